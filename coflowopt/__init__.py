@@ -1,0 +1,47 @@
+"""coflowopt: optimal schedules, proven bounds and faithful heuristics for coflows.
+
+Data flows one way: instance -> formulation or policy -> result -> report.
+"""
+
+from .errors import (
+    CoflowoptError,
+    InputError,
+    InstanceError,
+    MissingDependencyError,
+    ScheduleError,
+)
+from .instance import BINS, MB, Coflow, Fabric, Instance
+from .io import read, write
+from .metrics import Summary, cct, link_utilization, summarize, utilization
+from .result import Result, Status
+from .schedule import FeasibilityReport, Schedule, ScheduleBuilder, Violation, check_feasible
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "BINS",
+    "MB",
+    "CoflowoptError",
+    "Coflow",
+    "Fabric",
+    "FeasibilityReport",
+    "InputError",
+    "Instance",
+    "InstanceError",
+    "MissingDependencyError",
+    "Result",
+    "Schedule",
+    "ScheduleBuilder",
+    "ScheduleError",
+    "Status",
+    "Summary",
+    "Violation",
+    "__version__",
+    "cct",
+    "check_feasible",
+    "link_utilization",
+    "read",
+    "summarize",
+    "utilization",
+    "write",
+]

@@ -1,0 +1,60 @@
+"""The ``coflowopt`` command line: the only place that parses arguments or prints.
+
+Each module of this package (not starting with ``_``) adds its commands
+through ``register(subparsers)``, so a new command is one new module.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import pkgutil
+import sys
+from collections.abc import Sequence
+
+from ..errors import CoflowoptError
+
+__all__ = ["build_parser", "main"]
+
+# Preferred order in --help; other modules follow alphabetically.
+_ORDER = ["info", "convert", "generate", "solve", "simulate", "fair", "mcs"]
+
+
+def _command_modules() -> list[str]:
+    names = [m.name for m in pkgutil.iter_modules(__path__) if not m.name.startswith("_")]
+    return sorted(names, key=lambda n: (_ORDER.index(n) if n in _ORDER else len(_ORDER), n))
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from .. import __version__
+
+    parser = argparse.ArgumentParser(
+        prog="coflowopt",
+        description="Optimal schedules, lower bounds and heuristics for coflow scheduling.",
+    )
+    parser.add_argument("--version", action="version", version=f"coflowopt {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    for name in _command_modules():
+        importlib.import_module(f"{__name__}.{name}").register(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the CLI; returns the exit code (2 for bad input or options)."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        code = args.func(args)
+    except CoflowoptError as exc:
+        print(f"coflowopt: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("coflowopt: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:  # e.g. piped into `head`
+        return 0
+    return int(code or 0)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

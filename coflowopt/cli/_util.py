@@ -1,0 +1,190 @@
+"""Shared pieces of the CLI: reading inputs, printing tables and JSON, progress."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+import time
+from collections.abc import Iterable, Sequence
+from typing import Any, TextIO
+
+import numpy as np
+
+from .. import io
+from ..errors import InputError
+from ..instance import Instance
+
+__all__ = [
+    "Progress",
+    "add_input_arguments",
+    "add_json_argument",
+    "emit_json",
+    "format_table",
+    "load_instance",
+    "parse_params",
+    "to_jsonable",
+]
+
+
+def add_input_arguments(parser: argparse.ArgumentParser) -> None:
+    """FILE plus --format and --port-rate."""
+    parser.add_argument("file", metavar="FILE", help="instance file (JSON, Coflow-Benchmark or Sincronia trace)")
+    parser.add_argument(
+        "--format", choices=sorted(io.FORMATS), default=None,
+        help="input format (default: detected from the suffix and content)",
+    )
+    parser.add_argument(
+        "--port-rate", type=_positive_float, default=None, metavar="R",
+        help="capacity of every port in bytes/s for trace formats (default 1.25e8 = 1 Gbit/s)",
+    )
+
+
+def add_json_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--json", action="store_true", help="print machine-readable JSON")
+
+
+def load_instance(args: argparse.Namespace) -> Instance:
+    return io.read(args.file, format=args.format, port_rate=args.port_rate)
+
+
+def _positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got '{text}'") from None
+    if not (math.isfinite(value) and value > 0):
+        raise argparse.ArgumentTypeError(f"expected a finite number > 0, got '{text}'")
+    return value
+
+
+positive_float = _positive_float
+
+
+def nonnegative_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got '{text}'") from None
+    if not (math.isfinite(value) and value >= 0):
+        raise argparse.ArgumentTypeError(f"expected a finite number >= 0, got '{text}'")
+    return value
+
+
+def positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer, got '{text}'") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 1, got '{text}'")
+    return value
+
+
+def parse_params(items: Sequence[str] | None) -> dict[str, str]:
+    """``key=value`` pairs from repeated ``--param`` options."""
+    out: dict[str, str] = {}
+    for item in items or ():
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise InputError(f"--param expects key=value, got '{item}'")
+        out[key.strip()] = value.strip()
+    return out
+
+
+def to_jsonable(value: Any) -> Any:
+    """Numbers, arrays and mappings in a form ``json`` accepts (nan/inf -> null)."""
+    if isinstance(value, dict):
+        return {str(k): to_jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [to_jsonable(v) for v in value]
+    if isinstance(value, np.ndarray):
+        return [to_jsonable(v) for v in value.tolist()]
+    if isinstance(value, (np.integer,)):
+        return int(value)
+    if isinstance(value, (float, np.floating)):
+        v = float(value)
+        return v if math.isfinite(v) else None
+    if hasattr(value, "value") and hasattr(value, "name"):  # enums
+        return value.value
+    return value
+
+
+def emit_json(obj: Any, out: TextIO = sys.stdout) -> None:
+    json.dump(to_jsonable(obj), out, indent=2, allow_nan=False)
+    out.write("\n")
+
+
+def _cell(value: Any) -> str:
+    if isinstance(value, (float, np.floating)):
+        v = float(value)
+        if not math.isfinite(v):
+            return "-" if math.isnan(v) else ("inf" if v > 0 else "-inf")
+        return f"{v:.6g}"
+    if value is None:
+        return "-"
+    return str(value)
+
+
+def format_table(rows: Iterable[Sequence[Any]], headers: Sequence[str], *, title: str | None = None) -> str:
+    """A plain-text table; numbers right-aligned."""
+    body = [[_cell(v) for v in row] for row in rows]
+    widths = [len(h) for h in headers]
+    for row in body:
+        widths = [max(w, len(c)) for w, c in zip(widths, row, strict=True)]
+    numeric = [
+        all(_looks_numeric(row[i]) for row in body) if body else False for i in range(len(headers))
+    ]
+
+    def fmt(cells: Sequence[str]) -> str:
+        return "  ".join(
+            c.rjust(w) if num else c.ljust(w) for c, w, num in zip(cells, widths, numeric, strict=True)
+        ).rstrip()
+
+    lines = []
+    if title:
+        lines.append(title)
+    lines.append(fmt(list(headers)))
+    lines.append("  ".join("-" * w for w in widths))
+    lines.extend(fmt(row) for row in body)
+    return "\n".join(lines)
+
+
+def _looks_numeric(cell: str) -> bool:
+    if cell in ("-", "inf", "-inf"):
+        return True
+    try:
+        float(cell.rstrip("x%"))
+    except ValueError:
+        return False
+    return True
+
+
+class Progress:
+    """A progress bar on stderr, shown only when stderr is a terminal."""
+
+    def __init__(self, total: float, label: str, *, stream: TextIO = sys.stderr) -> None:
+        self.total = max(float(total), 1e-300)
+        self.label = label
+        self.stream = stream
+        self.enabled = stream.isatty()
+        self._last = 0.0
+        self._start = time.perf_counter()
+
+    def update(self, done: float) -> None:
+        if not self.enabled:
+            return
+        now = time.perf_counter()
+        if now - self._last < 0.1 and done < self.total:
+            return
+        self._last = now
+        frac = min(max(done / self.total, 0.0), 1.0)
+        bar = "#" * int(30 * frac)
+        self.stream.write(f"\r{self.label} [{bar:<30}] {100 * frac:5.1f}% {now - self._start:6.1f}s")
+        self.stream.flush()
+
+    def close(self) -> None:
+        if self.enabled:
+            self.stream.write("\r" + " " * (len(self.label) + 50) + "\r")
+            self.stream.flush()

@@ -1,0 +1,722 @@
+"""The data model: fabric, coflows and instances.
+
+Everything is frozen and validated on construction; arrays are read-only.
+An :class:`Instance` stores the flows of all coflows in flat arrays grouped by
+coflow (coflow ``k`` owns flows ``ptr[k]:ptr[k + 1]``) and computes the
+derived attributes once, vectorized.
+
+Capacity model
+--------------
+A :class:`Fabric` is a set of *links* with capacities, and every flow crosses
+a set of links (:meth:`Fabric.routes`). The non-blocking "big switch" of the
+seeds is the special case with ``2 P`` links: link ``p`` is the uplink
+(ingress) of port ``p`` and link ``P + p`` its downlink (egress), and a flow
+from ``i`` to ``j`` crosses exactly links ``i`` and ``P + j``. Loads, isolation
+times, the verifier and the engine are written against links and routes, so
+that a multi-hop fabric (spine-leaf, fat-tree with ECMP) can later plug in
+another route table without touching them.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+import scipy.sparse as sp
+
+from .errors import InstanceError
+
+__all__ = ["BINS", "MB", "Coflow", "Fabric", "Instance"]
+
+MB = 2**20
+"""One megabyte as the Coflow-Benchmark trace means it: 2^20 bytes."""
+
+BINS = ("SN", "LN", "SW", "LW")
+"""The seeds' coflow bins: short/long (longest flow) x narrow/wide (flow count)."""
+
+FloatArray = npt.NDArray[np.float64]
+IntArray = npt.NDArray[np.int64]
+
+
+def _readonly(arr: np.ndarray) -> np.ndarray:
+    arr.setflags(write=False)
+    return arr
+
+
+def _float_vector(value: Any, what: str) -> FloatArray:
+    try:
+        arr = np.array(value, dtype=np.float64, copy=True)
+    except (TypeError, ValueError) as exc:
+        raise InstanceError(f"{what} must be numbers, got {value!r:.80}") from exc
+    if arr.ndim != 1:
+        raise InstanceError(f"{what} must be a 1-D array, got shape {arr.shape}")
+    return arr
+
+
+def _int_vector(value: Any, what: str) -> IntArray:
+    raw = np.asarray(value)
+    if raw.ndim != 1:
+        raise InstanceError(f"{what} must be a 1-D array, got shape {raw.shape}")
+    if raw.size == 0:
+        return np.zeros(0, dtype=np.int64)
+    if raw.dtype.kind not in "iuf":
+        raise InstanceError(f"{what} must be integers, got {value!r:.80}")
+    if raw.dtype.kind == "f":
+        bad = np.flatnonzero(~np.isfinite(raw) | (raw != np.round(raw)))
+        if bad.size:
+            raise InstanceError(f"{what}[{bad[0]}] = {raw[bad[0]]!r} is not an integer")
+    return np.array(raw, dtype=np.int64, copy=True)
+
+
+def _finite(x: Any, what: str) -> float:
+    if isinstance(x, bool):
+        raise InstanceError(f"{what} must be a number, got {x!r}")
+    try:
+        v = float(x)
+    except (TypeError, ValueError) as exc:
+        raise InstanceError(f"{what} must be a number, got {x!r}") from exc
+    if not math.isfinite(v):
+        raise InstanceError(f"{what} must be finite, got {v!r}")
+    return v
+
+
+# --------------------------------------------------------------------------- fabric
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Fabric:
+    """A non-blocking fabric ("big switch") of ``P`` ports.
+
+    Parameters
+    ----------
+    ingress
+        Capacity of each port's uplink (data units per time unit), length ``P``.
+    egress
+        Capacity of each port's downlink, length ``P``.
+    """
+
+    ingress: FloatArray
+    egress: FloatArray
+    capacity: FloatArray = field(init=False, repr=False)
+    """Capacity per link: the ``P`` uplinks, then the ``P`` downlinks."""
+
+    def __post_init__(self) -> None:
+        ing = _float_vector(self.ingress, "ingress capacities")
+        egr = _float_vector(self.egress, "egress capacities")
+        if ing.size == 0:
+            raise InstanceError("a fabric needs at least one port")
+        if ing.size != egr.size:
+            raise InstanceError(
+                f"the fabric has {ing.size} ingress but {egr.size} egress capacities"
+            )
+        for name, arr in (("ingress", ing), ("egress", egr)):
+            bad = np.flatnonzero(~(np.isfinite(arr) & (arr > 0)))
+            if bad.size:
+                p = int(bad[0])
+                raise InstanceError(
+                    f"{name} capacity of port {p} is {arr[p]!r}; capacities must be finite and > 0",
+                    field=f"{name}[{p}]",
+                )
+        object.__setattr__(self, "ingress", _readonly(ing))
+        object.__setattr__(self, "egress", _readonly(egr))
+        object.__setattr__(self, "capacity", _readonly(np.concatenate([ing, egr])))
+
+    @classmethod
+    def uniform(cls, num_ports: int, rate: float = 1.0) -> Fabric:
+        """``num_ports`` ports whose uplinks and downlinks all have capacity ``rate``."""
+        if int(num_ports) != num_ports or num_ports < 1:
+            raise InstanceError(f"number of ports must be a positive integer, got {num_ports!r}")
+        return cls(np.full(int(num_ports), rate, float), np.full(int(num_ports), rate, float))
+
+    @property
+    def num_ports(self) -> int:
+        return int(self.ingress.size)
+
+    @property
+    def num_links(self) -> int:
+        return int(self.capacity.size)
+
+    @property
+    def is_uniform(self) -> bool:
+        """True when every link has the same capacity."""
+        return bool(np.all(self.capacity == self.capacity[0]))
+
+    def link_name(self, link: int) -> str:
+        """A readable name for a link: ``"ingress port 3"`` or ``"egress port 7"``."""
+        p = self.num_ports
+        return f"ingress port {link}" if link < p else f"egress port {link - p}"
+
+    def routes(self, src: npt.ArrayLike, dst: npt.ArrayLike) -> sp.csr_array:
+        """Incidence matrix (flows x links) of the links each flow crosses.
+
+        On the big switch a flow from ``i`` to ``j`` crosses uplink ``i`` and
+        downlink ``P + j``; the entries are 1.
+        """
+        s = np.asarray(src, dtype=np.int64)
+        d = np.asarray(dst, dtype=np.int64)
+        n = s.size
+        cols = np.column_stack([s, d + self.num_ports]).ravel()
+        indptr = np.arange(0, 2 * n + 1, 2, dtype=np.int64)
+        return sp.csr_array((np.ones(2 * n), cols, indptr), shape=(n, self.num_links))
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Fabric):
+            return NotImplemented
+        return np.array_equal(self.ingress, other.ingress) and np.array_equal(
+            self.egress, other.egress
+        )
+
+    def __hash__(self) -> int:
+        return hash((self.num_ports, self.capacity.tobytes()))
+
+
+# --------------------------------------------------------------------------- coflow
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Coflow:
+    """A group of flows that completes when its last flow completes.
+
+    Parameters
+    ----------
+    id
+        Unique, non-empty name.
+    src, dst
+        Ingress and egress port of each flow (0-based).
+    sizes
+        Size of each flow (data units), finite and > 0.
+    release
+        Time the coflow arrives (>= 0); no flow is served before it.
+    weight
+        Weight in weighted objectives (> 0).
+    deadline
+        Optional absolute deadline, greater than ``release``.
+    starts_after
+        Ids of coflows that must finish before any flow of this one starts.
+    finishes_before
+        Ids of coflows that must finish before this one can finish.
+    delay
+        Optional per-flow offset after ``release`` at which the flow becomes
+        available (multi-wave coflows); ``None`` means every flow is available
+        at ``release``.
+    """
+
+    id: str
+    src: IntArray
+    dst: IntArray
+    sizes: FloatArray
+    release: float = 0.0
+    weight: float = 1.0
+    deadline: float | None = None
+    starts_after: tuple[str, ...] = ()
+    finishes_before: tuple[str, ...] = ()
+    delay: FloatArray | None = None
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.id, str) or not self.id:
+            raise InstanceError(f"coflow id must be a non-empty string, got {self.id!r}", field="id")
+        cid = self.id
+        try:
+            src = _int_vector(self.src, f"ingress ports of coflow '{cid}'")
+            dst = _int_vector(self.dst, f"egress ports of coflow '{cid}'")
+            sizes = _float_vector(self.sizes, f"flow sizes of coflow '{cid}'")
+        except InstanceError as exc:
+            raise InstanceError(exc.message, field="flows") from None
+        if not (src.size == dst.size == sizes.size):
+            raise InstanceError(
+                f"coflow '{cid}' has {src.size} sources, {dst.size} destinations "
+                f"and {sizes.size} sizes",
+                field="flows",
+            )
+        if sizes.size == 0:
+            raise InstanceError(f"coflow '{cid}' has no flows", field="flows")
+        for name, arr in (("ingress", src), ("egress", dst)):
+            bad = np.flatnonzero(arr < 0)
+            if bad.size:
+                f = int(bad[0])
+                raise InstanceError(
+                    f"flow {f} of coflow '{cid}' uses {name} port {arr[f]}; ports are >= 0",
+                    flow=f,
+                    field=name,
+                )
+        bad = np.flatnonzero(~(np.isfinite(sizes) & (sizes > 0)))
+        if bad.size:
+            f = int(bad[0])
+            raise InstanceError(
+                f"flow {f} of coflow '{cid}' has size {sizes[f]!r}; sizes must be finite and > 0",
+                flow=f,
+                field="size",
+            )
+        release = _finite(self.release, f"release of coflow '{cid}'")
+        if release < 0:
+            raise InstanceError(
+                f"coflow '{cid}' has release {release!r}; releases must be >= 0", field="release"
+            )
+        weight = _finite(self.weight, f"weight of coflow '{cid}'")
+        if weight <= 0:
+            raise InstanceError(
+                f"coflow '{cid}' has weight {weight!r}; weights must be > 0", field="weight"
+            )
+        deadline = None
+        if self.deadline is not None:
+            deadline = _finite(self.deadline, f"deadline of coflow '{cid}'")
+            if deadline <= release:
+                raise InstanceError(
+                    f"coflow '{cid}' has deadline {deadline!r} not after its release {release!r}",
+                    field="deadline",
+                )
+        deps = {}
+        for name in ("starts_after", "finishes_before"):
+            raw = getattr(self, name)
+            if isinstance(raw, str) or not isinstance(raw, Iterable):
+                raise InstanceError(
+                    f"{name} of coflow '{cid}' must be a list of coflow ids, got {raw!r}",
+                    field=name,
+                )
+            ids = tuple(raw)
+            for other in ids:
+                if not isinstance(other, str):
+                    raise InstanceError(
+                        f"{name} of coflow '{cid}' must hold coflow ids (strings), got {other!r}",
+                        field=name,
+                    )
+                if other == cid:
+                    raise InstanceError(f"coflow '{cid}' depends on itself ({name})", field=name)
+            deps[name] = tuple(dict.fromkeys(ids))
+        delay = None
+        if self.delay is not None:
+            delay = _float_vector(self.delay, f"flow delays of coflow '{cid}'")
+            if delay.size != sizes.size:
+                raise InstanceError(
+                    f"coflow '{cid}' has {sizes.size} flows but {delay.size} delays", field="delay"
+                )
+            bad = np.flatnonzero(~(np.isfinite(delay) & (delay >= 0)))
+            if bad.size:
+                f = int(bad[0])
+                raise InstanceError(
+                    f"flow {f} of coflow '{cid}' has delay {delay[f]!r}; delays must be >= 0",
+                    flow=f,
+                    field="delay",
+                )
+            if not delay.any():
+                delay = None
+            else:
+                delay = _readonly(delay)
+        set_ = object.__setattr__
+        set_(self, "src", _readonly(src))
+        set_(self, "dst", _readonly(dst))
+        set_(self, "sizes", _readonly(sizes))
+        set_(self, "release", release)
+        set_(self, "weight", weight)
+        set_(self, "deadline", deadline)
+        set_(self, "starts_after", deps["starts_after"])
+        set_(self, "finishes_before", deps["finishes_before"])
+        set_(self, "delay", delay)
+
+    @classmethod
+    def from_flows(
+        cls, id: str, flows: Iterable[Sequence[float]], **kwargs: Any
+    ) -> Coflow:
+        """Build a coflow from ``(src, dst, size)`` or ``(src, dst, size, delay)`` rows."""
+        rows = [tuple(f) for f in flows]
+        if any(len(r) not in (3, 4) for r in rows):
+            raise InstanceError(
+                f"flows of coflow '{id}' must be (src, dst, size[, delay]) rows", field="flows"
+            )
+        if any(len(r) == 4 for r in rows) and "delay" not in kwargs:
+            kwargs["delay"] = [r[3] if len(r) == 4 else 0.0 for r in rows]
+        return cls(
+            id,
+            [r[0] for r in rows],
+            [r[1] for r in rows],
+            [r[2] for r in rows],
+            **kwargs,
+        )
+
+    @property
+    def width(self) -> int:
+        """Number of flows."""
+        return int(self.sizes.size)
+
+    @property
+    def total_size(self) -> float:
+        return float(self.sizes.sum())
+
+    @property
+    def length(self) -> float:
+        """Size of the largest flow."""
+        return float(self.sizes.max())
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Coflow):
+            return NotImplemented
+        return (
+            self.id == other.id
+            and self.release == other.release
+            and self.weight == other.weight
+            and self.deadline == other.deadline
+            and self.starts_after == other.starts_after
+            and self.finishes_before == other.finishes_before
+            and np.array_equal(self.src, other.src)
+            and np.array_equal(self.dst, other.dst)
+            and np.array_equal(self.sizes, other.sizes)
+            and (
+                (self.delay is None and other.delay is None)
+                or (
+                    self.delay is not None
+                    and other.delay is not None
+                    and np.array_equal(self.delay, other.delay)
+                )
+            )
+        )
+
+    def __hash__(self) -> int:
+        return hash((self.id, self.release, self.width))
+
+
+# --------------------------------------------------------------------------- instance
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Instance:
+    """A fabric and the coflows that share it.
+
+    All per-coflow arrays are indexed by position ``k`` in :attr:`coflows`;
+    all per-flow arrays (``flow_*``) hold the flows of all coflows, grouped by
+    coflow: coflow ``k`` owns flows ``ptr[k]:ptr[k + 1]``.
+    """
+
+    fabric: Fabric
+    coflows: tuple[Coflow, ...]
+    name: str = ""
+
+    # flows, grouped by coflow
+    ptr: IntArray = field(init=False, repr=False)
+    flow_coflow: IntArray = field(init=False, repr=False)
+    flow_src: IntArray = field(init=False, repr=False)
+    flow_dst: IntArray = field(init=False, repr=False)
+    flow_size: FloatArray = field(init=False, repr=False)
+    flow_release: FloatArray = field(init=False, repr=False)
+    """Absolute time each flow becomes available (coflow release plus delay)."""
+    # coflows
+    ids: tuple[str, ...] = field(init=False, repr=False)
+    release: FloatArray = field(init=False, repr=False)
+    weight: FloatArray = field(init=False, repr=False)
+    deadline: FloatArray = field(init=False, repr=False)
+    """Absolute deadline per coflow, ``nan`` where there is none."""
+    size: FloatArray = field(init=False, repr=False)
+    """Total size of each coflow."""
+    length: FloatArray = field(init=False, repr=False)
+    """Size of each coflow's largest flow."""
+    width: IntArray = field(init=False, repr=False)
+    """Number of flows of each coflow."""
+    skew: FloatArray = field(init=False, repr=False)
+    """Coefficient of variation (population std / mean) of each coflow's flow sizes."""
+    senders: IntArray = field(init=False, repr=False)
+    """Number of distinct ingress ports of each coflow."""
+    receivers: IntArray = field(init=False, repr=False)
+    """Number of distinct egress ports of each coflow."""
+    load: FloatArray = field(init=False, repr=False)
+    """Load of each coflow on each link, shape ``(K, L)`` (uplinks, then downlinks)."""
+    gamma: FloatArray = field(init=False, repr=False)
+    """Isolation time (dissertation Eq. 4.1): max over links of load / capacity."""
+    starts_after: tuple[IntArray, ...] = field(init=False, repr=False)
+    finishes_before: tuple[IntArray, ...] = field(init=False, repr=False)
+    topological_order: IntArray = field(init=False, repr=False)
+    """Coflow indices ordered so that every dependency comes before its dependents."""
+    _index: Mapping[str, int] = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        set_ = object.__setattr__
+        if not isinstance(self.fabric, Fabric):
+            raise InstanceError(f"fabric must be a Fabric, got {type(self.fabric).__name__}")
+        coflows = tuple(self.coflows)
+        for k, c in enumerate(coflows):
+            if not isinstance(c, Coflow):
+                raise InstanceError(
+                    f"coflows[{k}] must be a Coflow, got {type(c).__name__}", coflow=k
+                )
+        set_(self, "coflows", coflows)
+        set_(self, "name", str(self.name or ""))
+        P = self.fabric.num_ports
+        K = len(coflows)
+
+        index: dict[str, int] = {}
+        for k, c in enumerate(coflows):
+            if c.id in index:
+                raise InstanceError(
+                    f"duplicate coflow id '{c.id}' (coflows {index[c.id]} and {k})",
+                    coflow=k,
+                    field="id",
+                )
+            index[c.id] = k
+            for name, ports in (("ingress", c.src), ("egress", c.dst)):
+                bad = np.flatnonzero(ports >= P)
+                if bad.size:
+                    f = int(bad[0])
+                    raise InstanceError(
+                        f"flow {f} of coflow '{c.id}' uses {name} port {ports[f]}, "
+                        f"but the fabric has {P} ports",
+                        coflow=k,
+                        flow=f,
+                        field=name,
+                    )
+        set_(self, "_index", MappingProxyType(index))
+        set_(self, "ids", tuple(c.id for c in coflows))
+
+        widths = np.fromiter((c.width for c in coflows), dtype=np.int64, count=K)
+        ptr = np.zeros(K + 1, dtype=np.int64)
+        np.cumsum(widths, out=ptr[1:])
+        cat = np.concatenate
+        if K:
+            src = cat([c.src for c in coflows])
+            dst = cat([c.dst for c in coflows])
+            fsize = cat([c.sizes for c in coflows])
+            delay = cat([c.delay if c.delay is not None else np.zeros(c.width) for c in coflows])
+        else:
+            src = dst = np.zeros(0, np.int64)
+            fsize = delay = np.zeros(0)
+        fcoflow = np.repeat(np.arange(K, dtype=np.int64), widths)
+        release = np.fromiter((c.release for c in coflows), dtype=float, count=K)
+        set_(self, "ptr", _readonly(ptr))
+        set_(self, "flow_coflow", _readonly(fcoflow))
+        set_(self, "flow_src", _readonly(src))
+        set_(self, "flow_dst", _readonly(dst))
+        set_(self, "flow_size", _readonly(fsize))
+        set_(self, "flow_release", _readonly(release[fcoflow] + delay))
+        set_(self, "release", _readonly(release))
+        set_(self, "weight", _readonly(np.fromiter((c.weight for c in coflows), float, K)))
+        set_(
+            self,
+            "deadline",
+            _readonly(
+                np.fromiter(
+                    (np.nan if c.deadline is None else c.deadline for c in coflows), float, K
+                )
+            ),
+        )
+
+        starts = ptr[:-1]
+        if K:
+            size = np.add.reduceat(fsize, starts)
+            length = np.maximum.reduceat(fsize, starts)
+            mean = size / widths
+            var = np.add.reduceat((fsize - mean[fcoflow]) ** 2, starts) / widths
+            skew = np.sqrt(var) / mean
+        else:
+            size = length = skew = np.zeros(0)
+        set_(self, "size", _readonly(size))
+        set_(self, "length", _readonly(length))
+        set_(self, "width", _readonly(widths))
+        set_(self, "skew", _readonly(skew))
+        set_(self, "senders", _readonly(_distinct_per_group(fcoflow, src, P, K)))
+        set_(self, "receivers", _readonly(_distinct_per_group(fcoflow, dst, P, K)))
+
+        routes = self.fabric.routes(src, dst).tocoo()
+        L = self.fabric.num_links
+        rows = np.asarray(routes.row, dtype=np.int64)
+        cols = np.asarray(routes.col, dtype=np.int64)
+        load = np.bincount(
+            fcoflow[rows] * L + cols, weights=fsize[rows] * routes.data, minlength=K * L
+        ).reshape(K, L)
+        set_(self, "load", _readonly(load))
+        gamma = (load / self.fabric.capacity).max(axis=1) if K else np.zeros(0)
+        set_(self, "gamma", _readonly(gamma))
+
+        sa, fb = [], []
+        for k, c in enumerate(coflows):
+            for name, out in (("starts_after", sa), ("finishes_before", fb)):
+                refs = getattr(c, name)
+                missing = [r for r in refs if r not in index]
+                if missing:
+                    raise InstanceError(
+                        f"coflow '{c.id}' {name.replace('_', '-')} unknown coflow '{missing[0]}'",
+                        coflow=k,
+                        field=name,
+                    )
+                out.append(_readonly(np.array([index[r] for r in refs], dtype=np.int64)))
+        set_(self, "starts_after", tuple(sa))
+        set_(self, "finishes_before", tuple(fb))
+        set_(self, "topological_order", _readonly(self._topological_order()))
+
+    # ------------------------------------------------------------------ helpers
+
+    def _topological_order(self) -> IntArray:
+        K = self.num_coflows
+        preds = [
+            np.union1d(self.starts_after[k], self.finishes_before[k]) for k in range(K)
+        ]
+        indeg = np.array([p.size for p in preds], dtype=np.int64)
+        if not indeg.any():
+            return np.arange(K, dtype=np.int64)
+        succs: list[list[int]] = [[] for _ in range(K)]
+        for k, p in enumerate(preds):
+            for j in p:
+                succs[int(j)].append(k)
+        order = [k for k in range(K) if indeg[k] == 0]
+        head = 0
+        while head < len(order):
+            j = order[head]
+            head += 1
+            for k in succs[j]:
+                indeg[k] -= 1
+                if indeg[k] == 0:
+                    order.append(k)
+        if len(order) < K:
+            cycle = _find_cycle(preds, set(np.flatnonzero(indeg > 0).tolist()))
+            names = " waits for ".join(f"'{self.ids[k]}'" for k in cycle)
+            raise InstanceError(
+                f"dependency cycle among coflows: {names}", coflow=cycle[0], field="dependencies"
+            )
+        return np.array(order, dtype=np.int64)
+
+    # ------------------------------------------------------------------ sizes
+
+    @property
+    def num_coflows(self) -> int:
+        return len(self.coflows)
+
+    @property
+    def num_flows(self) -> int:
+        return int(self.ptr[-1])
+
+    @property
+    def num_ports(self) -> int:
+        return self.fabric.num_ports
+
+    @property
+    def ingress_load(self) -> FloatArray:
+        """Load of each coflow on each ingress port, shape ``(K, P)``."""
+        return self.load[:, : self.num_ports]
+
+    @property
+    def egress_load(self) -> FloatArray:
+        """Load of each coflow on each egress port, shape ``(K, P)``."""
+        return self.load[:, self.num_ports :]
+
+    @property
+    def has_dependencies(self) -> bool:
+        return any(a.size for a in self.starts_after) or any(b.size for b in self.finishes_before)
+
+    @property
+    def has_deadlines(self) -> bool:
+        return bool(np.isfinite(self.deadline).any())
+
+    @property
+    def is_multi_wave(self) -> bool:
+        return any(c.delay is not None for c in self.coflows)
+
+    def index(self, coflow_id: str) -> int:
+        """Position of the coflow with this id."""
+        try:
+            return self._index[coflow_id]
+        except KeyError:
+            raise InstanceError(f"no coflow with id '{coflow_id}'") from None
+
+    def flows_of(self, k: int) -> slice:
+        """Slice of the flow arrays that belongs to coflow ``k``."""
+        return slice(int(self.ptr[k]), int(self.ptr[k + 1]))
+
+    def bins(self, *, short_length: float = 5 * MB, narrow_width: int = 50) -> npt.NDArray[np.str_]:
+        """Bin of each coflow: ``SN``, ``LN``, ``SW`` or ``LW``.
+
+        Short means the longest flow is below ``short_length``; narrow means
+        at most ``narrow_width`` flows (the seeds' defaults: 5 MB and 50).
+        """
+        short = self.length < short_length
+        narrow = self.width <= narrow_width
+        return np.where(short, np.where(narrow, "SN", "SW"), np.where(narrow, "LN", "LW"))
+
+    def bin_counts(self, **kwargs: float) -> dict[str, int]:
+        """Number of coflows per bin, in the order of :data:`BINS`."""
+        labels = self.bins(**kwargs)  # type: ignore[arg-type]
+        return {b: int(np.count_nonzero(labels == b)) for b in BINS}
+
+    # ------------------------------------------------------------------ variants
+
+    def replace(self, **changes: Any) -> Instance:
+        """A copy with some fields changed (``fabric``, ``coflows``, ``name``)."""
+        return dataclasses.replace(self, **changes)
+
+    def with_releases(self, release: npt.ArrayLike | float) -> Instance:
+        """A copy whose coflows are released at the given times (scalar or per coflow)."""
+        values = np.broadcast_to(np.asarray(release, dtype=float), (self.num_coflows,))
+        return self.replace(
+            coflows=tuple(
+                dataclasses.replace(
+                    c,
+                    release=float(r),
+                    deadline=None if c.deadline is None else c.deadline - c.release + float(r),
+                )
+                for c, r in zip(self.coflows, values, strict=True)
+            )
+        )
+
+    def subset(self, indices: Iterable[int], *, drop_dependencies: bool = False) -> Instance:
+        """The instance restricted to some coflows (in the given order).
+
+        Dependencies on dropped coflows raise unless ``drop_dependencies``.
+        """
+        idx = [int(i) for i in indices]
+        kept = {self.ids[i] for i in idx}
+        out = []
+        for i in idx:
+            c = self.coflows[i]
+            sa = tuple(x for x in c.starts_after if x in kept)
+            fb = tuple(x for x in c.finishes_before if x in kept)
+            if not drop_dependencies and (len(sa), len(fb)) != (
+                len(c.starts_after),
+                len(c.finishes_before),
+            ):
+                raise InstanceError(
+                    f"coflow '{c.id}' depends on a coflow outside the subset; "
+                    "pass drop_dependencies=True to drop such dependencies"
+                )
+            out.append(dataclasses.replace(c, starts_after=sa, finishes_before=fb))
+        return self.replace(coflows=tuple(out))
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Instance):
+            return NotImplemented
+        return (
+            self.name == other.name
+            and self.fabric == other.fabric
+            and self.coflows == other.coflows
+        )
+
+    def __hash__(self) -> int:
+        return hash((self.name, self.ids, self.num_flows))
+
+    def __repr__(self) -> str:
+        return (
+            f"Instance(name={self.name!r}, ports={self.num_ports}, "
+            f"coflows={self.num_coflows}, flows={self.num_flows})"
+        )
+
+
+def _distinct_per_group(group: IntArray, value: IntArray, span: int, n: int) -> IntArray:
+    """Number of distinct ``value`` within each ``group`` (values in ``[0, span)``)."""
+    if group.size == 0:
+        return np.zeros(n, dtype=np.int64)
+    keys = np.unique(group * span + value)
+    return np.bincount(keys // span, minlength=n).astype(np.int64)
+
+
+def _find_cycle(preds: list[np.ndarray], nodes: set[int]) -> list[int]:
+    """A dependency cycle among ``nodes`` (each of which lies on or before one)."""
+    start = min(nodes)
+    seen: dict[int, int] = {}
+    path: list[int] = []
+    k = start
+    while k not in seen:
+        seen[k] = len(path)
+        path.append(k)
+        k = next(int(j) for j in preds[k] if int(j) in nodes)
+    cycle = path[seen[k] :]
+    return [*cycle, cycle[0]]

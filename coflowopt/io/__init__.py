@@ -1,0 +1,133 @@
+"""Reading and writing instances: one module per file format.
+
+Formats are looked up by name in :data:`FORMATS`:
+
+- ``json``: the native format (:mod:`coflowopt.io.native`);
+- ``benchmark``: the Coflow-Benchmark trace (:mod:`coflowopt.io.benchmark`);
+- ``sincronia``: Sincronia's trace (:mod:`coflowopt.io.sincronia`).
+
+:func:`read` detects the format from the suffix (``.json``) or the content.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from ..errors import InputError
+from ..instance import Instance
+from . import benchmark, native, sincronia
+from ._common import read_text
+from .benchmark import DEFAULT_PORT_RATE
+from .native import read_metadata
+
+__all__ = [
+    "DEFAULT_PORT_RATE",
+    "FORMATS",
+    "FileFormat",
+    "detect_format",
+    "read",
+    "read_metadata",
+    "write",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class FileFormat:
+    """A file format: how to read and write it."""
+
+    name: str
+    description: str
+    reader: Callable[..., Instance]
+    writer: Callable[..., list[str]]
+    has_port_rate: bool
+    """True for trace formats that store no capacities (``port_rate`` applies)."""
+
+
+FORMATS: dict[str, FileFormat] = {
+    "json": FileFormat("json", "native coflowopt JSON", native.read, native.write, False),
+    "benchmark": FileFormat(
+        "benchmark", "Coflow-Benchmark trace (FB2010)", benchmark.read, benchmark.write, True
+    ),
+    "sincronia": FileFormat(
+        "sincronia", "Sincronia simulator trace", sincronia.read, sincronia.write, True
+    ),
+}
+
+
+def _lookup(name: str) -> FileFormat:
+    try:
+        return FORMATS[name]
+    except KeyError:
+        raise InputError(f"unknown format '{name}' (known: {', '.join(FORMATS)})") from None
+
+
+def detect_format(path: str | os.PathLike[str], text: str | None = None) -> str:
+    """Guess a file's format from its suffix, then its content."""
+    p = str(path)
+    if p.lower().endswith(".json"):
+        return "json"
+    if text is None:
+        text = read_text(p)
+    stripped = text.lstrip()
+    if stripped.startswith("{"):
+        return "json"
+    lines = [ln.split() for ln in text.splitlines() if ln.strip()]
+    if len(lines) >= 2:
+        second = lines[1]
+        if any(":" in tok for tok in second):
+            return "benchmark"
+        if len(second) >= 5 and second[2].isdigit() and len(second) == 5 + 3 * int(second[2]):
+            return "sincronia"
+    if len(lines) == 1:
+        return "benchmark"  # an empty trace: both text formats read it alike
+    raise InputError(
+        "cannot tell the file's format (JSON, Coflow-Benchmark or Sincronia trace); "
+        "name it with --format",
+        path=p,
+        line=2 if len(lines) >= 2 else 1,
+    )
+
+
+def read(
+    path: str | os.PathLike[str],
+    *,
+    format: str | None = None,
+    port_rate: float | None = None,
+) -> Instance:
+    """Read an instance file.
+
+    Parameters
+    ----------
+    path
+        The file.
+    format
+        ``json``, ``benchmark`` or ``sincronia``; detected when omitted.
+    port_rate
+        Capacity of every port for the trace formats (bytes per second;
+        default 1.25e8, 1 Gbit/s). JSON files carry their own capacities.
+    """
+    name = format or detect_format(path)
+    fmt = _lookup(name)
+    if fmt.has_port_rate:
+        return fmt.reader(path, port_rate=DEFAULT_PORT_RATE if port_rate is None else port_rate)
+    if port_rate is not None:
+        raise InputError(
+            f"a port rate applies to trace formats only; {name} files carry their own capacities",
+            path=str(path),
+        )
+    return fmt.reader(path)
+
+
+def write(
+    instance: Instance, path: str | os.PathLike[str], *, format: str | None = None, **options: Any
+) -> list[str]:
+    """Write an instance file atomically (nothing is written on error).
+
+    The format defaults to ``json``. Returns notes worth telling the user
+    (e.g. what the format could not store).
+    """
+    fmt = _lookup(format or ("json" if str(path).lower().endswith(".json") else "json"))
+    return fmt.writer(instance, path, **options)

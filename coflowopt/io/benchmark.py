@@ -1,0 +1,229 @@
+"""The Coflow-Benchmark trace format (coflow/coflow-benchmark, FB2010).
+
+::
+
+    Line 1: <number of ports> <number of coflows>
+    Line i: <coflow id> <arrival (ms)> <#mappers> <mapper rack>... <#reducers> <rack>:<MB>...
+
+Racks are numbered from 0. A reducer's megabytes (``MB`` = 2^20 bytes) come
+equally from each of the coflow's mappers: one flow per mapper-reducer pair
+of size ``MB * 2^20 / #mappers`` bytes. Flows are listed reducer by reducer,
+mappers in file order within each. Times become seconds; every port gets
+``port_rate`` bytes per second in each direction (default 1 Gbit/s).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+
+import numpy as np
+
+from ..errors import InputError, InstanceError
+from ..instance import MB, Coflow, Fabric, Instance
+from ._common import atomic_writer, read_text, shortest_decimal, text_lines
+
+__all__ = ["DEFAULT_PORT_RATE", "dumps", "loads", "read", "write"]
+
+DEFAULT_PORT_RATE = 1.25e8
+"""1 Gbit/s in bytes per second, the rack links of the Varys and Aalo simulations."""
+
+
+def _int(token: str, what: str, path: str, line: int, minimum: int = 0) -> int:
+    try:
+        value = int(token)
+    except ValueError:
+        raise InputError(f"{what} must be an integer, got '{token}'", path=path, line=line) from None
+    if value < minimum:
+        raise InputError(f"{what} must be >= {minimum}, got {value}", path=path, line=line)
+    return value
+
+
+def _float(token: str, what: str, path: str, line: int) -> float:
+    try:
+        value = float(token)
+    except ValueError:
+        raise InputError(f"{what} must be a number, got '{token}'", path=path, line=line) from None
+    if not math.isfinite(value):
+        raise InputError(f"{what} must be finite, got '{token}'", path=path, line=line)
+    return value
+
+
+def _header(lines: list[tuple[int, list[str]]], path: str) -> tuple[int, int]:
+    if not lines:
+        raise InputError("empty file: expected '<ports> <coflows>' on the first line", path=path, line=1)
+    number, tokens = lines[0]
+    if len(tokens) != 2:
+        raise InputError(
+            f"expected '<ports> <coflows>' on the first line, got {len(tokens)} fields",
+            path=path, line=number,
+        )
+    ports = _int(tokens[0], "number of ports", path, number, minimum=1)
+    count = _int(tokens[1], "number of coflows", path, number)
+    if len(lines) - 1 != count:
+        raise InputError(
+            f"the header announces {count} coflows but the file has {len(lines) - 1} coflow lines",
+            path=path, line=number,
+        )
+    return ports, count
+
+
+def _rack(token: str, what: str, ports: int, path: str, line: int) -> int:
+    rack = _int(token, what, path, line)
+    if rack >= ports:
+        raise InputError(f"{what} is {rack}, but the fabric has {ports} ports", path=path, line=line)
+    return rack
+
+
+def loads(text: str, *, path: str = "<string>", port_rate: float = DEFAULT_PORT_RATE) -> Instance:
+    """Parse a Coflow-Benchmark trace."""
+    if not (math.isfinite(port_rate) and port_rate > 0):
+        raise InputError(f"port rate must be finite and > 0, got {port_rate!r}", path=path)
+    lines = list(text_lines(text))
+    ports, _ = _header(lines, path)
+    coflows = []
+    seen: dict[str, int] = {}
+    for number, t in lines[1:]:
+        if len(t) < 5:
+            raise InputError(
+                "expected '<id> <arrival ms> <#mappers> <racks>... <#reducers> <rack:MB>...', "
+                f"got {len(t)} fields", path=path, line=number,
+            )
+        cid = t[0]
+        if cid in seen:
+            raise InputError(f"duplicate coflow id '{cid}' (first on line {seen[cid]})", path=path, line=number)
+        seen[cid] = number
+        arrival = _float(t[1], f"arrival time of coflow '{cid}'", path, number)
+        if arrival < 0:
+            raise InputError(f"arrival time of coflow '{cid}' must be >= 0, got {t[1]}", path=path, line=number)
+        m = _int(t[2], f"number of mappers of coflow '{cid}'", path, number, minimum=1)
+        if len(t) < 4 + m:
+            raise InputError(
+                f"coflow '{cid}' announces {m} mappers but the line ends after {len(t) - 3}",
+                path=path, line=number,
+            )
+        mappers = [_rack(x, f"mapper rack of coflow '{cid}'", ports, path, number) for x in t[3 : 3 + m]]
+        r = _int(t[3 + m], f"number of reducers of coflow '{cid}'", path, number, minimum=1)
+        reducer_tokens = t[4 + m :]
+        if len(reducer_tokens) != r:
+            raise InputError(
+                f"coflow '{cid}' announces {r} reducers but lists {len(reducer_tokens)}",
+                path=path, line=number,
+            )
+        racks = np.empty(r, dtype=np.int64)
+        mbs = np.empty(r)
+        for j, token in enumerate(reducer_tokens):
+            rack, sep, mb = token.partition(":")
+            if not sep:
+                raise InputError(
+                    f"reducer {j} of coflow '{cid}' must be '<rack>:<MB>', got '{token}'",
+                    path=path, line=number,
+                )
+            racks[j] = _rack(rack, f"reducer rack of coflow '{cid}'", ports, path, number)
+            mbs[j] = _float(mb, f"shuffle MB of reducer {j} of coflow '{cid}'", path, number)
+            if mbs[j] <= 0:
+                raise InputError(
+                    f"shuffle MB of reducer {j} of coflow '{cid}' must be > 0, got '{mb}'",
+                    path=path, line=number,
+                )
+        src = np.tile(np.array(mappers, dtype=np.int64), r)
+        dst = np.repeat(racks, m)
+        size = np.repeat(mbs * MB / m, m)
+        try:
+            coflows.append(Coflow(cid, src, dst, size, release=arrival / 1000.0))
+        except InstanceError as exc:  # pragma: no cover - checked above
+            raise InputError(exc.message, path=path, line=number) from None
+    try:
+        return Instance(Fabric.uniform(ports, port_rate), tuple(coflows), name=os.path.basename(path))
+    except InstanceError as exc:  # pragma: no cover - checked above
+        line = lines[1 + exc.coflow][0] if exc.coflow is not None else None
+        raise InputError(exc.message, path=path, line=line) from None
+
+
+def read(path: str | os.PathLike[str], *, port_rate: float = DEFAULT_PORT_RATE) -> Instance:
+    """Read a Coflow-Benchmark trace file."""
+    return loads(read_text(path), path=str(path), port_rate=port_rate)
+
+
+def _shuffle_of(c: Coflow) -> tuple[list[int], list[int], list[float]]:
+    """Mappers, reducer racks and per-flow sizes, if the coflow is a full shuffle.
+
+    Representable coflows have, for every reducer, one flow from each mapper
+    (the same multiset of mapper racks for every reducer), all of one size.
+    """
+    reducers = list(dict.fromkeys(c.dst.tolist()))
+    first = np.flatnonzero(c.dst == reducers[0])
+    mappers = c.src[first].tolist()
+    key = sorted(mappers)
+    sizes = []
+    for rack in reducers:
+        sel = np.flatnonzero(c.dst == rack)
+        if sorted(c.src[sel].tolist()) != key:
+            raise ValueError(
+                f"coflow '{c.id}' is not a full shuffle: reducer {rack} gets flows from "
+                f"mappers {sorted(set(c.src[sel].tolist()))}, reducer {reducers[0]} from {sorted(set(key))}"
+            )
+        s = c.sizes[sel]
+        if np.any(s != s[0]):
+            raise ValueError(
+                f"coflow '{c.id}': reducer {rack} gets unequal amounts from its mappers "
+                f"({s.min():g} to {s.max():g}); the format splits a reducer's data equally"
+            )
+        sizes.append(float(s[0]))
+    return mappers, reducers, sizes
+
+
+def dumps(instance: Instance, *, port_rate: float | None = None) -> str:
+    """The instance as a Coflow-Benchmark trace.
+
+    Only instances the format can express are accepted: uniform port
+    capacities, unit weights, no deadlines, dependencies or flow delays, and
+    every coflow a full mapper x reducer shuffle with equal splits. Numbers
+    are written so that reading the file back gives the same floats.
+    """
+    problems = []
+    fab = instance.fabric
+    if not fab.is_uniform:
+        problems.append("port capacities differ (the format has one port rate)")
+    elif port_rate is not None and fab.capacity[0] != port_rate:
+        problems.append(f"port capacity {fab.capacity[0]:g} differs from the port rate {port_rate:g}")
+    for c in instance.coflows:
+        if c.weight != 1.0:
+            problems.append(f"coflow '{c.id}' has weight {c.weight:g} (the format has no weights)")
+        if c.deadline is not None:
+            problems.append(f"coflow '{c.id}' has a deadline (the format has none)")
+        if c.starts_after or c.finishes_before:
+            problems.append(f"coflow '{c.id}' has dependencies (the format has none)")
+        if c.delay is not None:
+            problems.append(f"coflow '{c.id}' has delayed flows (the format has none)")
+        if any(ch.isspace() for ch in c.id):
+            problems.append(f"coflow id {c.id!r} contains whitespace")
+        if problems:
+            break
+    if problems:
+        raise InstanceError("cannot write the Coflow-Benchmark format: " + problems[0])
+    lines = [f"{instance.num_ports} {instance.num_coflows}"]
+    for c in instance.coflows:
+        try:
+            mappers, reducers, sizes = _shuffle_of(c)
+        except ValueError as exc:
+            raise InstanceError(f"cannot write the Coflow-Benchmark format: {exc}") from None
+        m = len(mappers)
+        ms = shortest_decimal(c.release * 1000.0, lambda v: v / 1000.0, c.release)
+        red = " ".join(
+            f"{rack}:{shortest_decimal(size * m / MB, lambda v, m=m: v * MB / m, size)}"
+            for rack, size in zip(reducers, sizes, strict=True)
+        )
+        lines.append(f"{c.id} {ms} {m} {' '.join(map(str, mappers))} {len(reducers)} {red}")
+    return "\n".join(lines) + "\n"
+
+
+def write(instance: Instance, path: str | os.PathLike[str]) -> list[str]:
+    """Write a Coflow-Benchmark trace atomically. Returns notes for the user."""
+    text = dumps(instance)
+    with atomic_writer(path) as fh:
+        fh.write(text)
+    return [
+        f"port capacities ({instance.fabric.capacity[0]:g} per port) are not stored in this "
+        "format; pass the port rate when reading it back"
+    ]

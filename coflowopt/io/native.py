@@ -1,0 +1,273 @@
+"""The native JSON format ``coflowopt-instance/1``.
+
+::
+
+    {"format": "coflowopt-instance/1",
+     "name": "optional string",
+     "ports": {"ingress": [c_0, ..., c_{P-1}], "egress": [c_0, ..., c_{P-1}]},
+     "coflows": [{"id": "c0", "release": 0.0, "weight": 1.0, "deadline": null,
+                  "flows": [[src, dst, size], ...],
+                  "starts_after": [], "finishes_before": []}]}
+
+Ports are 0-based; ``weight``, ``deadline`` and the dependency lists are
+optional; keys starting with ``_`` (at the top level or in a coflow) are
+metadata and ignored. The format is unit-agnostic. One extension: a flow row
+may carry a fourth number, the delay after the coflow's release at which the
+flow becomes available (multi-wave coflows).
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import math
+import os
+from typing import Any
+
+import numpy as np
+
+from ..errors import InputError, InstanceError
+from ..instance import Coflow, Fabric, Instance
+from ._common import atomic_writer, read_text
+
+__all__ = ["FORMAT_TAG", "dumps", "loads", "read", "read_metadata", "write"]
+
+FORMAT_TAG = "coflowopt-instance/1"
+_TOP_KEYS = {"format", "name", "ports", "coflows"}
+_COFLOW_KEYS = {"id", "release", "weight", "deadline", "flows", "starts_after", "finishes_before"}
+_FIELD_PATH = {
+    "ingress": 0, "egress": 1, "size": 2, "delay": 3,
+}
+
+
+def _type_name(value: Any) -> str:
+    return {
+        bool: "a boolean", int: "an integer", float: "a number", str: "a string",
+        list: "an array", dict: "an object", type(None): "null",
+    }.get(type(value), type(value).__name__)
+
+
+def _is_number(x: Any) -> bool:
+    return type(x) in (int, float)
+
+
+class _Reader:
+    def __init__(self, path: str) -> None:
+        self.path = path
+
+    def fail(self, where: str, message: str) -> InputError:
+        return InputError(message, path=self.path, json_path=where)
+
+    def number(self, value: Any, where: str, what: str) -> float:
+        if not _is_number(value):
+            raise self.fail(where, f"{what} must be a number, got {_type_name(value)} {value!r:.60}")
+        if not math.isfinite(value):
+            raise self.fail(where, f"{what} must be finite, got {value!r}")
+        return float(value)
+
+    def id_list(self, value: Any, where: str) -> tuple[str, ...]:
+        if not isinstance(value, list):
+            raise self.fail(where, f"must be an array of coflow ids, got {_type_name(value)}")
+        for i, v in enumerate(value):
+            if not isinstance(v, str):
+                raise self.fail(f"{where}[{i}]", f"must be a coflow id string, got {_type_name(v)} {v!r:.60}")
+        return tuple(value)
+
+    def capacities(self, value: Any, where: str) -> list[float]:
+        if not isinstance(value, list):
+            raise self.fail(where, f"must be an array of capacities, got {_type_name(value)}")
+        out = []
+        for p, c in enumerate(value):
+            c = self.number(c, f"{where}[{p}]", "a capacity")
+            if c <= 0:
+                raise self.fail(f"{where}[{p}]", f"capacity must be > 0, got {c!r}")
+            out.append(c)
+        return out
+
+    def flows(self, rows: Any, where: str) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None]:
+        if not isinstance(rows, list):
+            raise self.fail(where, f"must be an array of [src, dst, size] rows, got {_type_name(rows)}")
+        if not rows:
+            raise self.fail(where, "a coflow needs at least one flow")
+        lengths = set(map(len, rows)) if all(type(r) is list for r in rows) else None
+        types = set(map(type, itertools.chain.from_iterable(rows))) if lengths else None
+        if lengths is None or not lengths <= {3, 4} or not types <= {int, float}:
+            self._flows_slow(rows, where)  # raises with the exact location
+        bad = next(
+            (i for i, r in enumerate(rows) if type(r[0]) is not int or type(r[1]) is not int), None
+        )
+        if bad is not None:
+            col = 0 if type(rows[bad][0]) is not int else 1
+            what = ("ingress port", "egress port")[col]
+            raise self.fail(f"{where}[{bad}][{col}]", f"{what} must be an integer, got {rows[bad][col]!r}")
+        width = max(lengths)  # type: ignore[type-var]
+        if len(lengths) == 1:  # type: ignore[arg-type]
+            arr = np.array(rows, dtype=float)
+        else:
+            arr = np.zeros((len(rows), 4))
+            for i, r in enumerate(rows):
+                arr[i, : len(r)] = r
+        delay = arr[:, 3] if width == 4 else None
+        return arr[:, 0].astype(np.int64), arr[:, 1].astype(np.int64), arr[:, 2], delay
+
+    def _flows_slow(self, rows: list[Any], where: str) -> None:
+        for i, r in enumerate(rows):
+            if type(r) is not list:
+                raise self.fail(f"{where}[{i}]", f"a flow must be an array [src, dst, size], got {_type_name(r)} {r!r:.60}")
+            if len(r) not in (3, 4):
+                raise self.fail(f"{where}[{i}]", f"a flow must be [src, dst, size] (or [src, dst, size, delay]), got {len(r)} entries")
+            for j, x in enumerate(r):
+                if not _is_number(x):
+                    what = ("ingress port", "egress port", "size", "delay")[j]
+                    raise self.fail(f"{where}[{i}][{j}]", f"{what} must be a number, got {_type_name(x)} {x!r:.60}")
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def coflow(self, k: int, obj: Any) -> Coflow:
+        where = f"$.coflows[{k}]"
+        if not isinstance(obj, dict):
+            raise self.fail(where, f"a coflow must be an object, got {_type_name(obj)}")
+        unknown = [key for key in obj if key not in _COFLOW_KEYS and not key.startswith("_")]
+        if unknown:
+            raise self.fail(f"{where}.{unknown[0]}", f"unknown key '{unknown[0]}' (known: {', '.join(sorted(_COFLOW_KEYS))})")
+        for key in ("id", "flows"):
+            if key not in obj:
+                raise self.fail(where, f"missing required key '{key}'")
+        cid = obj["id"]
+        if not isinstance(cid, str) or not cid:
+            raise self.fail(f"{where}.id", f"id must be a non-empty string, got {_type_name(cid)} {cid!r:.60}")
+        release = self.number(obj.get("release", 0.0), f"{where}.release", "release")
+        weight = self.number(obj.get("weight", 1.0), f"{where}.weight", "weight")
+        deadline = obj.get("deadline")
+        if deadline is not None:
+            deadline = self.number(deadline, f"{where}.deadline", "deadline")
+        sa = self.id_list(obj.get("starts_after", []), f"{where}.starts_after")
+        fb = self.id_list(obj.get("finishes_before", []), f"{where}.finishes_before")
+        src, dst, size, delay = self.flows(obj["flows"], f"{where}.flows")
+        try:
+            return Coflow(cid, src, dst, size, release=release, weight=weight, deadline=deadline,
+                          starts_after=sa, finishes_before=fb, delay=delay)
+        except InstanceError as exc:
+            raise self.fail(self.locate(exc, k), exc.message) from None
+
+    @staticmethod
+    def locate(exc: InstanceError, k: int | None) -> str:
+        if k is None:
+            return "$"
+        where = f"$.coflows[{k}]"
+        if exc.flow is not None and exc.field in _FIELD_PATH:
+            return f"{where}.flows[{exc.flow}][{_FIELD_PATH[exc.field]}]"
+        if exc.field in _COFLOW_KEYS:
+            return f"{where}.{exc.field}"
+        if exc.field == "dependencies":
+            return where
+        return where
+
+    def document(self, doc: Any) -> Instance:
+        if not isinstance(doc, dict):
+            raise self.fail("$", f"the document must be an object, got {_type_name(doc)}")
+        unknown = [k for k in doc if k not in _TOP_KEYS and not k.startswith("_")]
+        if unknown:
+            raise self.fail(f"$.{unknown[0]}", f"unknown key '{unknown[0]}' (metadata keys start with '_')")
+        if doc.get("format") != FORMAT_TAG:
+            raise self.fail("$.format", f"format must be \"{FORMAT_TAG}\", got {doc.get('format')!r:.60}")
+        name = doc.get("name", "")
+        if name is None:
+            name = ""
+        if not isinstance(name, str):
+            raise self.fail("$.name", f"name must be a string, got {_type_name(name)}")
+        ports = doc.get("ports")
+        if not isinstance(ports, dict):
+            raise self.fail("$.ports", f"ports must be an object with 'ingress' and 'egress', got {_type_name(ports)}")
+        for key in ports:
+            if key not in ("ingress", "egress") and not key.startswith("_"):
+                raise self.fail(f"$.ports.{key}", f"unknown key '{key}' (expected 'ingress' and 'egress')")
+        for key in ("ingress", "egress"):
+            if key not in ports:
+                raise self.fail("$.ports", f"missing required key '{key}'")
+        ing = self.capacities(ports["ingress"], "$.ports.ingress")
+        egr = self.capacities(ports["egress"], "$.ports.egress")
+        if not ing:
+            raise self.fail("$.ports.ingress", "a fabric needs at least one port")
+        if len(ing) != len(egr):
+            raise self.fail("$.ports", f"{len(ing)} ingress but {len(egr)} egress capacities")
+        coflows = doc.get("coflows")
+        if not isinstance(coflows, list):
+            raise self.fail("$.coflows", f"coflows must be an array, got {_type_name(coflows)}")
+        parsed = [self.coflow(k, c) for k, c in enumerate(coflows)]
+        try:
+            return Instance(Fabric(ing, egr), tuple(parsed), name=name)
+        except InstanceError as exc:
+            raise self.fail(self.locate(exc, exc.coflow), exc.message) from None
+
+
+def loads(text: str, *, path: str = "<string>") -> Instance:
+    """Parse a native JSON document."""
+    try:
+        doc = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InputError(f"invalid JSON: {exc.msg} (column {exc.colno})", path=path, line=exc.lineno) from None
+    except RecursionError:
+        raise InputError("invalid JSON: nested too deeply", path=path) from None
+    return _Reader(path).document(doc)
+
+
+def read(path: str | os.PathLike[str]) -> Instance:
+    """Read a native JSON instance file."""
+    return loads(read_text(path), path=str(path))
+
+
+def read_metadata(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """The metadata (keys starting with ``_``) of a native JSON file."""
+    text = read_text(path)
+    try:
+        doc = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InputError(f"invalid JSON: {exc.msg}", path=str(path), line=exc.lineno) from None
+    if not isinstance(doc, dict):
+        return {}
+    return {k: v for k, v in doc.items() if k.startswith("_")}
+
+
+def _num(x: float) -> str:
+    if float(x).is_integer() and abs(x) < 2**53:
+        return str(int(x))
+    return repr(float(x))
+
+
+def dumps(instance: Instance, *, metadata: dict[str, Any] | None = None) -> str:
+    """The instance as a native JSON document (one coflow per line)."""
+    parts = [f'{{"format": "{FORMAT_TAG}"']
+    if instance.name:
+        parts.append(f',\n "name": {json.dumps(instance.name)}')
+    for key, value in (metadata or {}).items():
+        if not key.startswith("_"):
+            raise ValueError(f"metadata keys must start with '_', got {key!r}")
+        parts.append(f",\n {json.dumps(key)}: {json.dumps(value)}")
+    fab = instance.fabric
+    parts.append(
+        ',\n "ports": {"ingress": [' + ", ".join(map(_num, fab.ingress)) + '], "egress": ['
+        + ", ".join(map(_num, fab.egress)) + "]}"
+    )
+    parts.append(',\n "coflows": [')
+    for k, c in enumerate(instance.coflows):
+        head = f'{{"id": {json.dumps(c.id)}, "release": {_num(c.release)}, "weight": {_num(c.weight)}'
+        head += f', "deadline": {"null" if c.deadline is None else _num(c.deadline)}'
+        if c.delay is None:
+            rows = (f"[{s}, {d}, {_num(z)}]" for s, d, z in zip(c.src.tolist(), c.dst.tolist(), c.sizes.tolist(), strict=True))
+        else:
+            rows = (f"[{s}, {d}, {_num(z)}, {_num(w)}]" for s, d, z, w in zip(c.src.tolist(), c.dst.tolist(), c.sizes.tolist(), c.delay.tolist(), strict=True))
+        body = f', "flows": [{", ".join(rows)}]'
+        body += f', "starts_after": {json.dumps(list(c.starts_after))}'
+        body += f', "finishes_before": {json.dumps(list(c.finishes_before))}}}'
+        sep = "," if k < instance.num_coflows - 1 else ""
+        parts.append(f"\n  {head}{body}{sep}")
+    parts.append("\n ]}\n")
+    return "".join(parts)
+
+
+def write(instance: Instance, path: str | os.PathLike[str], *, metadata: dict[str, Any] | None = None) -> list[str]:
+    """Write a native JSON file atomically. Returns notes (none for this format)."""
+    text = dumps(instance, metadata=metadata)
+    with atomic_writer(path) as fh:
+        fh.write(text)
+    return []

@@ -1,0 +1,91 @@
+"""Schedules as JSON: ``coflowopt-schedule/1``.
+
+::
+
+    {"format": "coflowopt-schedule/1",
+     "pieces": [["<coflow id>", <flow index in coflow>, <start>, <end>, <rate>], ...]}
+
+Flows are named by their coflow's id and their 0-based position in that
+coflow's flow list, so a schedule file stays valid for any file holding the
+same instance. Keys starting with ``_`` are metadata.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from typing import Any
+
+import numpy as np
+
+from ..errors import InputError
+from ..instance import Instance
+from ..schedule import Schedule
+from ._common import atomic_writer, read_text
+
+__all__ = ["SCHEDULE_TAG", "read_schedule", "write_schedule"]
+
+SCHEDULE_TAG = "coflowopt-schedule/1"
+
+
+def read_schedule(path: str | os.PathLike[str], instance: Instance) -> Schedule:
+    """Read a schedule file for ``instance``."""
+    p = str(path)
+    try:
+        doc = json.loads(read_text(p))
+    except json.JSONDecodeError as exc:
+        raise InputError(f"invalid JSON: {exc.msg} (column {exc.colno})", path=p, line=exc.lineno) from None
+    if not isinstance(doc, dict) or doc.get("format") != SCHEDULE_TAG:
+        raise InputError(f'format must be "{SCHEDULE_TAG}"', path=p, json_path="$.format")
+    pieces = doc.get("pieces")
+    if not isinstance(pieces, list):
+        raise InputError("pieces must be an array", path=p, json_path="$.pieces")
+    n = len(pieces)
+    flow = np.empty(n, np.int64)
+    vals = np.empty((n, 3))
+    for i, row in enumerate(pieces):
+        where = f"$.pieces[{i}]"
+        if not isinstance(row, list) or len(row) != 5:
+            raise InputError("a piece must be [coflow id, flow index, start, end, rate]", path=p, json_path=where)
+        cid, local = row[0], row[1]
+        if not isinstance(cid, str):
+            raise InputError(f"coflow id must be a string, got {cid!r}", path=p, json_path=f"{where}[0]")
+        try:
+            k = instance.index(cid)
+        except Exception:
+            raise InputError(f"unknown coflow '{cid}'", path=p, json_path=f"{where}[0]") from None
+        width = int(instance.width[k])
+        if type(local) is not int or not 0 <= local < width:
+            raise InputError(
+                f"coflow '{cid}' has flows 0..{width - 1}, got {local!r}", path=p, json_path=f"{where}[1]"
+            )
+        flow[i] = instance.ptr[k] + local
+        for j in range(3):
+            x = row[2 + j]
+            if type(x) not in (int, float) or not math.isfinite(x):
+                raise InputError(f"must be a finite number, got {x!r}", path=p, json_path=f"{where}[{2 + j}]")
+            vals[i, j] = x
+    return Schedule(flow, vals[:, 0], vals[:, 1], vals[:, 2])
+
+
+def write_schedule(
+    schedule: Schedule, instance: Instance, path: str | os.PathLike[str],
+    *, metadata: dict[str, Any] | None = None,
+) -> None:
+    """Write a schedule file atomically."""
+    k = instance.flow_coflow[schedule.flow]
+    local = schedule.flow - instance.ptr[k]
+    ids = instance.ids
+    with atomic_writer(path) as fh:
+        fh.write(f'{{"format": "{SCHEDULE_TAG}"')
+        for key, value in (metadata or {}).items():
+            fh.write(f",\n {json.dumps('_' + key.lstrip('_'))}: {json.dumps(value)}")
+        fh.write(',\n "pieces": [')
+        for i in range(schedule.num_pieces):
+            sep = "," if i else ""
+            fh.write(
+                f"{sep}\n  [{json.dumps(ids[k[i]])}, {int(local[i])}, {float(schedule.start[i])!r}, "
+                f"{float(schedule.end[i])!r}, {float(schedule.rate[i])!r}]"
+            )
+        fh.write("\n ]}\n")

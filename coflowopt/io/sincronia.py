@@ -1,0 +1,170 @@
+"""The trace format of Sincronia's simulator and workload generator.
+
+::
+
+    Line 1: <ports> <coflows>
+    Line i: <id> <arrival ms> <#flows> <#senders> <#receivers> (<src> <dst> <MB>)...
+
+One coflow per line; ports are 0-based; sizes are whole megabytes (2^20
+bytes) in Sincronia's files. The reader also accepts fractional megabytes;
+the writer rounds sizes to whole megabytes as chosen by ``mb_rounding``.
+Times become seconds; every port gets ``port_rate`` bytes per second.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from typing import Literal
+
+import numpy as np
+
+from ..errors import InputError, InstanceError
+from ..instance import MB, Coflow, Fabric, Instance
+from ._common import atomic_writer, read_text, shortest_decimal, text_lines
+from .benchmark import DEFAULT_PORT_RATE, _float, _header, _int
+
+__all__ = ["dumps", "loads", "read", "write"]
+
+Rounding = Literal["ceil", "nearest", "none"]
+
+
+def loads(text: str, *, path: str = "<string>", port_rate: float = DEFAULT_PORT_RATE) -> Instance:
+    """Parse a Sincronia trace."""
+    if not (math.isfinite(port_rate) and port_rate > 0):
+        raise InputError(f"port rate must be finite and > 0, got {port_rate!r}", path=path)
+    lines = list(text_lines(text))
+    ports, _ = _header(lines, path)
+    coflows = []
+    seen: dict[str, int] = {}
+    for number, t in lines[1:]:
+        if len(t) < 5:
+            raise InputError(
+                "expected '<id> <arrival ms> <#flows> <#senders> <#receivers> "
+                f"(<src> <dst> <MB>)...', got {len(t)} fields", path=path, line=number,
+            )
+        cid = t[0]
+        if cid in seen:
+            raise InputError(f"duplicate coflow id '{cid}' (first on line {seen[cid]})", path=path, line=number)
+        seen[cid] = number
+        arrival = _float(t[1], f"arrival time of coflow '{cid}'", path, number)
+        if arrival < 0:
+            raise InputError(f"arrival time of coflow '{cid}' must be >= 0, got {t[1]}", path=path, line=number)
+        n = _int(t[2], f"number of flows of coflow '{cid}'", path, number, minimum=1)
+        senders = _int(t[3], f"number of senders of coflow '{cid}'", path, number, minimum=1)
+        receivers = _int(t[4], f"number of receivers of coflow '{cid}'", path, number, minimum=1)
+        body = t[5:]
+        if len(body) != 3 * n:
+            raise InputError(
+                f"coflow '{cid}' announces {n} flows ({3 * n} numbers) but has {len(body)} numbers",
+                path=path, line=number,
+            )
+        src, dst, size = _flows(body, n, ports, cid, path, number)
+        for count, arr, what in ((senders, src, "senders"), (receivers, dst, "receivers")):
+            distinct = np.unique(arr).size
+            if distinct != count:
+                raise InputError(
+                    f"coflow '{cid}' announces {count} {what} but its flows use {distinct}",
+                    path=path, line=number,
+                )
+        coflows.append(Coflow(cid, src, dst, size * MB, release=arrival / 1000.0))
+    try:
+        return Instance(Fabric.uniform(ports, port_rate), tuple(coflows), name=os.path.basename(path))
+    except InstanceError as exc:  # pragma: no cover - checked above
+        line = lines[1 + exc.coflow][0] if exc.coflow is not None else None
+        raise InputError(exc.message, path=path, line=line) from None
+
+
+def _flows(
+    body: list[str], n: int, ports: int, cid: str, path: str, number: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Sources, destinations and sizes (MB) of one coflow's flow triplets."""
+    try:
+        arr = np.array(body, dtype=float).reshape(n, 3)
+        ok = (
+            np.isfinite(arr).all()
+            and (arr[:, :2] == np.round(arr[:, :2])).all()
+            and (arr[:, :2] >= 0).all()
+            and (arr[:, :2] < ports).all()
+            and (arr[:, 2] > 0).all()
+            and all("." not in x and "e" not in x.lower() for x in body[0::3] + body[1::3])
+        )
+    except ValueError:
+        ok = False
+    if ok:
+        return arr[:, 0].astype(np.int64), arr[:, 1].astype(np.int64), arr[:, 2]
+    # Slow path: find the first bad number and say where it is.
+    for i in range(n):
+        a, b, mb = body[3 * i : 3 * i + 3]
+        for token, what in ((a, "source"), (b, "destination")):
+            port = _int(token, f"{what} of flow {i} of coflow '{cid}'", path, number)
+            if port >= ports:
+                raise InputError(
+                    f"{what} of flow {i} of coflow '{cid}' is port {port}, but the fabric has {ports} ports",
+                    path=path, line=number,
+                )
+        value = _float(mb, f"size (MB) of flow {i} of coflow '{cid}'", path, number)
+        if value <= 0:
+            raise InputError(f"size of flow {i} of coflow '{cid}' must be > 0, got '{mb}'", path=path, line=number)
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+def read(path: str | os.PathLike[str], *, port_rate: float = DEFAULT_PORT_RATE) -> Instance:
+    """Read a Sincronia trace file."""
+    return loads(read_text(path), path=str(path), port_rate=port_rate)
+
+
+def dumps(instance: Instance, *, mb_rounding: Rounding = "ceil") -> tuple[str, int]:
+    """The instance as a Sincronia trace, and the number of flow sizes rounded.
+
+    ``mb_rounding``: ``"ceil"`` rounds every size up to whole megabytes (no
+    flow shrinks or vanishes), ``"nearest"`` to the nearest (at least 1),
+    ``"none"`` writes fractional megabytes (readable here, not by
+    Sincronia's C++ simulator).
+    """
+    if mb_rounding not in ("ceil", "nearest", "none"):
+        raise ValueError(f"mb_rounding must be 'ceil', 'nearest' or 'none', got {mb_rounding!r}")
+    fab = instance.fabric
+    if not fab.is_uniform:
+        raise InstanceError("cannot write the Sincronia format: port capacities differ")
+    for c in instance.coflows:
+        if c.weight != 1.0 or c.deadline is not None or c.starts_after or c.finishes_before or c.delay is not None:
+            raise InstanceError(
+                f"cannot write the Sincronia format: coflow '{c.id}' has weights, deadlines, "
+                "dependencies or delayed flows, which the format cannot express"
+            )
+        if any(ch.isspace() for ch in c.id):
+            raise InstanceError(f"cannot write the Sincronia format: coflow id {c.id!r} contains whitespace")
+    rounded = 0
+    lines = [f"{instance.num_ports} {instance.num_coflows}"]
+    for c in instance.coflows:
+        mb = c.sizes / MB
+        if mb_rounding == "none":
+            sizes = [shortest_decimal(v, lambda x: x * MB, z) for v, z in zip(mb, c.sizes, strict=True)]
+        else:
+            whole = np.ceil(mb) if mb_rounding == "ceil" else np.maximum(np.round(mb), 1.0)
+            rounded += int(np.count_nonzero(whole != mb))
+            sizes = [str(int(v)) for v in whole]
+        ms = shortest_decimal(c.release * 1000.0, lambda v: v / 1000.0, c.release)
+        flows = " ".join(f"{s} {d} {z}" for s, d, z in zip(c.src.tolist(), c.dst.tolist(), sizes, strict=True))
+        senders = np.unique(c.src).size
+        receivers = np.unique(c.dst).size
+        lines.append(f"{c.id} {ms} {c.width} {senders} {receivers} {flows}")
+    return "\n".join(lines) + "\n", rounded
+
+
+def write(instance: Instance, path: str | os.PathLike[str], *, mb_rounding: Rounding = "ceil") -> list[str]:
+    """Write a Sincronia trace atomically. Returns notes for the user."""
+    text, rounded = dumps(instance, mb_rounding=mb_rounding)
+    with atomic_writer(path) as fh:
+        fh.write(text)
+    notes = [
+        f"port capacities ({instance.fabric.capacity[0]:g} per port) are not stored in this "
+        "format; pass the port rate when reading it back"
+    ]
+    if rounded:
+        notes.append(
+            f"{rounded} of {instance.num_flows} flow sizes were not whole megabytes and were "
+            f"rounded ({mb_rounding})"
+        )
+    return notes

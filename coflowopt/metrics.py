@@ -1,0 +1,185 @@
+"""Metrics of completion times and schedules.
+
+Completion times are absolute (``C_k``); the coflow completion time is
+``CCT_k = C_k - r_k``. Percentiles use NumPy's default (linear
+interpolation between order statistics).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from .instance import BINS, MB, Instance
+from .schedule import Schedule
+
+__all__ = [
+    "LinkUtilization",
+    "Summary",
+    "cct",
+    "deadlines_met",
+    "link_utilization",
+    "summarize",
+    "utilization",
+]
+
+FloatArray = npt.NDArray[np.float64]
+
+
+def _completion(instance: Instance, completion: npt.ArrayLike) -> FloatArray:
+    c = np.asarray(completion, dtype=np.float64)
+    if c.shape != (instance.num_coflows,):
+        raise ValueError(
+            f"need one completion time per coflow ({instance.num_coflows}), got shape {c.shape}"
+        )
+    return c
+
+
+def cct(instance: Instance, completion: npt.ArrayLike) -> FloatArray:
+    """Coflow completion times ``C_k - r_k``."""
+    return _completion(instance, completion) - instance.release
+
+
+def deadlines_met(
+    instance: Instance, completion: npt.ArrayLike, *, rtol: float = 1e-9
+) -> npt.NDArray[np.bool_]:
+    """Which coflows with a deadline finish by it (coflows without one: False)."""
+    c = _completion(instance, completion)
+    d = instance.deadline
+    slack = rtol * np.maximum(np.abs(d), 1.0)
+    return np.isfinite(d) & (c <= d + np.where(np.isfinite(slack), slack, 0.0))
+
+
+def utilization(instance: Instance, completion: npt.ArrayLike) -> float:
+    """Average link utilization as Maluca defines it (Eq. 10).
+
+    Data carried by all links (each flow crosses its uplink and its
+    downlink) divided by the total link capacity times the schedule's length
+    ``L``. Maluca takes all coflows released at 0 and ``L = max C_k``; with
+    release times ``L`` runs from the first release to the last completion.
+    """
+    c = _completion(instance, completion)
+    if instance.num_coflows == 0:
+        return float("nan")
+    span = float(c.max() - instance.release.min())
+    if not np.isfinite(span) or span <= 0:
+        return float("nan")
+    carried = float(instance.load.sum())
+    return carried / (span * float(instance.fabric.capacity.sum()))
+
+
+@dataclass(frozen=True, slots=True)
+class Summary:
+    """Summary statistics of one schedule or simulation."""
+
+    num_coflows: int
+    weighted_completion: float
+    """Sum of ``w_k C_k`` with absolute completion times."""
+    weighted_cct: float
+    """Sum of ``w_k (C_k - r_k)``."""
+    mean_cct: float
+    p50_cct: float
+    p95_cct: float
+    p99_cct: float
+    max_cct: float
+    bin_count: Mapping[str, int]
+    bin_mean_cct: Mapping[str, float]
+    """Mean CCT per bin (``nan`` for an empty bin)."""
+    makespan: float
+    """Last completion time ``max C_k``."""
+    utilization: float
+    """Maluca Eq. (10): see :func:`utilization`."""
+    deadlines_met: int | None
+    """Coflows that met their deadline; ``None`` when no coflow has one."""
+
+    def as_dict(self) -> dict[str, object]:
+        out = asdict(self)
+        out["bin_count"] = dict(self.bin_count)
+        out["bin_mean_cct"] = dict(self.bin_mean_cct)
+        return out
+
+
+def summarize(
+    instance: Instance,
+    completion: npt.ArrayLike,
+    *,
+    short_length: float = 5 * MB,
+    narrow_width: int = 50,
+) -> Summary:
+    """Summary of completion times: sums, mean and tail CCTs, per-bin means."""
+    c = _completion(instance, completion)
+    x = c - instance.release
+    w = instance.weight
+    labels = instance.bins(short_length=short_length, narrow_width=narrow_width)
+    counts = {b: int(np.count_nonzero(labels == b)) for b in BINS}
+    means = {b: float(x[labels == b].mean()) if counts[b] else float("nan") for b in BINS}
+    empty = x.size == 0
+
+    def pct(q: float) -> float:
+        return float("nan") if empty else float(np.percentile(x, q))
+
+    met = None
+    if instance.has_deadlines:
+        met = int(deadlines_met(instance, c).sum())
+    return Summary(
+        num_coflows=int(x.size),
+        weighted_completion=float(np.dot(w, c)),
+        weighted_cct=float(np.dot(w, x)),
+        mean_cct=float("nan") if empty else float(x.mean()),
+        p50_cct=pct(50),
+        p95_cct=pct(95),
+        p99_cct=pct(99),
+        max_cct=float("nan") if empty else float(x.max()),
+        bin_count=counts,
+        bin_mean_cct=means,
+        makespan=float("nan") if empty else float(c.max()),
+        utilization=utilization(instance, c),
+        deadlines_met=met,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class LinkUtilization:
+    """Per-link utilization over each link's active time (Maluca §V).
+
+    A link's active time runs from the first instant it transmits until all
+    data on it are sent; its utilization is the data it carried divided by
+    capacity times active time. Links that carry nothing have ``nan``.
+    """
+
+    carried: FloatArray
+    first: FloatArray
+    last: FloatArray
+    utilization: FloatArray
+
+    @property
+    def mean(self) -> float:
+        """Average over the links that carried data."""
+        u = self.utilization[np.isfinite(self.utilization)]
+        return float(u.mean()) if u.size else float("nan")
+
+
+def link_utilization(instance: Instance, schedule: Schedule) -> LinkUtilization:
+    """Utilization of each link over its own active time."""
+    fabric = instance.fabric
+    L = fabric.num_links
+    live = (schedule.rate > 0) & (schedule.end > schedule.start)
+    f = schedule.flow[live]
+    s, e = schedule.start[live], schedule.end[live]
+    amt = schedule.rate[live] * (e - s)
+    inc = fabric.routes(instance.flow_src[f], instance.flow_dst[f]).tocoo()
+    rows, links = np.asarray(inc.row), np.asarray(inc.col)
+    carried = np.bincount(links, weights=amt[rows] * inc.data, minlength=L)
+    first = np.full(L, np.inf)
+    last = np.full(L, -np.inf)
+    np.minimum.at(first, links, s[rows])
+    np.maximum.at(last, links, e[rows])
+    active = last - first
+    with np.errstate(invalid="ignore", divide="ignore"):
+        util = np.where(carried > 0, carried / (fabric.capacity * active), np.nan)
+    first[carried == 0] = np.nan
+    last[carried == 0] = np.nan
+    return LinkUtilization(carried, first, last, util)

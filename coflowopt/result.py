@@ -1,0 +1,70 @@
+"""The one result type that every solver, bound and simulation returns."""
+
+from __future__ import annotations
+
+import enum
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from .schedule import Schedule
+
+__all__ = ["Result", "Status"]
+
+
+class Status(enum.Enum):
+    """How a computation ended."""
+
+    OPTIMAL = "optimal"
+    """Objective proven optimal (bound equals objective within tolerance)."""
+    FEASIBLE = "feasible"
+    """A feasible schedule without a proof of optimality (heuristics, simulations)."""
+    TIME_LIMIT = "time_limit"
+    """Stopped at the time limit; objective and bound are the best found so far."""
+    INFEASIBLE = "infeasible"
+    """Proven that no feasible schedule exists (e.g. deadlines that cannot all be met)."""
+    BOUND = "bound"
+    """Only a lower bound was computed (no schedule)."""
+    NO_SOLUTION = "no_solution"
+    """Stopped before finding anything usable."""
+
+
+@dataclass(frozen=True, slots=True)
+class Result:
+    """Outcome of a solver, bound or simulation.
+
+    ``objective`` is the value of the returned schedule (``nan`` if none),
+    ``bound`` a proven bound on the optimum (lower for minimisation, upper for
+    maximisation; ``nan`` if none). ``completion`` holds absolute completion
+    times ``C_k`` per coflow.
+    """
+
+    status: Status
+    objective: float
+    bound: float
+    runtime: float
+    method: str
+    objective_name: str = "wcct"
+    sense: str = "min"
+    schedule: Schedule | None = None
+    completion: npt.NDArray[np.float64] | None = None
+    info: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def gap(self) -> float:
+        """Relative gap ``|objective - bound| / |objective|`` (``nan`` if unknown)."""
+        if not (math.isfinite(self.objective) and math.isfinite(self.bound)):
+            return float("nan")
+        if self.objective == self.bound:
+            return 0.0
+        denom = abs(self.objective)
+        return abs(self.objective - self.bound) / denom if denom > 0 else float("inf")
+
+    def completion_by_id(self, ids: tuple[str, ...]) -> dict[str, float]:
+        if self.completion is None:
+            return {}
+        return {i: float(c) for i, c in zip(ids, self.completion, strict=True)}
