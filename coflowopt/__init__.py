@@ -21,8 +21,8 @@ __version__ = "0.1.0"
 __all__ = [
     "BINS",
     "MB",
-    "CoflowoptError",
     "Coflow",
+    "CoflowoptError",
     "Fabric",
     "FeasibilityReport",
     "InputError",

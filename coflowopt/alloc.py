@@ -143,9 +143,7 @@ def greedy(
     return x
 
 
-def madd(
-    usage: object, remaining: npt.ArrayLike, capacity: npt.ArrayLike
-) -> tuple[FloatArray, float]:
+def madd(usage: object, remaining: npt.ArrayLike, capacity: npt.ArrayLike) -> tuple[FloatArray, float]:
     """Minimum Allocation for Desired Duration (dissertation §4.5.3).
 
     Rates that finish every row's ``remaining`` data at the same time, as

@@ -6,6 +6,8 @@ turns these into a one-line message and exit code 2, without a traceback.
 
 from __future__ import annotations
 
+from types import ModuleType
+
 __all__ = [
     "CoflowoptError",
     "InputError",
@@ -99,7 +101,7 @@ class MissingDependencyError(CoflowoptError, ImportError):
         self.extra = extra
 
 
-def require(package: str, extra: str, purpose: str):  # type: ignore[no-untyped-def]
+def require(package: str, extra: str, purpose: str) -> ModuleType:
     """Import an optional package or raise :class:`MissingDependencyError`."""
     import importlib
 

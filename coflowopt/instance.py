@@ -70,7 +70,7 @@ def _int_vector(value: Any, what: str) -> IntArray:
     if raw.dtype.kind == "f":
         bad = np.flatnonzero(~np.isfinite(raw) | (raw != np.round(raw)))
         if bad.size:
-            raise InstanceError(f"{what}[{bad[0]}] = {raw[bad[0]]!r} is not an integer")
+            raise InstanceError(f"{what}[{bad[0]}] = {float(raw[bad[0]])!r} is not an integer")
     return np.array(raw, dtype=np.int64, copy=True)
 
 
@@ -112,15 +112,13 @@ class Fabric:
         if ing.size == 0:
             raise InstanceError("a fabric needs at least one port")
         if ing.size != egr.size:
-            raise InstanceError(
-                f"the fabric has {ing.size} ingress but {egr.size} egress capacities"
-            )
+            raise InstanceError(f"the fabric has {ing.size} ingress but {egr.size} egress capacities")
         for name, arr in (("ingress", ing), ("egress", egr)):
             bad = np.flatnonzero(~(np.isfinite(arr) & (arr > 0)))
             if bad.size:
                 p = int(bad[0])
                 raise InstanceError(
-                    f"{name} capacity of port {p} is {arr[p]!r}; capacities must be finite and > 0",
+                    f"{name} capacity of port {p} is {float(arr[p])!r}; capacities must be finite and > 0",
                     field=f"{name}[{p}]",
                 )
         object.__setattr__(self, "ingress", _readonly(ing))
@@ -168,9 +166,7 @@ class Fabric:
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Fabric):
             return NotImplemented
-        return np.array_equal(self.ingress, other.ingress) and np.array_equal(
-            self.egress, other.egress
-        )
+        return np.array_equal(self.ingress, other.ingress) and np.array_equal(self.egress, other.egress)
 
     def __hash__(self) -> int:
         return hash((self.num_ports, self.capacity.tobytes()))
@@ -230,8 +226,7 @@ class Coflow:
             raise InstanceError(exc.message, field="flows") from None
         if not (src.size == dst.size == sizes.size):
             raise InstanceError(
-                f"coflow '{cid}' has {src.size} sources, {dst.size} destinations "
-                f"and {sizes.size} sizes",
+                f"coflow '{cid}' has {src.size} sources, {dst.size} destinations and {sizes.size} sizes",
                 field="flows",
             )
         if sizes.size == 0:
@@ -241,7 +236,7 @@ class Coflow:
             if bad.size:
                 f = int(bad[0])
                 raise InstanceError(
-                    f"flow {f} of coflow '{cid}' uses {name} port {arr[f]}; ports are >= 0",
+                    f"flow {f} of coflow '{cid}' uses {name} port {int(arr[f])}; ports are >= 0",
                     flow=f,
                     field=name,
                 )
@@ -249,7 +244,7 @@ class Coflow:
         if bad.size:
             f = int(bad[0])
             raise InstanceError(
-                f"flow {f} of coflow '{cid}' has size {sizes[f]!r}; sizes must be finite and > 0",
+                f"flow {f} of coflow '{cid}' has size {float(sizes[f])!r}; sizes must be finite and > 0",
                 flow=f,
                 field="size",
             )
@@ -260,9 +255,7 @@ class Coflow:
             )
         weight = _finite(self.weight, f"weight of coflow '{cid}'")
         if weight <= 0:
-            raise InstanceError(
-                f"coflow '{cid}' has weight {weight!r}; weights must be > 0", field="weight"
-            )
+            raise InstanceError(f"coflow '{cid}' has weight {weight!r}; weights must be > 0", field="weight")
         deadline = None
         if self.deadline is not None:
             deadline = _finite(self.deadline, f"deadline of coflow '{cid}'")
@@ -300,7 +293,7 @@ class Coflow:
             if bad.size:
                 f = int(bad[0])
                 raise InstanceError(
-                    f"flow {f} of coflow '{cid}' has delay {delay[f]!r}; delays must be >= 0",
+                    f"flow {f} of coflow '{cid}' has delay {float(delay[f])!r}; delays must be >= 0",
                     flow=f,
                     field="delay",
                 )
@@ -320,9 +313,7 @@ class Coflow:
         set_(self, "delay", delay)
 
     @classmethod
-    def from_flows(
-        cls, id: str, flows: Iterable[Sequence[float]], **kwargs: Any
-    ) -> Coflow:
+    def from_flows(cls, id: str, flows: Iterable[Sequence[float]], **kwargs: Any) -> Coflow:
         """Build a coflow from ``(src, dst, size)`` or ``(src, dst, size, delay)`` rows."""
         rows = [tuple(f) for f in flows]
         if any(len(r) not in (3, 4) for r in rows):
@@ -333,9 +324,9 @@ class Coflow:
             kwargs["delay"] = [r[3] if len(r) == 4 else 0.0 for r in rows]
         return cls(
             id,
-            [r[0] for r in rows],
-            [r[1] for r in rows],
-            [r[2] for r in rows],
+            np.array([r[0] for r in rows]),
+            np.array([r[1] for r in rows]),
+            np.array([r[2] for r in rows], dtype=np.float64),
             **kwargs,
         )
 
@@ -439,9 +430,7 @@ class Instance:
         coflows = tuple(self.coflows)
         for k, c in enumerate(coflows):
             if not isinstance(c, Coflow):
-                raise InstanceError(
-                    f"coflows[{k}] must be a Coflow, got {type(c).__name__}", coflow=k
-                )
+                raise InstanceError(f"coflows[{k}] must be a Coflow, got {type(c).__name__}", coflow=k)
         set_(self, "coflows", coflows)
         set_(self, "name", str(self.name or ""))
         P = self.fabric.num_ports
@@ -461,7 +450,7 @@ class Instance:
                 if bad.size:
                     f = int(bad[0])
                     raise InstanceError(
-                        f"flow {f} of coflow '{c.id}' uses {name} port {ports[f]}, "
+                        f"flow {f} of coflow '{c.id}' uses {name} port {int(ports[f])}, "
                         f"but the fabric has {P} ports",
                         coflow=k,
                         flow=f,
@@ -495,11 +484,7 @@ class Instance:
         set_(
             self,
             "deadline",
-            _readonly(
-                np.fromiter(
-                    (np.nan if c.deadline is None else c.deadline for c in coflows), float, K
-                )
-            ),
+            _readonly(np.fromiter((np.nan if c.deadline is None else c.deadline for c in coflows), float, K)),
         )
 
         starts = ptr[:-1]
@@ -529,7 +514,8 @@ class Instance:
         gamma = (load / self.fabric.capacity).max(axis=1) if K else np.zeros(0)
         set_(self, "gamma", _readonly(gamma))
 
-        sa, fb = [], []
+        sa: list[IntArray] = []
+        fb: list[IntArray] = []
         for k, c in enumerate(coflows):
             for name, out in (("starts_after", sa), ("finishes_before", fb)):
                 refs = getattr(c, name)
@@ -549,9 +535,7 @@ class Instance:
 
     def _topological_order(self) -> IntArray:
         K = self.num_coflows
-        preds = [
-            np.union1d(self.starts_after[k], self.finishes_before[k]) for k in range(K)
-        ]
+        preds = [np.union1d(self.starts_after[k], self.finishes_before[k]) for k in range(K)]
         indeg = np.array([p.size for p in preds], dtype=np.int64)
         if not indeg.any():
             return np.arange(K, dtype=np.int64)
@@ -684,11 +668,7 @@ class Instance:
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Instance):
             return NotImplemented
-        return (
-            self.name == other.name
-            and self.fabric == other.fabric
-            and self.coflows == other.coflows
-        )
+        return self.name == other.name and self.fabric == other.fabric and self.coflows == other.coflows
 
     def __hash__(self) -> int:
         return hash((self.name, self.ids, self.num_flows))

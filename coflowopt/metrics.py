@@ -32,9 +32,7 @@ FloatArray = npt.NDArray[np.float64]
 def _completion(instance: Instance, completion: npt.ArrayLike) -> FloatArray:
     c = np.asarray(completion, dtype=np.float64)
     if c.shape != (instance.num_coflows,):
-        raise ValueError(
-            f"need one completion time per coflow ({instance.num_coflows}), got shape {c.shape}"
-        )
+        raise ValueError(f"need one completion time per coflow ({instance.num_coflows}), got shape {c.shape}")
     return c
 
 
@@ -172,7 +170,7 @@ def link_utilization(instance: Instance, schedule: Schedule) -> LinkUtilization:
     amt = schedule.rate[live] * (e - s)
     inc = fabric.routes(instance.flow_src[f], instance.flow_dst[f]).tocoo()
     rows, links = np.asarray(inc.row), np.asarray(inc.col)
-    carried = np.bincount(links, weights=amt[rows] * inc.data, minlength=L)
+    carried = np.bincount(links, weights=amt[rows] * inc.data, minlength=L).astype(np.float64)
     first = np.full(L, np.inf)
     last = np.full(L, -np.inf)
     np.minimum.at(first, links, s[rows])

@@ -15,7 +15,7 @@ can, so that its tolerance means the same on every time scale.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -146,7 +146,8 @@ class Schedule:
 
     def served(self, num_flows: int) -> FloatArray:
         """Total data served per flow."""
-        return np.bincount(self.flow, weights=self.amounts(), minlength=num_flows)[:num_flows]
+        out = np.bincount(self.flow, weights=self.amounts(), minlength=num_flows)[:num_flows]
+        return out.astype(np.float64, copy=False)
 
     def flow_completion(self, instance: Instance, *, rtol: float = 1e-9) -> FloatArray:
         """Time each flow has received its size (``inf`` if it never does).
@@ -155,9 +156,7 @@ class Schedule:
         reaches ``size * (1 - rtol)``; later pieces that carry only rounding
         noise do not delay it.
         """
-        return _completion_times(
-            self.flow, self.start, self.end, self.rate, instance.flow_size, rtol
-        )
+        return _completion_times(self.flow, self.start, self.end, self.rate, instance.flow_size, rtol)
 
     def coflow_completion(self, instance: Instance, *, rtol: float = 1e-9) -> FloatArray:
         """Completion time ``C_k`` of each coflow (its last flow's completion)."""
@@ -213,7 +212,10 @@ class ScheduleBuilder:
         self._parts: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []
 
     def add(
-        self, flows: npt.ArrayLike, start: float | npt.ArrayLike, end: float | npt.ArrayLike,
+        self,
+        flows: npt.ArrayLike,
+        start: float | npt.ArrayLike,
+        end: float | npt.ArrayLike,
         rates: npt.ArrayLike,
     ) -> None:
         """Serve ``flows`` at ``rates`` over ``[start, end)``; zero rates are skipped."""
@@ -262,8 +264,12 @@ def _segmented_cumsum(values: FloatArray, group: IntArray) -> FloatArray:
 
 
 def _completion_times(
-    flow: IntArray, start: FloatArray, end: FloatArray, rate: FloatArray,
-    size: FloatArray, rtol: float,
+    flow: IntArray,
+    start: FloatArray,
+    end: FloatArray,
+    rate: FloatArray,
+    size: FloatArray,
+    rtol: float,
 ) -> FloatArray:
     """End of the piece with which each flow has received ``size * (1 - rtol)``."""
     F = size.size
@@ -351,10 +357,7 @@ class FeasibilityReport:
     def __str__(self) -> str:
         if self.ok:
             return f"feasible (tolerance {self.tol:g}, peak link load {self.max_link_utilization:.6g})"
-        lines = [
-            "infeasible: "
-            + ", ".join(f"{n} {k}" for k, n in self.counts.items() if n)
-        ]
+        lines = ["infeasible: " + ", ".join(f"{n} {k}" for k, n in self.counts.items() if n)]
         lines += [f"  [{v.kind}] {v.message}" for v in self.violations]
         return "\n".join(lines)
 
@@ -421,8 +424,17 @@ def check_feasible(
     bad = np.flatnonzero((flow < 0) | (flow >= F))
     report(
         "unknown-flow",
-        [(0.0, Violation("unknown-flow", f"piece {i} names flow {flow[i]}, but the instance "
-                         f"has {F} flows", flow=int(flow[i]))) for i in bad[:max_reports]],
+        [
+            (
+                0.0,
+                Violation(
+                    "unknown-flow",
+                    f"piece {i} names flow {flow[i]}, but the instance has {F} flows",
+                    flow=int(flow[i]),
+                ),
+            )
+            for i in bad[:max_reports]
+        ],
         bad.size,
     )
     known = np.ones(flow.size, bool)
@@ -431,21 +443,40 @@ def check_feasible(
     bad = np.flatnonzero(known & ~finite)
     report(
         "not-finite",
-        [(0.0, Violation("not-finite", f"piece {i} of {describe(int(flow[i]))} has start "
-                         f"{start[i]!r}, end {end[i]!r}, rate {rate[i]!r}",
-                         coflow=ids[fco[flow[i]]], flow=int(flow[i])))
-         for i in bad[:max_reports]],
+        [
+            (
+                0.0,
+                Violation(
+                    "not-finite",
+                    f"piece {i} of {describe(int(flow[i]))} has start "
+                    f"{start[i]!r}, end {end[i]!r}, rate {rate[i]!r}",
+                    coflow=ids[fco[flow[i]]],
+                    flow=int(flow[i]),
+                ),
+            )
+            for i in bad[:max_reports]
+        ],
         bad.size,
     )
     ok = known & finite
     bad = np.flatnonzero(ok & (end < start))
     report(
         "bad-interval",
-        [(float(start[i] - end[i]), Violation(
-            "bad-interval", f"piece {i} of {describe(int(flow[i]))} ends at {end[i]:.9g} "
-            f"before it starts at {start[i]:.9g}", coflow=ids[fco[flow[i]]],
-            flow=int(flow[i]), interval=(float(start[i]), float(end[i])),
-            excess=float(start[i] - end[i]))) for i in bad],
+        [
+            (
+                float(start[i] - end[i]),
+                Violation(
+                    "bad-interval",
+                    f"piece {i} of {describe(int(flow[i]))} ends at {end[i]:.9g} "
+                    f"before it starts at {start[i]:.9g}",
+                    coflow=ids[fco[flow[i]]],
+                    flow=int(flow[i]),
+                    interval=(float(start[i]), float(end[i])),
+                    excess=float(start[i] - end[i]),
+                ),
+            )
+            for i in bad
+        ],
         bad.size,
     )
     ok &= end >= start
@@ -453,10 +484,20 @@ def check_feasible(
     bad = np.flatnonzero(neg)
     report(
         "negative-rate",
-        [(float(-rate[i]), Violation(
-            "negative-rate", f"{describe(int(flow[i]))} has rate {rate[i]:.9g} on "
-            f"[{start[i]:.9g}, {end[i]:.9g})", coflow=ids[fco[flow[i]]], flow=int(flow[i]),
-            interval=(float(start[i]), float(end[i])), excess=float(-rate[i]))) for i in bad],
+        [
+            (
+                float(-rate[i]),
+                Violation(
+                    "negative-rate",
+                    f"{describe(int(flow[i]))} has rate {rate[i]:.9g} on [{start[i]:.9g}, {end[i]:.9g})",
+                    coflow=ids[fco[flow[i]]],
+                    flow=int(flow[i]),
+                    interval=(float(start[i]), float(end[i])),
+                    excess=float(-rate[i]),
+                ),
+            )
+            for i in bad
+        ],
         bad.size,
     )
     # The remaining checks look at the pieces that really serve data.
@@ -476,11 +517,20 @@ def check_feasible(
         items = []
         for j in bad:
             ff = int(fs[j + 1])
-            items.append((float(gap[j]), Violation(
-                "overlap", f"{describe(ff)} has overlapping pieces: one runs until "
-                f"{prev_end[j]:.9g}, the next starts at {ss[j + 1]:.9g}",
-                coflow=ids[fco[ff]], flow=ff, interval=(float(ss[j + 1]), float(prev_end[j])),
-                excess=float(gap[j]))))
+            items.append(
+                (
+                    float(gap[j]),
+                    Violation(
+                        "overlap",
+                        f"{describe(ff)} has overlapping pieces: one runs until "
+                        f"{prev_end[j]:.9g}, the next starts at {ss[j + 1]:.9g}",
+                        coflow=ids[fco[ff]],
+                        flow=ff,
+                        interval=(float(ss[j + 1]), float(prev_end[j])),
+                        excess=float(gap[j]),
+                    ),
+                )
+            )
         report("overlap", items, bad.size)
 
     # ---- release (and flow availability)
@@ -490,10 +540,20 @@ def check_feasible(
     bad = np.flatnonzero(early > tol * size)
     report(
         "before-release",
-        [(float(early[i]), Violation(
-            "before-release", f"{describe(int(i))} receives {early[i]:.9g} before it is "
-            f"available at {instance.flow_release[i]:.9g}", coflow=ids[fco[i]], flow=int(i),
-            excess=float(early[i]))) for i in bad],
+        [
+            (
+                float(early[i]),
+                Violation(
+                    "before-release",
+                    f"{describe(int(i))} receives {early[i]:.9g} before it is "
+                    f"available at {instance.flow_release[i]:.9g}",
+                    coflow=ids[fco[i]],
+                    flow=int(i),
+                    excess=float(early[i]),
+                ),
+            )
+            for i in bad
+        ],
         bad.size,
     )
 
@@ -509,10 +569,20 @@ def check_feasible(
     bad = np.flatnonzero(np.abs(diff) > tol * size)
     report(
         "amount",
-        [(float(abs(diff[i])), Violation(
-            "amount", f"{describe(int(i))} receives {served[i]:.12g} of its size "
-            f"{size[i]:.12g} ({'short' if diff[i] < 0 else 'over'} by {abs(diff[i]):.6g})",
-            coflow=ids[fco[i]], flow=int(i), excess=float(abs(diff[i])))) for i in bad],
+        [
+            (
+                float(abs(diff[i])),
+                Violation(
+                    "amount",
+                    f"{describe(int(i))} receives {served[i]:.12g} of its size "
+                    f"{size[i]:.12g} ({'short' if diff[i] < 0 else 'over'} by {abs(diff[i]):.6g})",
+                    coflow=ids[fco[i]],
+                    flow=int(i),
+                    excess=float(abs(diff[i])),
+                ),
+            )
+            for i in bad
+        ],
         bad.size,
     )
 
@@ -540,15 +610,19 @@ def check_feasible(
             items = []
             preds = instance.starts_after if kind == "starts-after" else instance.finishes_before
             for k in range(K):
-                for j in map(int, preds[k]):
+                for j in preds[k].tolist():
                     if kind == "starts-after":
                         amount, limit = before(k, ccomp[j]), tol * csize[k]
-                        msg = (f"coflow '{ids[k]}' receives {amount:.9g} before coflow "
-                               f"'{ids[j]}' completes at {ccomp[j]:.9g}")
+                        msg = (
+                            f"coflow '{ids[k]}' receives {amount:.9g} before coflow "
+                            f"'{ids[j]}' completes at {ccomp[j]:.9g}"
+                        )
                     else:
                         amount, limit = after(j, ccomp[k]), tol * csize[j]
-                        msg = (f"coflow '{ids[k]}' completes at {ccomp[k]:.9g} but coflow "
-                               f"'{ids[j]}' still receives {amount:.9g} after that")
+                        msg = (
+                            f"coflow '{ids[k]}' completes at {ccomp[k]:.9g} but coflow "
+                            f"'{ids[j]}' still receives {amount:.9g} after that"
+                        )
                     if amount > limit:
                         items.append((amount, Violation(kind, msg, coflow=ids[k], excess=amount)))
             report(kind, items, len(items))
@@ -559,10 +633,19 @@ def check_feasible(
             bad = np.flatnonzero(late > tol * csize)
             report(
                 "deadline",
-                [(float(late[k]), Violation(
-                    "deadline", f"coflow '{ids[k]}' receives {late[k]:.9g} after its deadline "
-                    f"{dl[k]:.9g} (completes at {ccomp[k]:.9g})", coflow=ids[k],
-                    excess=float(late[k]))) for k in bad],
+                [
+                    (
+                        float(late[k]),
+                        Violation(
+                            "deadline",
+                            f"coflow '{ids[k]}' receives {late[k]:.9g} after its deadline "
+                            f"{dl[k]:.9g} (completes at {ccomp[k]:.9g})",
+                            coflow=ids[k],
+                            excess=float(late[k]),
+                        ),
+                    )
+                    for k in bad
+                ],
                 bad.size,
             )
 
@@ -588,8 +671,14 @@ def _segmented_running_max(values: FloatArray, group: IntArray) -> FloatArray:
 
 
 def _capacity_violations(
-    instance: Instance, f: IntArray, s: FloatArray, e: FloatArray, r: FloatArray,
-    tol: float, max_reports: int, describe: Any,
+    instance: Instance,
+    f: IntArray,
+    s: FloatArray,
+    e: FloatArray,
+    r: FloatArray,
+    tol: float,
+    max_reports: int,
+    describe: Any,
 ) -> tuple[float, list[tuple[float, Violation]], int]:
     """Sweep every link's rate over time; report segments above capacity."""
     fabric = instance.fabric
@@ -632,8 +721,17 @@ def _capacity_violations(
         flows = sorted({int(f[p]) for p in on})
         shown = ", ".join(describe(x) for x in flows[:3]) + (" ..." if len(flows) > 3 else "")
         excess = float(level[i] - cap[L])
-        items.append((excess, Violation(
-            "capacity", f"{fabric.link_name(L)} carries {level[i]:.9g} > capacity {cap[L]:.9g} "
-            f"(by {excess:.6g}) during [{t0:.9g}, {t1:.9g}); {len(flows)} flows: {shown}",
-            link=L, interval=(t0, t1), excess=excess)))
+        items.append(
+            (
+                excess,
+                Violation(
+                    "capacity",
+                    f"{fabric.link_name(L)} carries {level[i]:.9g} > capacity {cap[L]:.9g} "
+                    f"(by {excess:.6g}) during [{t0:.9g}, {t1:.9g}); {len(flows)} flows: {shown}",
+                    link=L,
+                    interval=(t0, t1),
+                    excess=excess,
+                ),
+            )
+        )
     return peak, items, int(over.size)

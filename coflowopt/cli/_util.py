@@ -30,13 +30,20 @@ __all__ = [
 
 def add_input_arguments(parser: argparse.ArgumentParser) -> None:
     """FILE plus --format and --port-rate."""
-    parser.add_argument("file", metavar="FILE", help="instance file (JSON, Coflow-Benchmark or Sincronia trace)")
     parser.add_argument(
-        "--format", choices=sorted(io.FORMATS), default=None,
+        "file", metavar="FILE", help="instance file (JSON, Coflow-Benchmark or Sincronia trace)"
+    )
+    parser.add_argument(
+        "--format",
+        choices=sorted(io.FORMATS),
+        default=None,
         help="input format (default: detected from the suffix and content)",
     )
     parser.add_argument(
-        "--port-rate", type=_positive_float, default=None, metavar="R",
+        "--port-rate",
+        type=_positive_float,
+        default=None,
+        metavar="R",
         help="capacity of every port in bytes/s for trace formats (default 1.25e8 = 1 Gbit/s)",
     )
 
@@ -111,9 +118,10 @@ def to_jsonable(value: Any) -> Any:
     return value
 
 
-def emit_json(obj: Any, out: TextIO = sys.stdout) -> None:
-    json.dump(to_jsonable(obj), out, indent=2, allow_nan=False)
-    out.write("\n")
+def emit_json(obj: Any, out: TextIO | None = None) -> None:
+    stream = sys.stdout if out is None else out
+    json.dump(to_jsonable(obj), stream, indent=2, allow_nan=False)
+    stream.write("\n")
 
 
 def _cell(value: Any) -> str:
@@ -133,9 +141,7 @@ def format_table(rows: Iterable[Sequence[Any]], headers: Sequence[str], *, title
     widths = [len(h) for h in headers]
     for row in body:
         widths = [max(w, len(c)) for w, c in zip(widths, row, strict=True)]
-    numeric = [
-        all(_looks_numeric(row[i]) for row in body) if body else False for i in range(len(headers))
-    ]
+    numeric = [all(_looks_numeric(row[i]) for row in body) if body else False for i in range(len(headers))]
 
     def fmt(cells: Sequence[str]) -> str:
         return "  ".join(
@@ -164,11 +170,11 @@ def _looks_numeric(cell: str) -> bool:
 class Progress:
     """A progress bar on stderr, shown only when stderr is a terminal."""
 
-    def __init__(self, total: float, label: str, *, stream: TextIO = sys.stderr) -> None:
+    def __init__(self, total: float, label: str, *, stream: TextIO | None = None) -> None:
         self.total = max(float(total), 1e-300)
         self.label = label
-        self.stream = stream
-        self.enabled = stream.isatty()
+        self.stream = sys.stderr if stream is None else stream
+        self.enabled = self.stream.isatty()
         self._last = 0.0
         self._start = time.perf_counter()
 

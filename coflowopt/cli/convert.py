@@ -13,10 +13,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("convert", help="convert an instance between file formats")
     add_input_arguments(p)
     p.add_argument("output", metavar="OUT", help="file to write (written only if everything succeeds)")
-    p.add_argument("--to", choices=sorted(io.FORMATS), default=None,
-                   help="output format (default: json)")
-    p.add_argument("--mb-rounding", choices=["ceil", "nearest", "none"], default="ceil",
-                   help="Sincronia output: how to make sizes whole megabytes (default ceil)")
+    p.add_argument("--to", choices=sorted(io.FORMATS), default=None, help="output format (default: json)")
+    p.add_argument(
+        "--mb-rounding",
+        choices=["ceil", "nearest", "none"],
+        default="ceil",
+        help="Sincronia output: how to make sizes whole megabytes (default ceil)",
+    )
     add_json_argument(p)
     p.set_defaults(func=run)
 
@@ -27,8 +30,16 @@ def run(args: argparse.Namespace) -> int:
     options = {"mb_rounding": args.mb_rounding} if fmt == "sincronia" else {}
     notes = io.write(inst, args.output, format=fmt, **options)
     if args.json:
-        emit_json({"input": args.file, "output": args.output, "format": fmt,
-                   "coflows": inst.num_coflows, "flows": inst.num_flows, "notes": notes})
+        emit_json(
+            {
+                "input": args.file,
+                "output": args.output,
+                "format": fmt,
+                "coflows": inst.num_coflows,
+                "flows": inst.num_flows,
+                "notes": notes,
+            }
+        )
     else:
         print(f"wrote {args.output} ({fmt}): {inst.num_coflows} coflows, {inst.num_flows} flows")
         for note in notes:

@@ -25,10 +25,20 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("info", help="describe an instance: sizes, widths, bins, loads")
     add_input_arguments(p)
     add_json_argument(p)
-    p.add_argument("--short-length", type=positive_float, default=5.0, metavar="MB",
-                   help="a coflow is short if its longest flow is below this many MB (default 5)")
-    p.add_argument("--narrow-width", type=positive_int, default=50, metavar="N",
-                   help="a coflow is narrow if it has at most N flows (default 50)")
+    p.add_argument(
+        "--short-length",
+        type=positive_float,
+        default=5.0,
+        metavar="MB",
+        help="a coflow is short if its longest flow is below this many MB (default 5)",
+    )
+    p.add_argument(
+        "--narrow-width",
+        type=positive_int,
+        default=50,
+        metavar="N",
+        help="a coflow is narrow if it has at most N flows (default 50)",
+    )
     p.set_defaults(func=run_info)
 
     v = sub.add_parser("validate", help="check an instance file (and optionally a schedule for it)")
@@ -62,7 +72,11 @@ def describe(inst: Instance, *, short_length: float = 5 * MB, narrow_width: int 
         "flows": inst.num_flows,
         "total_size": total,
         "capacity": {"min": float(cap.min()), "max": float(cap.max()), "uniform": inst.fabric.is_uniform},
-        "release": {"first": float(inst.release.min(initial=0)), "last": float(inst.release.max(initial=0)), "span": span},
+        "release": {
+            "first": float(inst.release.min(initial=0)),
+            "last": float(inst.release.max(initial=0)),
+            "span": span,
+        },
         "width": _stats(inst.width),
         "length": _stats(inst.length),
         "size": _stats(inst.size),
@@ -70,12 +84,12 @@ def describe(inst: Instance, *, short_length: float = 5 * MB, narrow_width: int 
         "bins": bins,
         "bin_thresholds": {"short_length": short_length, "narrow_width": narrow_width},
         "bottleneck_time": float((port_load / cap).max(initial=0.0)),
-        "offered_load": (
-            float(total / (span * float(inst.fabric.ingress.sum()))) if span > 0 else None
-        ),
+        "offered_load": (float(total / (span * float(inst.fabric.ingress.sum()))) if span > 0 else None),
         "weights": bool(np.any(inst.weight != 1.0)),
         "deadlines": int(np.isfinite(inst.deadline).sum()),
-        "dependencies": int(sum(a.size for a in inst.starts_after) + sum(b.size for b in inst.finishes_before)),
+        "dependencies": int(
+            sum(a.size for a in inst.starts_after) + sum(b.size for b in inst.finishes_before)
+        ),
         "multi_wave": inst.is_multi_wave,
     }
 
@@ -94,27 +108,46 @@ def run_info(args: argparse.Namespace) -> int:
         emit_json(facts)
         return 0
     out = sys.stdout
-    out.write(f"{facts['name'] or args.file}: {facts['coflows']} coflows, {facts['flows']} flows, "
-              f"{facts['ports']} ports\n")
+    out.write(
+        f"{facts['name'] or args.file}: {facts['coflows']} coflows, {facts['flows']} flows, "
+        f"{facts['ports']} ports\n"
+    )
     cap = facts["capacity"]
     out.write(f"capacity per link: {cap['min']:g}" + ("" if cap["uniform"] else f" to {cap['max']:g}") + "\n")
-    out.write(f"total size: {facts['total_size']:.6g}; releases from {facts['release']['first']:g} "
-              f"to {facts['release']['last']:g}\n")
-    out.write(f"busiest link needs {facts['bottleneck_time']:.6g} time units alone"
-              + (f"; offered load {facts['offered_load']:.3g}" if facts["offered_load"] else "") + "\n")
-    extras = [f"{facts['deadlines']} deadlines" if facts["deadlines"] else "",
-              f"{facts['dependencies']} dependencies" if facts["dependencies"] else "",
-              "weights" if facts["weights"] else "", "multi-wave flows" if facts["multi_wave"] else ""]
+    out.write(
+        f"total size: {facts['total_size']:.6g}; releases from {facts['release']['first']:g} "
+        f"to {facts['release']['last']:g}\n"
+    )
+    out.write(
+        f"busiest link needs {facts['bottleneck_time']:.6g} time units alone"
+        + (f"; offered load {facts['offered_load']:.3g}" if facts["offered_load"] else "")
+        + "\n"
+    )
+    extras = [
+        f"{facts['deadlines']} deadlines" if facts["deadlines"] else "",
+        f"{facts['dependencies']} dependencies" if facts["dependencies"] else "",
+        "weights" if facts["weights"] else "",
+        "multi-wave flows" if facts["multi_wave"] else "",
+    ]
     if any(extras):
         out.write("has " + ", ".join(e for e in extras if e) + "\n")
-    rows = [[name, s["min"], s.get("p50"), s["mean"], s["max"]]
-            for name, s in (("width", facts["width"]), ("length", facts["length"]),
-                            ("size", facts["size"]), ("gamma", facts["gamma"]))]
+    rows = [
+        [name, s["min"], s.get("p50"), s["mean"], s["max"]]
+        for name, s in (
+            ("width", facts["width"]),
+            ("length", facts["length"]),
+            ("size", facts["size"]),
+            ("gamma", facts["gamma"]),
+        )
+    ]
     out.write("\n" + format_table(rows, ["attribute", "min", "median", "mean", "max"]) + "\n\n")
-    rows = [[b, v["coflows"], 100 * v["fraction_coflows"], 100 * v["fraction_bytes"]]
-            for b, v in facts["bins"].items()]
-    title = (f"bins (short: longest flow < {args.short_length:g} MB; narrow: at most "
-             f"{args.narrow_width} flows)")
+    rows = [
+        [b, v["coflows"], 100 * v["fraction_coflows"], 100 * v["fraction_bytes"]]
+        for b, v in facts["bins"].items()
+    ]
+    title = (
+        f"bins (short: longest flow < {args.short_length:g} MB; narrow: at most {args.narrow_width} flows)"
+    )
     out.write(format_table(rows, ["bin", "coflows", "% coflows", "% bytes"], title=title) + "\n")
     return 0
 
@@ -131,8 +164,15 @@ def run_validate(args: argparse.Namespace) -> int:
             "feasible": report.ok,
             "counts": {k: v for k, v in report.counts.items() if v},
             "violations": [
-                {"kind": v.kind, "message": v.message, "coflow": v.coflow, "flow": v.flow,
-                 "link": v.link, "interval": v.interval, "excess": v.excess}
+                {
+                    "kind": v.kind,
+                    "message": v.message,
+                    "coflow": v.coflow,
+                    "flow": v.flow,
+                    "link": v.link,
+                    "interval": v.interval,
+                    "excess": v.excess,
+                }
                 for v in report.violations
             ],
             "peak_link_utilization": report.max_link_utilization,
@@ -141,8 +181,10 @@ def run_validate(args: argparse.Namespace) -> int:
     if args.json:
         emit_json(result)
         return code
-    print(f"{args.file}: valid instance ({inst.num_coflows} coflows, {inst.num_flows} flows, "
-          f"{inst.num_ports} ports)")
+    print(
+        f"{args.file}: valid instance ({inst.num_coflows} coflows, {inst.num_flows} flows, "
+        f"{inst.num_ports} ports)"
+    )
     if args.schedule:
         print(f"{args.schedule}: {report}")
     return code

@@ -51,9 +51,7 @@ FORMATS: dict[str, FileFormat] = {
     "benchmark": FileFormat(
         "benchmark", "Coflow-Benchmark trace (FB2010)", benchmark.read, benchmark.write, True
     ),
-    "sincronia": FileFormat(
-        "sincronia", "Sincronia simulator trace", sincronia.read, sincronia.write, True
-    ),
+    "sincronia": FileFormat("sincronia", "Sincronia simulator trace", sincronia.read, sincronia.write, True),
 }
 
 
@@ -76,18 +74,14 @@ def detect_format(path: str | os.PathLike[str], text: str | None = None) -> str:
         return "json"
     lines = [ln.split() for ln in text.splitlines() if ln.strip()]
     if len(lines) >= 2:
-        second = lines[1]
-        if any(":" in tok for tok in second):
-            return "benchmark"
-        if len(second) >= 5 and second[2].isdigit() and len(second) == 5 + 3 * int(second[2]):
-            return "sincronia"
-    if len(lines) == 1:
+        # every Coflow-Benchmark line has at least one '<rack>:<MB>' reducer
+        return "benchmark" if any(":" in tok for tok in lines[1]) else "sincronia"
+    if len(lines) == 1 and len(lines[0]) == 2:
         return "benchmark"  # an empty trace: both text formats read it alike
     raise InputError(
-        "cannot tell the file's format (JSON, Coflow-Benchmark or Sincronia trace); "
-        "name it with --format",
+        "cannot tell the file's format (JSON, Coflow-Benchmark or Sincronia trace); name it with --format",
         path=p,
-        line=2 if len(lines) >= 2 else 1,
+        line=1,
     )
 
 
@@ -129,5 +123,5 @@ def write(
     The format defaults to ``json``. Returns notes worth telling the user
     (e.g. what the format could not store).
     """
-    fmt = _lookup(format or ("json" if str(path).lower().endswith(".json") else "json"))
+    fmt = _lookup(format or "json")
     return fmt.writer(instance, path, **options)

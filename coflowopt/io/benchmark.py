@@ -56,14 +56,16 @@ def _header(lines: list[tuple[int, list[str]]], path: str) -> tuple[int, int]:
     if len(tokens) != 2:
         raise InputError(
             f"expected '<ports> <coflows>' on the first line, got {len(tokens)} fields",
-            path=path, line=number,
+            path=path,
+            line=number,
         )
     ports = _int(tokens[0], "number of ports", path, number, minimum=1)
     count = _int(tokens[1], "number of coflows", path, number)
     if len(lines) - 1 != count:
         raise InputError(
             f"the header announces {count} coflows but the file has {len(lines) - 1} coflow lines",
-            path=path, line=number,
+            path=path,
+            line=number,
         )
     return ports, count
 
@@ -87,20 +89,27 @@ def loads(text: str, *, path: str = "<string>", port_rate: float = DEFAULT_PORT_
         if len(t) < 5:
             raise InputError(
                 "expected '<id> <arrival ms> <#mappers> <racks>... <#reducers> <rack:MB>...', "
-                f"got {len(t)} fields", path=path, line=number,
+                f"got {len(t)} fields",
+                path=path,
+                line=number,
             )
         cid = t[0]
         if cid in seen:
-            raise InputError(f"duplicate coflow id '{cid}' (first on line {seen[cid]})", path=path, line=number)
+            raise InputError(
+                f"duplicate coflow id '{cid}' (first on line {seen[cid]})", path=path, line=number
+            )
         seen[cid] = number
         arrival = _float(t[1], f"arrival time of coflow '{cid}'", path, number)
         if arrival < 0:
-            raise InputError(f"arrival time of coflow '{cid}' must be >= 0, got {t[1]}", path=path, line=number)
+            raise InputError(
+                f"arrival time of coflow '{cid}' must be >= 0, got {t[1]}", path=path, line=number
+            )
         m = _int(t[2], f"number of mappers of coflow '{cid}'", path, number, minimum=1)
         if len(t) < 4 + m:
             raise InputError(
                 f"coflow '{cid}' announces {m} mappers but the line ends after {len(t) - 3}",
-                path=path, line=number,
+                path=path,
+                line=number,
             )
         mappers = [_rack(x, f"mapper rack of coflow '{cid}'", ports, path, number) for x in t[3 : 3 + m]]
         r = _int(t[3 + m], f"number of reducers of coflow '{cid}'", path, number, minimum=1)
@@ -108,7 +117,8 @@ def loads(text: str, *, path: str = "<string>", port_rate: float = DEFAULT_PORT_
         if len(reducer_tokens) != r:
             raise InputError(
                 f"coflow '{cid}' announces {r} reducers but lists {len(reducer_tokens)}",
-                path=path, line=number,
+                path=path,
+                line=number,
             )
         racks = np.empty(r, dtype=np.int64)
         mbs = np.empty(r)
@@ -117,14 +127,16 @@ def loads(text: str, *, path: str = "<string>", port_rate: float = DEFAULT_PORT_
             if not sep:
                 raise InputError(
                     f"reducer {j} of coflow '{cid}' must be '<rack>:<MB>', got '{token}'",
-                    path=path, line=number,
+                    path=path,
+                    line=number,
                 )
             racks[j] = _rack(rack, f"reducer rack of coflow '{cid}'", ports, path, number)
             mbs[j] = _float(mb, f"shuffle MB of reducer {j} of coflow '{cid}'", path, number)
             if mbs[j] <= 0:
                 raise InputError(
                     f"shuffle MB of reducer {j} of coflow '{cid}' must be > 0, got '{mb}'",
-                    path=path, line=number,
+                    path=path,
+                    line=number,
                 )
         src = np.tile(np.array(mappers, dtype=np.int64), r)
         dst = np.repeat(racks, m)
@@ -173,6 +185,15 @@ def _shuffle_of(c: Coflow) -> tuple[list[int], list[int], list[float]]:
     return mappers, reducers, sizes
 
 
+def _mb_text(size: float, mappers: int) -> str:
+    """Megabytes that the reader turns back into exactly ``size`` bytes per flow."""
+
+    def decode(mb: float) -> float:
+        return mb * MB / mappers
+
+    return shortest_decimal(size * mappers / MB, decode, size)
+
+
 def dumps(instance: Instance, *, port_rate: float | None = None) -> str:
     """The instance as a Coflow-Benchmark trace.
 
@@ -211,8 +232,7 @@ def dumps(instance: Instance, *, port_rate: float | None = None) -> str:
         m = len(mappers)
         ms = shortest_decimal(c.release * 1000.0, lambda v: v / 1000.0, c.release)
         red = " ".join(
-            f"{rack}:{shortest_decimal(size * m / MB, lambda v, m=m: v * MB / m, size)}"
-            for rack, size in zip(reducers, sizes, strict=True)
+            f"{rack}:{_mb_text(size, m)}" for rack, size in zip(reducers, sizes, strict=True)
         )
         lines.append(f"{c.id} {ms} {m} {' '.join(map(str, mappers))} {len(reducers)} {red}")
     return "\n".join(lines) + "\n"

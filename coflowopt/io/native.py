@@ -36,14 +36,22 @@ FORMAT_TAG = "coflowopt-instance/1"
 _TOP_KEYS = {"format", "name", "ports", "coflows"}
 _COFLOW_KEYS = {"id", "release", "weight", "deadline", "flows", "starts_after", "finishes_before"}
 _FIELD_PATH = {
-    "ingress": 0, "egress": 1, "size": 2, "delay": 3,
+    "ingress": 0,
+    "egress": 1,
+    "size": 2,
+    "delay": 3,
 }
 
 
 def _type_name(value: Any) -> str:
     return {
-        bool: "a boolean", int: "an integer", float: "a number", str: "a string",
-        list: "an array", dict: "an object", type(None): "null",
+        bool: "a boolean",
+        int: "an integer",
+        float: "a number",
+        str: "a string",
+        list: "an array",
+        dict: "an object",
+        type(None): "null",
     }.get(type(value), type(value).__name__)
 
 
@@ -89,19 +97,17 @@ class _Reader:
             raise self.fail(where, f"must be an array of [src, dst, size] rows, got {_type_name(rows)}")
         if not rows:
             raise self.fail(where, "a coflow needs at least one flow")
-        lengths = set(map(len, rows)) if all(type(r) is list for r in rows) else None
-        types = set(map(type, itertools.chain.from_iterable(rows))) if lengths else None
-        if lengths is None or not lengths <= {3, 4} or not types <= {int, float}:
+        lengths: set[int] = set(map(len, rows)) if all(type(r) is list for r in rows) else set()
+        types: set[type] = set(map(type, itertools.chain.from_iterable(rows))) if lengths else set()
+        if not lengths or not lengths <= {3, 4} or not types <= {int, float}:
             self._flows_slow(rows, where)  # raises with the exact location
-        bad = next(
-            (i for i, r in enumerate(rows) if type(r[0]) is not int or type(r[1]) is not int), None
-        )
+        bad = next((i for i, r in enumerate(rows) if type(r[0]) is not int or type(r[1]) is not int), None)
         if bad is not None:
             col = 0 if type(rows[bad][0]) is not int else 1
             what = ("ingress port", "egress port")[col]
             raise self.fail(f"{where}[{bad}][{col}]", f"{what} must be an integer, got {rows[bad][col]!r}")
-        width = max(lengths)  # type: ignore[type-var]
-        if len(lengths) == 1:  # type: ignore[arg-type]
+        width = max(lengths)
+        if len(lengths) == 1:
             arr = np.array(rows, dtype=float)
         else:
             arr = np.zeros((len(rows), 4))
@@ -113,13 +119,21 @@ class _Reader:
     def _flows_slow(self, rows: list[Any], where: str) -> None:
         for i, r in enumerate(rows):
             if type(r) is not list:
-                raise self.fail(f"{where}[{i}]", f"a flow must be an array [src, dst, size], got {_type_name(r)} {r!r:.60}")
+                raise self.fail(
+                    f"{where}[{i}]",
+                    f"a flow must be an array [src, dst, size], got {_type_name(r)} {r!r:.60}",
+                )
             if len(r) not in (3, 4):
-                raise self.fail(f"{where}[{i}]", f"a flow must be [src, dst, size] (or [src, dst, size, delay]), got {len(r)} entries")
+                raise self.fail(
+                    f"{where}[{i}]",
+                    f"a flow must be [src, dst, size] (or [src, dst, size, delay]), got {len(r)} entries",
+                )
             for j, x in enumerate(r):
                 if not _is_number(x):
                     what = ("ingress port", "egress port", "size", "delay")[j]
-                    raise self.fail(f"{where}[{i}][{j}]", f"{what} must be a number, got {_type_name(x)} {x!r:.60}")
+                    raise self.fail(
+                        f"{where}[{i}][{j}]", f"{what} must be a number, got {_type_name(x)} {x!r:.60}"
+                    )
         raise AssertionError("unreachable")  # pragma: no cover
 
     def coflow(self, k: int, obj: Any) -> Coflow:
@@ -128,13 +142,18 @@ class _Reader:
             raise self.fail(where, f"a coflow must be an object, got {_type_name(obj)}")
         unknown = [key for key in obj if key not in _COFLOW_KEYS and not key.startswith("_")]
         if unknown:
-            raise self.fail(f"{where}.{unknown[0]}", f"unknown key '{unknown[0]}' (known: {', '.join(sorted(_COFLOW_KEYS))})")
+            raise self.fail(
+                f"{where}.{unknown[0]}",
+                f"unknown key '{unknown[0]}' (known: {', '.join(sorted(_COFLOW_KEYS))})",
+            )
         for key in ("id", "flows"):
             if key not in obj:
                 raise self.fail(where, f"missing required key '{key}'")
         cid = obj["id"]
         if not isinstance(cid, str) or not cid:
-            raise self.fail(f"{where}.id", f"id must be a non-empty string, got {_type_name(cid)} {cid!r:.60}")
+            raise self.fail(
+                f"{where}.id", f"id must be a non-empty string, got {_type_name(cid)} {cid!r:.60}"
+            )
         release = self.number(obj.get("release", 0.0), f"{where}.release", "release")
         weight = self.number(obj.get("weight", 1.0), f"{where}.weight", "weight")
         deadline = obj.get("deadline")
@@ -144,8 +163,18 @@ class _Reader:
         fb = self.id_list(obj.get("finishes_before", []), f"{where}.finishes_before")
         src, dst, size, delay = self.flows(obj["flows"], f"{where}.flows")
         try:
-            return Coflow(cid, src, dst, size, release=release, weight=weight, deadline=deadline,
-                          starts_after=sa, finishes_before=fb, delay=delay)
+            return Coflow(
+                cid,
+                src,
+                dst,
+                size,
+                release=release,
+                weight=weight,
+                deadline=deadline,
+                starts_after=sa,
+                finishes_before=fb,
+                delay=delay,
+            )
         except InstanceError as exc:
             raise self.fail(self.locate(exc, k), exc.message) from None
 
@@ -169,7 +198,7 @@ class _Reader:
         if unknown:
             raise self.fail(f"$.{unknown[0]}", f"unknown key '{unknown[0]}' (metadata keys start with '_')")
         if doc.get("format") != FORMAT_TAG:
-            raise self.fail("$.format", f"format must be \"{FORMAT_TAG}\", got {doc.get('format')!r:.60}")
+            raise self.fail("$.format", f'format must be "{FORMAT_TAG}", got {doc.get("format")!r:.60}')
         name = doc.get("name", "")
         if name is None:
             name = ""
@@ -177,7 +206,9 @@ class _Reader:
             raise self.fail("$.name", f"name must be a string, got {_type_name(name)}")
         ports = doc.get("ports")
         if not isinstance(ports, dict):
-            raise self.fail("$.ports", f"ports must be an object with 'ingress' and 'egress', got {_type_name(ports)}")
+            raise self.fail(
+                "$.ports", f"ports must be an object with 'ingress' and 'egress', got {_type_name(ports)}"
+            )
         for key in ports:
             if key not in ("ingress", "egress") and not key.startswith("_"):
                 raise self.fail(f"$.ports.{key}", f"unknown key '{key}' (expected 'ingress' and 'egress')")
@@ -195,7 +226,7 @@ class _Reader:
             raise self.fail("$.coflows", f"coflows must be an array, got {_type_name(coflows)}")
         parsed = [self.coflow(k, c) for k, c in enumerate(coflows)]
         try:
-            return Instance(Fabric(ing, egr), tuple(parsed), name=name)
+            return Instance(Fabric(np.array(ing), np.array(egr)), tuple(parsed), name=name)
         except InstanceError as exc:
             raise self.fail(self.locate(exc, exc.coflow), exc.message) from None
 
@@ -205,7 +236,9 @@ def loads(text: str, *, path: str = "<string>") -> Instance:
     try:
         doc = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise InputError(f"invalid JSON: {exc.msg} (column {exc.colno})", path=path, line=exc.lineno) from None
+        raise InputError(
+            f"invalid JSON: {exc.msg} (column {exc.colno})", path=path, line=exc.lineno
+        ) from None
     except RecursionError:
         raise InputError("invalid JSON: nested too deeply", path=path) from None
     return _Reader(path).document(doc)
@@ -245,17 +278,28 @@ def dumps(instance: Instance, *, metadata: dict[str, Any] | None = None) -> str:
         parts.append(f",\n {json.dumps(key)}: {json.dumps(value)}")
     fab = instance.fabric
     parts.append(
-        ',\n "ports": {"ingress": [' + ", ".join(map(_num, fab.ingress)) + '], "egress": ['
-        + ", ".join(map(_num, fab.egress)) + "]}"
+        ',\n "ports": {"ingress": ['
+        + ", ".join(map(_num, fab.ingress))
+        + '], "egress": ['
+        + ", ".join(map(_num, fab.egress))
+        + "]}"
     )
     parts.append(',\n "coflows": [')
     for k, c in enumerate(instance.coflows):
         head = f'{{"id": {json.dumps(c.id)}, "release": {_num(c.release)}, "weight": {_num(c.weight)}'
         head += f', "deadline": {"null" if c.deadline is None else _num(c.deadline)}'
         if c.delay is None:
-            rows = (f"[{s}, {d}, {_num(z)}]" for s, d, z in zip(c.src.tolist(), c.dst.tolist(), c.sizes.tolist(), strict=True))
+            rows = (
+                f"[{s}, {d}, {_num(z)}]"
+                for s, d, z in zip(c.src.tolist(), c.dst.tolist(), c.sizes.tolist(), strict=True)
+            )
         else:
-            rows = (f"[{s}, {d}, {_num(z)}, {_num(w)}]" for s, d, z, w in zip(c.src.tolist(), c.dst.tolist(), c.sizes.tolist(), c.delay.tolist(), strict=True))
+            rows = (
+                f"[{s}, {d}, {_num(z)}, {_num(w)}]"
+                for s, d, z, w in zip(
+                    c.src.tolist(), c.dst.tolist(), c.sizes.tolist(), c.delay.tolist(), strict=True
+                )
+            )
         body = f', "flows": [{", ".join(rows)}]'
         body += f', "starts_after": {json.dumps(list(c.starts_after))}'
         body += f', "finishes_before": {json.dumps(list(c.finishes_before))}}}'
@@ -265,7 +309,9 @@ def dumps(instance: Instance, *, metadata: dict[str, Any] | None = None) -> str:
     return "".join(parts)
 
 
-def write(instance: Instance, path: str | os.PathLike[str], *, metadata: dict[str, Any] | None = None) -> list[str]:
+def write(
+    instance: Instance, path: str | os.PathLike[str], *, metadata: dict[str, Any] | None = None
+) -> list[str]:
     """Write a native JSON file atomically. Returns notes (none for this format)."""
     text = dumps(instance, metadata=metadata)
     with atomic_writer(path) as fh:

@@ -47,7 +47,9 @@ def read_schedule(path: str | os.PathLike[str], instance: Instance) -> Schedule:
     for i, row in enumerate(pieces):
         where = f"$.pieces[{i}]"
         if not isinstance(row, list) or len(row) != 5:
-            raise InputError("a piece must be [coflow id, flow index, start, end, rate]", path=p, json_path=where)
+            raise InputError(
+                "a piece must be [coflow id, flow index, start, end, rate]", path=p, json_path=where
+            )
         cid, local = row[0], row[1]
         if not isinstance(cid, str):
             raise InputError(f"coflow id must be a string, got {cid!r}", path=p, json_path=f"{where}[0]")
@@ -70,8 +72,11 @@ def read_schedule(path: str | os.PathLike[str], instance: Instance) -> Schedule:
 
 
 def write_schedule(
-    schedule: Schedule, instance: Instance, path: str | os.PathLike[str],
-    *, metadata: dict[str, Any] | None = None,
+    schedule: Schedule,
+    instance: Instance,
+    path: str | os.PathLike[str],
+    *,
+    metadata: dict[str, Any] | None = None,
 ) -> None:
     """Write a schedule file atomically."""
     k = instance.flow_coflow[schedule.flow]

@@ -41,15 +41,21 @@ def loads(text: str, *, path: str = "<string>", port_rate: float = DEFAULT_PORT_
         if len(t) < 5:
             raise InputError(
                 "expected '<id> <arrival ms> <#flows> <#senders> <#receivers> "
-                f"(<src> <dst> <MB>)...', got {len(t)} fields", path=path, line=number,
+                f"(<src> <dst> <MB>)...', got {len(t)} fields",
+                path=path,
+                line=number,
             )
         cid = t[0]
         if cid in seen:
-            raise InputError(f"duplicate coflow id '{cid}' (first on line {seen[cid]})", path=path, line=number)
+            raise InputError(
+                f"duplicate coflow id '{cid}' (first on line {seen[cid]})", path=path, line=number
+            )
         seen[cid] = number
         arrival = _float(t[1], f"arrival time of coflow '{cid}'", path, number)
         if arrival < 0:
-            raise InputError(f"arrival time of coflow '{cid}' must be >= 0, got {t[1]}", path=path, line=number)
+            raise InputError(
+                f"arrival time of coflow '{cid}' must be >= 0, got {t[1]}", path=path, line=number
+            )
         n = _int(t[2], f"number of flows of coflow '{cid}'", path, number, minimum=1)
         senders = _int(t[3], f"number of senders of coflow '{cid}'", path, number, minimum=1)
         receivers = _int(t[4], f"number of receivers of coflow '{cid}'", path, number, minimum=1)
@@ -57,7 +63,8 @@ def loads(text: str, *, path: str = "<string>", port_rate: float = DEFAULT_PORT_
         if len(body) != 3 * n:
             raise InputError(
                 f"coflow '{cid}' announces {n} flows ({3 * n} numbers) but has {len(body)} numbers",
-                path=path, line=number,
+                path=path,
+                line=number,
             )
         src, dst, size = _flows(body, n, ports, cid, path, number)
         for count, arr, what in ((senders, src, "senders"), (receivers, dst, "receivers")):
@@ -65,7 +72,8 @@ def loads(text: str, *, path: str = "<string>", port_rate: float = DEFAULT_PORT_
             if distinct != count:
                 raise InputError(
                     f"coflow '{cid}' announces {count} {what} but its flows use {distinct}",
-                    path=path, line=number,
+                    path=path,
+                    line=number,
                 )
         coflows.append(Coflow(cid, src, dst, size * MB, release=arrival / 1000.0))
     try:
@@ -101,11 +109,14 @@ def _flows(
             if port >= ports:
                 raise InputError(
                     f"{what} of flow {i} of coflow '{cid}' is port {port}, but the fabric has {ports} ports",
-                    path=path, line=number,
+                    path=path,
+                    line=number,
                 )
         value = _float(mb, f"size (MB) of flow {i} of coflow '{cid}'", path, number)
         if value <= 0:
-            raise InputError(f"size of flow {i} of coflow '{cid}' must be > 0, got '{mb}'", path=path, line=number)
+            raise InputError(
+                f"size of flow {i} of coflow '{cid}' must be > 0, got '{mb}'", path=path, line=number
+            )
     raise AssertionError("unreachable")  # pragma: no cover
 
 
@@ -128,7 +139,13 @@ def dumps(instance: Instance, *, mb_rounding: Rounding = "ceil") -> tuple[str, i
     if not fab.is_uniform:
         raise InstanceError("cannot write the Sincronia format: port capacities differ")
     for c in instance.coflows:
-        if c.weight != 1.0 or c.deadline is not None or c.starts_after or c.finishes_before or c.delay is not None:
+        if (
+            c.weight != 1.0
+            or c.deadline is not None
+            or c.starts_after
+            or c.finishes_before
+            or c.delay is not None
+        ):
             raise InstanceError(
                 f"cannot write the Sincronia format: coflow '{c.id}' has weights, deadlines, "
                 "dependencies or delayed flows, which the format cannot express"
@@ -146,7 +163,9 @@ def dumps(instance: Instance, *, mb_rounding: Rounding = "ceil") -> tuple[str, i
             rounded += int(np.count_nonzero(whole != mb))
             sizes = [str(int(v)) for v in whole]
         ms = shortest_decimal(c.release * 1000.0, lambda v: v / 1000.0, c.release)
-        flows = " ".join(f"{s} {d} {z}" for s, d, z in zip(c.src.tolist(), c.dst.tolist(), sizes, strict=True))
+        flows = " ".join(
+            f"{s} {d} {z}" for s, d, z in zip(c.src.tolist(), c.dst.tolist(), sizes, strict=True)
+        )
         senders = np.unique(c.src).size
         receivers = np.unique(c.dst).size
         lines.append(f"{c.id} {ms} {c.width} {senders} {receivers} {flows}")

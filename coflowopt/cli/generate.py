@@ -1,0 +1,136 @@
+"""``coflowopt generate``: synthetic workloads and re-timed arrivals."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from .. import io
+from ..instance import MB, Instance
+from ..io import generate as gen
+from ._util import (
+    add_input_arguments,
+    add_json_argument,
+    emit_json,
+    load_instance,
+    nonnegative_float,
+    positive_float,
+    positive_int,
+)
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("generate", help="generate workloads or re-time the arrivals of an instance")
+    kinds = p.add_subparsers(dest="kind", metavar="KIND", required=True)
+
+    s = kinds.add_parser("synthetic", help="random coflows from the seeds' four bins (SN/LN/SW/LW)")
+    s.add_argument("--coflows", type=positive_int, required=True, help="number of coflows")
+    s.add_argument("--ports", type=positive_int, required=True, help="number of ports")
+    s.add_argument(
+        "--load",
+        type=positive_float,
+        default=None,
+        help="Poisson arrivals at this offered load (default: all arrive at 0)",
+    )
+    s.add_argument(
+        "--port-rate", type=positive_float, default=1.25e8, help="bytes/s per port (default 1.25e8)"
+    )
+    s.add_argument(
+        "--max-wide", type=positive_int, default=1000, help="largest width of wide coflows (default 1000)"
+    )
+    s.add_argument(
+        "--max-length-mb",
+        type=positive_float,
+        default=1024.0,
+        help="largest flow of long coflows in MB (default 1024)",
+    )
+    s.set_defaults(func=run_synthetic)
+
+    po = kinds.add_parser("poisson", help="re-time arrivals as a Poisson process at a load")
+    add_input_arguments(po)
+    po.add_argument("--load", type=positive_float, required=True)
+    po.set_defaults(func=run_retime)
+
+    b = kinds.add_parser("batch", help="arrivals in batches (Poisson batches at a load, or a fixed interval)")
+    add_input_arguments(b)
+    b.add_argument("--batch-size", type=positive_int, default=10)
+    group = b.add_mutually_exclusive_group(required=True)
+    group.add_argument("--load", type=positive_float)
+    group.add_argument("--interval", type=nonnegative_float)
+    b.set_defaults(func=run_retime)
+
+    r = kinds.add_parser("rescale", help="stretch inter-arrival times to a target offered load")
+    add_input_arguments(r)
+    r.add_argument("--load", type=positive_float, required=True)
+    r.set_defaults(func=run_retime)
+
+    d = kinds.add_parser("deadlines", help="Varys-style deadlines: max(min, Gamma (1 + U(0, slack)))")
+    add_input_arguments(d)
+    d.add_argument("--slack", type=nonnegative_float, default=1.0)
+    d.add_argument("--minimum", type=nonnegative_float, default=0.2, help="in the instance's time unit")
+    d.set_defaults(func=run_retime)
+
+    for sp in (s, po, b, r, d):
+        sp.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+        sp.add_argument("-o", "--output", required=True, help="file to write")
+        sp.add_argument(
+            "--to", choices=sorted(io.FORMATS), default="json", help="output format (default json)"
+        )
+        add_json_argument(sp)
+
+
+def _finish(args: argparse.Namespace, inst: Instance) -> int:
+    notes = io.write(inst, args.output, format=args.to)
+    load = gen.offered_load(inst)
+    if args.json:
+        emit_json(
+            {
+                "output": args.output,
+                "format": args.to,
+                "coflows": inst.num_coflows,
+                "flows": inst.num_flows,
+                "ports": inst.num_ports,
+                "offered_load": load,
+                "bins": inst.bin_counts(),
+                "notes": notes,
+            }
+        )
+    else:
+        print(
+            f"wrote {args.output}: {inst.num_coflows} coflows, {inst.num_flows} flows, "
+            f"{inst.num_ports} ports" + (f", offered load {load:.3g}" if load == load else "")
+        )
+        for note in notes:
+            print(f"note: {note}", file=sys.stderr)
+    return 0
+
+
+def run_synthetic(args: argparse.Namespace) -> int:
+    classes = tuple(
+        gen.WorkloadClass(
+            c.name,
+            c.fraction,
+            (c.width[0], args.max_wide) if c.name.endswith("W") else c.width,
+            (c.length[0], args.max_length_mb * MB) if c.name.startswith("L") else c.length,
+        )
+        for c in gen.FACEBOOK_BINS
+    )
+    inst = gen.synthetic(
+        args.coflows, args.ports, classes=classes, load=args.load, port_rate=args.port_rate, seed=args.seed
+    )
+    return _finish(args, inst)
+
+
+def run_retime(args: argparse.Namespace) -> int:
+    inst = load_instance(args)
+    if args.kind == "poisson":
+        inst = gen.poisson_arrivals(inst, args.load, seed=args.seed)
+    elif args.kind == "batch":
+        inst = gen.batch_arrivals(
+            inst, args.batch_size, load=args.load, interval=args.interval, seed=args.seed
+        )
+    elif args.kind == "rescale":
+        inst = gen.rescale_load(inst, args.load)
+    else:
+        inst = gen.deadlines_from_isolation(inst, slack=args.slack, minimum=args.minimum, seed=args.seed)
+    return _finish(args, inst)

@@ -1,0 +1,233 @@
+"""Seeded workload generators shaped like the seeds' evaluations.
+
+Every generator takes a ``seed`` and is reproducible: the same arguments give
+the same instance, bit for bit.
+
+*Offered load* throughout is the one the seeds use to time arrivals (MCS
+§VIII-C, Sincronia's generator): ``rho = lambda * E[coflow size] / C`` where
+``lambda`` is the coflow arrival rate and ``C`` the total ingress capacity.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from ..errors import InstanceError
+from ..instance import MB, Coflow, Fabric, Instance
+
+__all__ = [
+    "FACEBOOK_BINS",
+    "WorkloadClass",
+    "batch_arrivals",
+    "deadlines_from_isolation",
+    "offered_load",
+    "poisson_arrivals",
+    "rescale_load",
+    "synthetic",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class WorkloadClass:
+    """A class of coflows: its share, width range and length range.
+
+    Widths (flow counts) and lengths (largest flow, bytes) are drawn
+    log-uniformly within the closed ranges; the other flows of a coflow get
+    sizes uniform in ``[min_share * length, length]``.
+    """
+
+    name: str
+    fraction: float
+    width: tuple[int, int]
+    length: tuple[float, float]
+    min_share: float = 0.1
+
+    def __post_init__(self) -> None:
+        if not self.fraction >= 0:
+            raise InstanceError(f"class {self.name}: fraction must be >= 0, got {self.fraction!r}")
+        lo, hi = self.width
+        if not (1 <= lo <= hi):
+            raise InstanceError(
+                f"class {self.name}: width range must satisfy 1 <= lo <= hi, got {self.width}"
+            )
+        a, b = self.length
+        if not (0 < a <= b and math.isfinite(b)):
+            raise InstanceError(
+                f"class {self.name}: length range must satisfy 0 < lo <= hi, got {self.length}"
+            )
+        if not (0 < self.min_share <= 1):
+            raise InstanceError(f"class {self.name}: min_share must be in (0, 1], got {self.min_share!r}")
+
+
+FACEBOOK_BINS: tuple[WorkloadClass, ...] = (
+    WorkloadClass("SN", 0.52, (1, 50), (1 * MB, 5 * MB)),
+    WorkloadClass("LN", 0.16, (1, 50), (5 * MB, 1024 * MB)),
+    WorkloadClass("SW", 0.15, (51, 1000), (1 * MB, 5 * MB)),
+    WorkloadClass("LW", 0.17, (51, 1000), (5 * MB, 1024 * MB)),
+)
+"""The seeds' four bins with their published shares of coflows (dissertation
+Table 5.3, MCS Table IV): short < 5 MB longest flow, narrow <= 50 flows. The
+upper ends (1000 flows, 1 GB) are our choice: the seeds do not state them.
+Lengths of short coflows stay below 5 MB (the range's upper end is open)."""
+
+
+def _rng(seed: int | None) -> np.random.Generator:
+    return np.random.default_rng(seed)
+
+
+def _log_uniform(rng: np.random.Generator, lo: float, hi: float) -> float:
+    if lo == hi:
+        return float(lo)
+    return float(math.exp(rng.uniform(math.log(lo), math.log(hi))))
+
+
+def offered_load(instance: Instance) -> float:
+    """Offered load of an instance's arrivals: bytes / (release span x ingress capacity).
+
+    ``nan`` when all coflows arrive at once.
+    """
+    if instance.num_coflows < 2:
+        return float("nan")
+    span = float(instance.release.max() - instance.release.min())
+    if span <= 0:
+        return float("nan")
+    return float(instance.size.sum()) / (span * float(instance.fabric.ingress.sum()))
+
+
+def _check_load(load: float) -> float:
+    if not (math.isfinite(load) and load > 0):
+        raise InstanceError(f"load must be finite and > 0, got {load!r}")
+    return float(load)
+
+
+def synthetic(
+    num_coflows: int,
+    num_ports: int,
+    *,
+    classes: Sequence[WorkloadClass] = FACEBOOK_BINS,
+    load: float | None = 0.5,
+    port_rate: float = 1.25e8,
+    seed: int | None = 0,
+    name: str = "",
+) -> Instance:
+    """Random coflows drawn from classes of width and length (default: the FB bins).
+
+    Each coflow picks a class with the classes' fractions, a width and a
+    length in the class's ranges, and that many flows between uniformly
+    random ports (pairs may repeat). With ``load`` set, arrivals are a Poisson
+    process at that offered load (first arrival at 0); with ``load=None`` all
+    coflows arrive at 0.
+    """
+    if int(num_coflows) != num_coflows or num_coflows < 1:
+        raise InstanceError(f"number of coflows must be a positive integer, got {num_coflows!r}")
+    frac = np.array([c.fraction for c in classes], dtype=float)
+    if frac.size == 0 or frac.sum() <= 0:
+        raise InstanceError("need at least one class with a positive fraction")
+    rng = _rng(seed)
+    picks = rng.choice(len(classes), size=int(num_coflows), p=frac / frac.sum())
+    coflows = []
+    for k, ci in enumerate(picks):
+        cls = classes[int(ci)]
+        width = round(_log_uniform(rng, cls.width[0], cls.width[1]))
+        length = _log_uniform(rng, cls.length[0], cls.length[1])
+        if cls.length[1] > cls.length[0]:
+            length = min(length, np.nextafter(cls.length[1], 0))
+        sizes = rng.uniform(cls.min_share * length, length, size=width)
+        sizes[rng.integers(width)] = length
+        src = rng.integers(0, num_ports, size=width)
+        dst = rng.integers(0, num_ports, size=width)
+        coflows.append(Coflow(str(k), src, dst, sizes))
+    inst = Instance(Fabric.uniform(num_ports, port_rate), tuple(coflows), name=name or f"synthetic-{seed}")
+    if load is None:
+        return inst
+    return poisson_arrivals(inst, load, seed=None if seed is None else seed + 1)
+
+
+def poisson_arrivals(instance: Instance, load: float, *, seed: int | None = 0) -> Instance:
+    """Coflows arrive, in their current order, as a Poisson process at ``load``.
+
+    Rate ``lambda = load * C / mean coflow size`` (``C`` = total ingress
+    capacity), as in MCS §VIII-C. The first coflow arrives at 0.
+    """
+    rho = _check_load(load)
+    K = instance.num_coflows
+    if K == 0:
+        return instance
+    rate = rho * float(instance.fabric.ingress.sum()) / float(instance.size.mean())
+    gaps = _rng(seed).exponential(1.0 / rate, size=K)
+    gaps[0] = 0.0
+    return instance.with_releases(np.cumsum(gaps))
+
+
+def batch_arrivals(
+    instance: Instance,
+    batch_size: int,
+    *,
+    load: float | None = None,
+    interval: float | None = None,
+    seed: int | None = 0,
+) -> Instance:
+    """Coflows arrive in batches of ``batch_size`` with identical release times.
+
+    Batches follow either a Poisson process at offered ``load`` (MCS §VII-B:
+    batches of 10 arriving according to the desired load) or a fixed
+    ``interval``; give exactly one. The first batch arrives at 0.
+    """
+    if int(batch_size) != batch_size or batch_size < 1:
+        raise InstanceError(f"batch size must be a positive integer, got {batch_size!r}")
+    if (load is None) == (interval is None):
+        raise InstanceError("give exactly one of load and interval")
+    K = instance.num_coflows
+    nb = -(-K // int(batch_size))
+    if interval is not None:
+        if not (math.isfinite(interval) and interval >= 0):
+            raise InstanceError(f"interval must be finite and >= 0, got {interval!r}")
+        starts = np.arange(nb) * float(interval)
+    else:
+        rho = _check_load(float(load))  # type: ignore[arg-type]
+        batch_bytes = float(instance.size.sum()) / nb
+        rate = rho * float(instance.fabric.ingress.sum()) / batch_bytes
+        gaps = _rng(seed).exponential(1.0 / rate, size=nb)
+        gaps[0] = 0.0
+        starts = np.cumsum(gaps)
+    return instance.with_releases(starts[np.arange(K) // int(batch_size)])
+
+
+def rescale_load(instance: Instance, load: float) -> Instance:
+    """Stretch or compress inter-arrival times so that the offered load is ``load``.
+
+    Keeps the order and relative spacing of arrivals and the first release.
+    """
+    rho = _check_load(load)
+    current = offered_load(instance)
+    if not math.isfinite(current):
+        raise InstanceError("cannot rescale the load of an instance whose coflows all arrive at once")
+    first = float(instance.release.min())
+    return instance.with_releases(first + (instance.release - first) * (current / rho))
+
+
+def deadlines_from_isolation(
+    instance: Instance, *, slack: float = 1.0, minimum: float = 0.2, seed: int | None = 0
+) -> Instance:
+    """Deadlines as in Varys' evaluation (dissertation §5.7.1).
+
+    ``deadline = release + max(minimum, Gamma * (1 + U(0, slack)))`` where
+    ``Gamma`` is the coflow's isolation time (its CCT in an empty network).
+    ``minimum`` is 200 ms in the dissertation (time units of the instance).
+    """
+    if not (math.isfinite(slack) and slack >= 0):
+        raise InstanceError(f"slack must be finite and >= 0, got {slack!r}")
+    if not (math.isfinite(minimum) and minimum >= 0):
+        raise InstanceError(f"minimum must be finite and >= 0, got {minimum!r}")
+    u = _rng(seed).uniform(0.0, slack, size=instance.num_coflows)
+    rel = np.maximum(instance.gamma * (1.0 + u), minimum)
+    rel = np.where(rel > 0, rel, np.nextafter(0.0, 1.0))
+    return instance.replace(
+        coflows=tuple(
+            replace(c, deadline=c.release + float(d)) for c, d in zip(instance.coflows, rel, strict=True)
+        )
+    )

@@ -1,0 +1,152 @@
+"""Readers and writers: round trips and the bundled Facebook trace."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+
+from coflowopt import MB, Coflow, Fabric, Instance, InstanceError, io
+from coflowopt.io import benchmark, native, sincronia
+
+from ..strategies import instances, shuffle_instances, whole_mb_instances
+
+ROOT = Path(__file__).resolve().parents[2]
+TRACE = ROOT / "instances" / "fb2010" / "FB2010-1Hr-150-0.txt"
+DATA = ROOT / "tests" / "data"
+
+SETTINGS = settings(max_examples=40, suppress_health_check=[HealthCheck.too_slow])
+
+
+@pytest.fixture(scope="module")
+def fb() -> Instance:
+    return io.read(TRACE)
+
+
+def test_facebook_trace_has_the_published_size(fb):
+    assert (fb.num_coflows, fb.num_ports, fb.num_flows) == (526, 150, 706397)
+    assert fb.fabric.is_uniform and fb.fabric.capacity[0] == 1.25e8
+    # bin counts of the bundled rack-level trace with the seeds' thresholds
+    assert fb.bin_counts() == {"SN": 309, "LN": 90, "SW": 59, "LW": 68}
+
+
+def test_facebook_trace_follows_the_format_rules(fb):
+    # line 5 of the file: coflow 4, arrival 15531 ms, 27 mappers, reducer 0 gets 648 MB
+    c = fb.coflows[fb.index("4")]
+    assert c.release == pytest.approx(15.531)
+    mappers = sorted(set(c.src.tolist()))
+    assert len(mappers) == 27 and mappers[:3] == [0, 2, 4]
+    to_reducer_0 = c.sizes[c.dst == 0]
+    assert to_reducer_0.size == 27
+    assert np.allclose(to_reducer_0, 648.0 * MB / 27)
+    # a port rate option sets every capacity
+    slow = io.read(TRACE, port_rate=1e6)
+    assert np.all(slow.fabric.capacity == 1e6)
+
+
+def test_benchmark_json_benchmark_keeps_every_flow(fb, tmp_path):
+    js = tmp_path / "fb.json"
+    io.write(fb, js, format="json")
+    back = io.read(js)
+    assert back.coflows == fb.coflows
+    txt = tmp_path / "fb.txt"
+    io.write(back, txt, format="benchmark")
+    again = io.read(txt)
+    assert again.coflows == fb.coflows and again.fabric == fb.fabric
+
+
+def test_benchmark_sincronia_json_keeps_every_flow(fb, tmp_path):
+    out = tmp_path / "fb.sincronia"
+    notes = io.write(fb, out, format="sincronia")
+    # every flow of the bundled trace is a whole number of megabytes: nothing is rounded
+    assert not any("rounded" in n for n in notes)
+    back = io.read(out, format="sincronia")
+    js = tmp_path / "fb.json"
+    io.write(back, js)
+    final = io.read(js)
+    assert final.num_flows == fb.num_flows == 706397
+    assert np.array_equal(final.flow_src, fb.flow_src)
+    assert np.array_equal(final.flow_dst, fb.flow_dst)
+    assert np.array_equal(final.release, fb.release)
+    assert np.array_equal(final.flow_size, fb.flow_size)
+
+
+@SETTINGS
+@given(instances(dependencies=True, deadlines=True, delays=True))
+def test_json_round_trip_is_exact(inst):
+    back = native.loads(native.dumps(inst))
+    assert back == inst
+    assert np.array_equal(back.flow_release, inst.flow_release)
+
+
+@SETTINGS
+@given(shuffle_instances())
+def test_benchmark_round_trip_is_exact(inst):
+    back = benchmark.loads(benchmark.dumps(inst))
+    assert back.coflows == inst.coflows
+    assert back.fabric == inst.fabric
+
+
+@SETTINGS
+@given(whole_mb_instances())
+def test_sincronia_round_trip_is_exact_for_whole_megabytes(inst):
+    text, rounded = sincronia.dumps(inst)
+    assert rounded == 0
+    back = sincronia.loads(text)
+    assert back.coflows == inst.coflows
+
+
+def test_sincronia_rounding_options():
+    c = Coflow.from_flows("1", [(0, 1, 0.25 * MB), (1, 0, 2.5 * MB)])
+    inst = Instance(Fabric.uniform(2, 1.25e8), (c,))
+    assert sincronia.dumps(inst, mb_rounding="ceil")[0].splitlines()[1].endswith("0 1 1 1 0 3")
+    assert sincronia.dumps(inst, mb_rounding="nearest")[0].splitlines()[1].endswith("0 1 1 1 0 2")
+    text, rounded = sincronia.dumps(inst, mb_rounding="none")
+    assert rounded == 0
+    assert sincronia.loads(text).coflows == inst.coflows
+
+
+def test_writers_refuse_what_their_format_cannot_express(tmp_path):
+    c = Coflow.from_flows("1", [(0, 1, MB)], weight=2.0)
+    inst = Instance(Fabric.uniform(2), (c,))
+    with pytest.raises(InstanceError, match="weight 2"):
+        benchmark.dumps(inst)
+    with pytest.raises(InstanceError, match="weights, deadlines"):
+        sincronia.dumps(inst)
+    uneven = Instance(Fabric.uniform(2), (Coflow.from_flows("1", [(0, 1, MB), (1, 1, 2 * MB)]),))
+    with pytest.raises(InstanceError, match="unequal amounts"):
+        benchmark.dumps(uneven)
+    partial = Instance(Fabric.uniform(2), (Coflow.from_flows("1", [(0, 0, MB), (1, 1, MB)]),))
+    with pytest.raises(InstanceError, match="not a full shuffle"):
+        benchmark.dumps(partial)
+    hetero = Instance(Fabric([1.0, 2.0], [1.0, 1.0]), (Coflow.from_flows("1", [(0, 1, MB)]),))
+    target = tmp_path / "out.txt"
+    with pytest.raises(InstanceError, match="port capacities differ"):
+        io.write(hetero, target, format="benchmark")
+    assert not target.exists()
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_good_files_of_each_format_read_alike():
+    bench = io.read(DATA / "good_benchmark.txt")
+    assert bench.num_flows == 1 + 2 * 2 + 3
+    c = bench.coflows[1]  # 2 mappers (0, 1), reducers 2 and 3
+    assert c.src.tolist() == [0, 1, 0, 1] and c.dst.tolist() == [2, 2, 3, 3]
+    assert c.sizes.tolist() == [2 * MB, 2 * MB, 1.25 * MB, 1.25 * MB]
+    sinc = io.read(DATA / "good_sincronia.txt")
+    assert sinc.coflows[0].sizes.tolist() == [5 * MB, 3 * MB, 1 * MB]
+    assert sinc.release.tolist() == [0.0, 0.04]
+    js = io.read(DATA / "good_instance.json")
+    assert js.coflows[1].starts_after == ("a",) and js.deadline[1] == 10.0
+    assert io.read_metadata(DATA / "good_instance.json") == {"_description": "two coflows; b starts after a"}
+
+
+def test_detection_by_suffix_and_content(tmp_path):
+    assert io.detect_format(DATA / "good_benchmark.txt") == "benchmark"
+    assert io.detect_format(DATA / "good_sincronia.txt") == "sincronia"
+    assert io.detect_format(DATA / "good_instance.json") == "json"
+    odd = tmp_path / "instance.data"
+    odd.write_text((DATA / "good_instance.json").read_text())
+    assert io.detect_format(odd) == "json"

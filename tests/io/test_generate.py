@@ -1,0 +1,81 @@
+"""Generators: reproducible, shaped as asked, at the asked load."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from coflowopt import MB, InstanceError
+from coflowopt.io import generate as gen
+
+from .test_formats import TRACE
+
+
+def test_synthetic_is_reproducible_and_respects_class_ranges():
+    a = gen.synthetic(300, 20, load=None, seed=7)
+    b = gen.synthetic(300, 20, load=None, seed=7)
+    assert a == b
+    assert a != gen.synthetic(300, 20, load=None, seed=8)
+    assert np.all(a.release == 0)
+    for k in range(a.num_coflows):
+        w, length = int(a.width[k]), float(a.length[k])
+        assert 1 <= w <= 1000
+        assert 1 * MB <= length <= 1024 * MB
+        narrow, short = w <= 50, length < 5 * MB
+        # every coflow lands in the bin of the class that produced it
+        assert (w >= 51) or narrow
+        assert short or length >= 5 * MB
+    counts = a.bin_counts()
+    # 300 draws with shares 0.52/0.16/0.15/0.17: well within 5 sigma of each share
+    for name, share in (("SN", 0.52), ("LN", 0.16), ("SW", 0.15), ("LW", 0.17)):
+        sigma = np.sqrt(300 * share * (1 - share))
+        assert abs(counts[name] - 300 * share) < 5 * sigma
+
+
+def test_custom_classes_and_their_validation():
+    only = (gen.WorkloadClass("tiny", 1.0, (2, 2), (10.0, 10.0), min_share=1.0),)
+    inst = gen.synthetic(5, 3, classes=only, load=None, port_rate=1.0, seed=1)
+    assert inst.width.tolist() == [2] * 5
+    assert np.all(inst.flow_size == 10.0)
+    with pytest.raises(InstanceError, match="width range"):
+        gen.WorkloadClass("bad", 1.0, (0, 3), (1.0, 2.0))
+    with pytest.raises(InstanceError, match="positive fraction"):
+        gen.synthetic(3, 3, classes=(gen.WorkloadClass("z", 0.0, (1, 1), (1.0, 1.0)),))
+
+
+def test_poisson_arrivals_reach_the_target_load_on_average():
+    base = gen.synthetic(4000, 30, load=None, seed=3)
+    timed = gen.poisson_arrivals(base, 0.4, seed=5)
+    assert timed.release[0] == 0 and np.all(np.diff(timed.release) >= 0)
+    assert gen.offered_load(timed) == pytest.approx(0.4, rel=0.05)
+    assert timed == gen.poisson_arrivals(base, 0.4, seed=5)
+
+
+def test_batch_arrivals_share_release_times():
+    base = gen.synthetic(25, 10, load=None, seed=2)
+    fixed = gen.batch_arrivals(base, 10, interval=3.0)
+    assert fixed.release.tolist() == [0.0] * 10 + [3.0] * 10 + [6.0] * 5
+    timed = gen.batch_arrivals(base, 10, load=0.5, seed=1)
+    assert len(set(timed.release.tolist())) == 3
+    with pytest.raises(InstanceError, match="exactly one"):
+        gen.batch_arrivals(base, 10)
+
+
+def test_rescale_keeps_order_and_reaches_the_load():
+    from coflowopt import io
+
+    fb = io.read(TRACE)
+    assert gen.offered_load(fb) == pytest.approx(0.548, abs=0.001)
+    busy = gen.rescale_load(fb, 0.9)
+    assert gen.offered_load(busy) == pytest.approx(0.9)
+    assert np.array_equal(np.argsort(busy.release, kind="stable"), np.argsort(fb.release, kind="stable"))
+    with pytest.raises(InstanceError, match="all arrive at once"):
+        gen.rescale_load(fb.with_releases(0.0), 0.5)
+
+
+def test_varys_deadlines_follow_isolation_times():
+    base = gen.synthetic(50, 10, load=0.5, seed=4)
+    with_dl = gen.deadlines_from_isolation(base, slack=1.0, minimum=0.2, seed=9)
+    rel = with_dl.deadline - with_dl.release
+    assert np.all(rel >= np.maximum(base.gamma, 0.2) - 1e-12)
+    assert np.all(rel <= np.maximum(2 * base.gamma, 0.2) + 1e-12)

@@ -1,0 +1,137 @@
+"""Hypothesis strategies for random instances, shared by the tests."""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import strategies as st
+
+from coflowopt import MB, Coflow, Fabric, Instance
+
+
+@st.composite
+def instances(
+    draw: st.DrawFn,
+    *,
+    max_ports: int = 4,
+    max_coflows: int = 4,
+    max_flows: int = 4,
+    releases: bool = True,
+    weights: bool = True,
+    deadlines: bool = False,
+    dependencies: bool = False,
+    delays: bool = False,
+    uniform: bool = False,
+    integer: bool = False,
+) -> Instance:
+    """Small random instances on the big switch.
+
+    ``integer`` draws whole-number sizes, capacities and releases (exact
+    arithmetic in the tests that need it).
+    """
+    P = draw(st.integers(1, max_ports))
+    if uniform:
+        cap = [draw(st.sampled_from([1.0, 2.0]))] * P
+        ingress = egress = cap
+    elif integer:
+        ingress = draw(st.lists(st.integers(1, 3), min_size=P, max_size=P))
+        egress = draw(st.lists(st.integers(1, 3), min_size=P, max_size=P))
+    else:
+        caps = st.floats(0.5, 4.0, allow_nan=False)
+        ingress = draw(st.lists(caps, min_size=P, max_size=P))
+        egress = draw(st.lists(caps, min_size=P, max_size=P))
+    K = draw(st.integers(1, max_coflows))
+    size = st.integers(1, 6).map(float) if integer else st.floats(0.1, 10.0, allow_nan=False)
+    coflows = []
+    for k in range(K):
+        n = draw(st.integers(1, max_flows))
+        src = draw(st.lists(st.integers(0, P - 1), min_size=n, max_size=n))
+        dst = draw(st.lists(st.integers(0, P - 1), min_size=n, max_size=n))
+        sizes = draw(st.lists(size, min_size=n, max_size=n))
+        release = 0.0
+        if releases:
+            release = float(draw(st.integers(0, 5))) if integer else draw(st.floats(0.0, 5.0))
+        weight = 1.0
+        if weights:
+            weight = float(draw(st.integers(1, 3))) if integer else draw(st.floats(0.25, 4.0))
+        deadline = None
+        if deadlines and draw(st.booleans()):
+            deadline = release + draw(st.floats(0.5, 20.0))
+        sa: tuple[str, ...] = ()
+        fb: tuple[str, ...] = ()
+        if dependencies and k:
+            # only on earlier coflows, so there is never a cycle
+            earlier = [f"c{j}" for j in range(k)]
+            sa = tuple(draw(st.lists(st.sampled_from(earlier), max_size=1, unique=True)))
+            fb = tuple(draw(st.lists(st.sampled_from(earlier), max_size=1, unique=True)))
+        delay = None
+        if delays and draw(st.booleans()):
+            delay = draw(st.lists(st.floats(0.0, 3.0), min_size=n, max_size=n))
+        coflows.append(
+            Coflow(
+                f"c{k}",
+                src,
+                dst,
+                sizes,
+                release=release,
+                weight=weight,
+                deadline=deadline,
+                starts_after=sa,
+                finishes_before=fb,
+                delay=delay,
+            )
+        )
+    return Instance(Fabric(ingress, egress), tuple(coflows), name="random")
+
+
+@st.composite
+def shuffle_instances(
+    draw: st.DrawFn, *, max_ports: int = 6, max_coflows: int = 5, port_rate: float = 1.25e8
+) -> Instance:
+    """Instances the Coflow-Benchmark format can express: full mapper x reducer shuffles.
+
+    Sizes are made exactly as the trace reader makes them (``MB * 2^20 / m``)
+    from decimal megabyte values, and releases from whole milliseconds.
+    """
+    P = draw(st.integers(1, max_ports))
+    K = draw(st.integers(0, max_coflows))
+    coflows = []
+    for k in range(K):
+        mappers = draw(st.lists(st.integers(0, P - 1), min_size=1, max_size=P, unique=True))
+        reducers = draw(st.lists(st.integers(0, P - 1), min_size=1, max_size=P, unique=True))
+        mbs = draw(
+            st.lists(
+                st.decimals(min_value="0.001", max_value="100000", places=3).map(float),
+                min_size=len(reducers),
+                max_size=len(reducers),
+            )
+        )
+        ms = draw(st.integers(0, 10**7))
+        m = len(mappers)
+        src = np.tile(mappers, len(reducers))
+        dst = np.repeat(reducers, m)
+        size = np.repeat(np.array(mbs) * MB / m, m)
+        coflows.append(Coflow(str(k + 1), src, dst, size, release=ms / 1000.0))
+    return Instance(Fabric.uniform(P, port_rate), tuple(coflows))
+
+
+@st.composite
+def whole_mb_instances(
+    draw: st.DrawFn,
+    *,
+    max_ports: int = 6,
+    max_coflows: int = 5,
+    max_flows: int = 6,
+    port_rate: float = 1.25e8,
+) -> Instance:
+    """Instances the Sincronia format expresses exactly: whole-megabyte flows."""
+    P = draw(st.integers(1, max_ports))
+    K = draw(st.integers(0, max_coflows))
+    coflows = []
+    for k in range(K):
+        n = draw(st.integers(1, max_flows))
+        src = draw(st.lists(st.integers(0, P - 1), min_size=n, max_size=n))
+        dst = draw(st.lists(st.integers(0, P - 1), min_size=n, max_size=n))
+        mb = draw(st.lists(st.integers(1, 5000), min_size=n, max_size=n))
+        ms = draw(st.integers(0, 10**7))
+        coflows.append(Coflow(str(k), src, dst, np.array(mb, float) * MB, release=ms / 1000.0))
+    return Instance(Fabric.uniform(P, port_rate), tuple(coflows))

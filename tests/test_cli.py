@@ -1,0 +1,135 @@
+"""The command line: info, validate, convert, generate; README and CI agree."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import numpy as np
+
+from coflowopt import io
+from coflowopt.cli import main
+from coflowopt.io.schedule_file import write_schedule
+
+from .test_schedule import madd_3x2
+
+ROOT = Path(__file__).resolve().parents[1]
+TRACE = ROOT / "instances" / "fb2010" / "FB2010-1Hr-150-0.txt"
+DATA = ROOT / "tests" / "data"
+
+
+def run(capsys, *argv):
+    code = main([str(a) for a in argv])
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def test_info_json_on_the_facebook_trace(capsys):
+    code, out, _ = run(capsys, "info", TRACE, "--json")
+    facts = json.loads(out)
+    assert code == 0
+    assert (facts["coflows"], facts["ports"], facts["flows"]) == (526, 150, 706397)
+    assert {b: v["coflows"] for b, v in facts["bins"].items()} == {"SN": 309, "LN": 90, "SW": 59, "LW": 68}
+
+
+def test_info_readable_and_thresholds(capsys):
+    code, out, _ = run(capsys, "info", TRACE, "--narrow-width", "1000000")
+    assert code == 0 and "526 coflows, 706397 flows, 150 ports" in out
+    assert re.search(r"SN\s+368", out)  # every coflow is narrow now: SN + SW
+
+
+def test_validate_a_schedule_file(tmp_path, capsys):
+    inst, sched = madd_3x2()
+    inst_path = tmp_path / "i.json"
+    io.write(inst, inst_path)
+    good = tmp_path / "good.json"
+    write_schedule(sched, inst, good)
+    code, out, _ = run(capsys, "validate", inst_path, "--schedule", good)
+    assert code == 0 and "feasible" in out
+    bad = tmp_path / "bad.json"
+    from coflowopt import Schedule
+
+    write_schedule(Schedule(sched.flow, sched.start, sched.end / 2, sched.rate), inst, bad)
+    code, out, _ = run(capsys, "validate", inst_path, "--schedule", bad, "--json")
+    result = json.loads(out)
+    assert code == 1
+    assert result["schedule"]["feasible"] is False
+    assert result["schedule"]["counts"] == {"amount": 6}
+
+
+def test_convert_round_trip_through_the_cli(tmp_path, capsys):
+    js = tmp_path / "t.json"
+    back = tmp_path / "t.txt"
+    assert run(capsys, "convert", DATA / "good_benchmark.txt", js)[0] == 0
+    code, _, err = run(capsys, "convert", js, back, "--to", "benchmark")
+    assert code == 0 and "port rate" in err
+    assert io.read(back) == io.read(DATA / "good_benchmark.txt").replace(name="t.txt")
+
+
+def test_convert_refuses_a_lossy_target_and_writes_nothing(tmp_path, capsys):
+    out = tmp_path / "x.txt"
+    code, _, err = run(capsys, "convert", DATA / "good_instance.json", out, "--to", "benchmark")
+    assert code == 2 and "cannot write the Coflow-Benchmark format" in err
+    assert not out.exists()
+
+
+def test_generate_is_reproducible(tmp_path, capsys):
+    a, b = tmp_path / "a.json", tmp_path / "b.json"
+    for p in (a, b):
+        code, _, _ = run(
+            capsys,
+            "generate",
+            "synthetic",
+            "--coflows",
+            "30",
+            "--ports",
+            "8",
+            "--load",
+            "0.5",
+            "--seed",
+            "3",
+            "-o",
+            p,
+        )
+        assert code == 0
+    assert a.read_text() == b.read_text()
+    code, out, _ = run(
+        capsys,
+        "generate",
+        "batch",
+        a,
+        "--batch-size",
+        "10",
+        "--interval",
+        "2",
+        "-o",
+        tmp_path / "c.json",
+        "--json",
+    )
+    assert code == 0 and json.loads(out)["coflows"] == 30
+    assert np.unique(io.read(tmp_path / "c.json").release).tolist() == [0.0, 2.0, 4.0]
+
+
+def test_bad_option_values_exit_2(capsys):
+    code = None
+    try:
+        main(["info", str(TRACE), "--port-rate", "-5"])
+    except SystemExit as exc:  # argparse exits 2 on usage errors
+        code = exc.code
+    assert code == 2
+    assert "expected a finite number > 0" in capsys.readouterr().err
+
+
+def quickstart_commands() -> list[str]:
+    text = (ROOT / "README.md").read_text()
+    section = text.split("## Quickstart", 1)[1].split("\n## ", 1)[0]
+    return re.findall(r"```bash\n(.+?)\n```", section)
+
+
+def test_readme_quickstart_has_two_commands_and_ci_runs_the_second_verbatim():
+    commands = quickstart_commands()
+    assert len(commands) == 2
+    ci = (ROOT / ".ci" / "run").read_text()
+    assert commands[1] in ci.splitlines()
+    assert "set -euo pipefail" in ci

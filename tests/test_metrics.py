@@ -1,0 +1,57 @@
+"""Metrics of completion times and schedules."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from coflowopt import Coflow, Fabric, Instance, Schedule, link_utilization, summarize, utilization
+from coflowopt.metrics import deadlines_met
+
+from .test_schedule import madd_3x2
+
+
+def test_summary_of_hand_computed_completions():
+    fab = Fabric.uniform(2)
+    cs = tuple(
+        Coflow.from_flows(f"c{i}", [(0, 1, 1.0)], release=float(i), weight=w, deadline=dl)
+        for i, (w, dl) in enumerate([(1.0, 2.0), (2.0, None), (1.0, 3.5)])
+    )
+    inst = Instance(fab, cs)
+    completion = np.array([1.0, 3.0, 4.0])  # CCTs 1, 2, 2
+    s = summarize(inst, completion)
+    assert s.weighted_completion == pytest.approx(1 + 6 + 4)
+    assert s.weighted_cct == pytest.approx(1 + 4 + 2)
+    assert s.mean_cct == pytest.approx(5 / 3)
+    assert s.p50_cct == 2.0 and s.max_cct == 2.0
+    assert s.makespan == 4.0
+    assert s.deadlines_met == 1  # c0 meets 2.0; c2 misses 3.5
+    assert s.bin_count["SN"] == 3 and s.bin_mean_cct["SN"] == pytest.approx(5 / 3)
+    assert np.isnan(s.bin_mean_cct["LW"])
+    assert deadlines_met(inst, completion).tolist() == [True, False, False]
+    d = s.as_dict()
+    assert d["bin_count"]["SN"] == 3
+
+
+def test_maluca_utilization_eq_10():
+    # one coflow, 3x2 shuffle, optimal makespan 4: 8 units cross 2 links each,
+    # total capacity of the 6 links is 6: 16 / (4 * 6)
+    inst, sched = madd_3x2()
+    assert utilization(inst, [4.0]) == pytest.approx(16 / 24)
+    lu = link_utilization(inst, sched)
+    # each link is busy for [0, 4): ingress 0, 1 carry 2, ingress 2 carries 4
+    assert lu.utilization[:3].tolist() == [0.5, 0.5, 1.0]
+    assert lu.utilization[3:5].tolist() == [1.0, 1.0]
+    assert np.isnan(lu.utilization[5])
+    assert lu.mean == pytest.approx(0.8)
+
+
+def test_link_utilization_counts_only_each_links_active_time():
+    fab = Fabric.uniform(1)
+    inst = Instance(fab, (Coflow.from_flows("a", [(0, 0, 1.0)], release=10.0),))
+    sched = Schedule.from_pieces([(0, 10.0, 12.0, 0.5)])
+    lu = link_utilization(inst, sched)
+    assert lu.utilization.tolist() == [0.5, 0.5]
+    assert lu.first.tolist() == [10.0, 10.0] and lu.last.tolist() == [12.0, 12.0]
+    # Eq. 10 measured from the first release
+    assert utilization(inst, [12.0]) == pytest.approx(2 / (2 * 2))
