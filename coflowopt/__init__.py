@@ -15,6 +15,7 @@ from .io import read, write
 from .metrics import Summary, cct, link_utilization, summarize, utilization
 from .result import Result, Status
 from .schedule import FeasibilityReport, Schedule, ScheduleBuilder, Violation, check_feasible
+from .solve import bound, solve  # note: the functions shadow the module name coflowopt.solve
 
 __version__ = "0.1.0"
 
@@ -37,10 +38,12 @@ __all__ = [
     "Summary",
     "Violation",
     "__version__",
+    "bound",
     "cct",
     "check_feasible",
     "link_utilization",
     "read",
+    "solve",
     "summarize",
     "utilization",
     "write",

@@ -1,0 +1,102 @@
+"""Simulator speed on the bundled Facebook trace (issue 4, item 6).
+
+Target: each of fair, varys, aalo, fifo, pfp, mcs, sincronia and maluca
+simulates the full trace (526 coflows, 706,397 flows, 150 ports at 1 Gbit/s)
+in at most 5 s wall time and 1 GB peak memory on the project's 2-core
+machine. The Java simulator the Varys/Aalo papers used (8 ms time steps)
+needs 374 s (SEBF), 400 s (Aalo) and 551 s (per-flow fairness) here.
+
+    python benchmarks/sim_fb.py [--policies fair,varys,...] [--timeout S] [--markdown]
+
+Each policy runs in its own fresh process (``--one NAME``) so that its peak
+resident memory (``ru_maxrss``, interpreter and trace included) is its own;
+the time measured is the ``simulate`` call alone (wall and CPU), with the
+schedule not recorded and the engine's allocation checks off. The load
+average is printed because other processes on the machine inflate wall
+times (CPU time is less affected).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import resource
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+TRACE = Path(__file__).resolve().parents[1] / "instances" / "fb2010" / "FB2010-1Hr-150-0.txt"
+TARGET = ("fair", "varys", "aalo", "fifo", "pfp", "mcs", "sincronia", "maluca")
+JAVA = {"varys": 374.0, "aalo": 400.0, "fair": 551.0}
+"""Seconds the coflowsim Java simulator needs for these on the same machine (issue 4)."""
+
+
+def one(name: str) -> dict:
+    import coflowopt as co
+    from coflowopt.sim import simulate
+
+    inst = co.read(TRACE)
+    rss0 = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    w, c = time.perf_counter(), time.process_time()
+    res = simulate(inst, name, record=False, check=False)
+    wall, cpu = time.perf_counter() - w, time.process_time() - c
+    s = res.summary
+    return {
+        "policy": name,
+        "wall_s": wall,
+        "cpu_s": cpu,
+        "events": res.events,
+        "decisions": res.decisions,
+        "mean_cct": s.mean_cct,
+        "p95_cct": s.p95_cct,
+        "bins": dict(s.bin_mean_cct),
+        "rss_before_mib": rss0,
+        "peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--policies", default=",".join(TARGET))
+    parser.add_argument("--timeout", type=float, default=900.0, help="seconds per policy")
+    parser.add_argument("--one", help=argparse.SUPPRESS)
+    parser.add_argument("--markdown", action="store_true", help="print a Markdown table")
+    args = parser.parse_args()
+    if args.one:
+        print(json.dumps(one(args.one)))
+        return
+    print(f"machine: {platform.machine()}, {os.cpu_count()} cpus, Python {platform.python_version()}; "
+          f"load average {os.getloadavg()[0]:.2f}")
+    rows = []
+    for name in [p.strip() for p in args.policies.split(",") if p.strip()]:
+        try:
+            out = subprocess.run(
+                [sys.executable, __file__, "--one", name], capture_output=True, text=True,
+                timeout=args.timeout, check=True,
+            )
+            row = json.loads(out.stdout.strip().splitlines()[-1])
+        except subprocess.TimeoutExpired:
+            row = {"policy": name, "timeout": args.timeout}
+        except subprocess.CalledProcessError as exc:
+            row = {"policy": name, "error": exc.stderr.strip().splitlines()[-1]}
+        rows.append(row)
+        print(json.dumps(row), flush=True)
+    if args.markdown:
+        print()
+        print("| policy | wall s | CPU s | peak RSS MiB | events | decisions | mean CCT s | Java s |")
+        print("|---|---|---|---|---|---|---|---|")
+        for r in rows:
+            if "wall_s" not in r:
+                note = f"> {r['timeout']:.0f} s" if "timeout" in r else r.get("error", "?")
+                print(f"| {r['policy']} | {note} | | | | | | {JAVA.get(r['policy'], '')} |")
+                continue
+            print(f"| {r['policy']} | {r['wall_s']:.1f} | {r['cpu_s']:.1f} | {r['peak_rss_mib']:.0f} | "
+                  f"{r['events']} | {r['decisions']} | {r['mean_cct']:.3f} | "
+                  f"{JAVA.get(r['policy'], '')} |")
+
+
+if __name__ == "__main__":
+    main()

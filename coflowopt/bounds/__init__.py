@@ -1,0 +1,109 @@
+"""Lower bounds on the optimal ``sum w_k C_k`` (fluid model, releases, weights).
+
+Every bound here is valid for every instance the data model allows
+(dependencies and per-flow delays only add constraints); ``models/`` states
+each one's validity argument. Look them up by name in :data:`BOUNDS` or call
+:func:`compute_bound`; ``"best"`` runs them all within the time limit and
+returns the largest.
+"""
+
+from __future__ import annotations
+
+import inspect
+import math
+import time
+from collections.abc import Callable
+from typing import Any
+
+from ..errors import CoflowoptError
+from ..instance import Instance
+from ..result import Result, Status
+from .interval import interval_bound
+from .pairwise import pairwise_bound
+from .simple import isolation_bound, port_bound
+from .sincronia import sincronia_bound
+
+__all__ = [
+    "BOUNDS",
+    "compute_bound",
+    "interval_bound",
+    "isolation_bound",
+    "pairwise_bound",
+    "port_bound",
+    "sincronia_bound",
+]
+
+BoundFn = Callable[..., Result]
+
+BOUNDS: dict[str, BoundFn] = {
+    "isolation": isolation_bound,
+    "port": port_bound,
+    "sincronia": sincronia_bound,
+    "interval": interval_bound,
+    "pairwise": pairwise_bound,
+}
+"""Lower bounds by name, cheapest first (``best`` runs them in this order)."""
+
+
+def check_options(fn: Callable[..., Any], options: dict[str, Any], what: str) -> None:
+    """Raise if ``options`` names a keyword that ``fn`` does not take."""
+    params = inspect.signature(fn).parameters
+    allowed = sorted(p for p, v in params.items() if v.kind is inspect.Parameter.KEYWORD_ONLY
+                     and p != "time_limit")
+    bad = sorted(set(options) - set(allowed))
+    if bad:
+        raise CoflowoptError(
+            f"{what} does not take option(s) {', '.join(bad)}; "
+            f"it takes: {', '.join(allowed) if allowed else 'none'}"
+        )
+
+
+def compute_bound(
+    inst: Instance, method: str = "best", *, time_limit: float = 60.0,
+    progress: Callable[[str, float], None] | None = None, **options: Any,
+) -> Result:
+    """A lower bound by name (see :data:`BOUNDS`), or ``"best"`` of them all.
+
+    ``progress(name, fraction_done)`` is called before each bound that
+    ``best`` starts.
+    """
+    if not (isinstance(time_limit, (int, float)) and time_limit > 0):
+        raise CoflowoptError(f"time_limit must be a number > 0, got {time_limit!r}")
+    if method == "best":
+        if options:
+            raise CoflowoptError("method='best' takes no options; name a single bound to pass "
+                                 f"options (got {', '.join(sorted(options))})")
+        return _best(inst, time_limit, progress)
+    try:
+        fn = BOUNDS[method]
+    except KeyError:
+        raise CoflowoptError(
+            f"unknown bound '{method}'; choose one of {', '.join([*BOUNDS, 'best'])}"
+        ) from None
+    check_options(fn, options, f"bound '{method}'")
+    return fn(inst, time_limit=time_limit, **options)
+
+
+def _best(
+    inst: Instance, time_limit: float, progress: Callable[[str, float], None] | None
+) -> Result:
+    start = time.perf_counter()
+    values: dict[str, float] = {}
+    skipped: list[str] = []
+    best_name, best = "", -math.inf
+    for i, (name, fn) in enumerate(BOUNDS.items()):
+        if progress is not None:
+            progress(name, i / len(BOUNDS))
+        left = time_limit - (time.perf_counter() - start)
+        if left <= 0:
+            skipped.append(name)
+            continue
+        res = fn(inst, time_limit=left)
+        if res.status is not Status.BOUND or not math.isfinite(res.bound):
+            skipped.append(name)
+            continue
+        values[name] = res.bound
+        if res.bound > best:
+            best_name, best = name, res.bound
+    return Result(Status.BOUND, math.nan, best, time.perf_counter() - start, "best",
+                  info={"bounds": values, "best": best_name, "skipped": skipped})

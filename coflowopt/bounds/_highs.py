@@ -1,0 +1,304 @@
+"""A thin layer over HiGHS (highspy) for the LPs and MILPs of bounds/ and exact/.
+
+Models are assembled as sparse matrices (column blocks and COO row blocks)
+and passed to HiGHS in one call: for the per-node LPs of the branch and bound
+and for the trace-sized bound LPs, building them through Pyomo would cost
+more than solving them (see ``models/README.md``).
+
+Every LP solved to optimality also returns a *safe* dual bound: the value of
+the Lagrangian dual at HiGHS's row duals, recomputed here from the data
+(``sum_i y_i b_i + sum_j min(z_j l_j, z_j u_j)`` with ``z = c - A^T y``). By weak
+duality it is a lower bound for *any* ``y``, so solver tolerances can make it
+slightly weaker but never invalid. Lower bounds that coflowopt reports are
+these values.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+
+import highspy
+import numpy as np
+import numpy.typing as npt
+import scipy.sparse as sp
+
+__all__ = ["LPBuilder", "LPSolution", "safe_dual_bound"]
+
+FloatArray = npt.NDArray[np.float64]
+INF = math.inf
+
+_STATUS = {
+    "kOptimal": "optimal",
+    "kInfeasible": "infeasible",
+    "kUnbounded": "unbounded",
+    "kUnboundedOrInfeasible": "infeasible",
+    "kTimeLimit": "time_limit",
+    "kIterationLimit": "time_limit",
+    "kInterrupt": "time_limit",
+    "kHighsInterrupt": "time_limit",
+    "kSolutionLimit": "time_limit",
+    "kModelEmpty": "optimal",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class LPSolution:
+    """What a solve returned (minimisation unless the builder says otherwise).
+
+    ``status`` is ``optimal``, ``infeasible``, ``unbounded``, ``time_limit`` or
+    ``error``. ``objective`` is the value of ``x`` (``nan`` without one);
+    ``bound`` a proven bound on the optimum: the safe dual bound of an LP, the
+    dual bound of a MILP (``nan`` when there is none).
+    """
+
+    status: str
+    x: FloatArray | None
+    objective: float
+    bound: float
+    runtime: float
+    row_dual: FloatArray | None = None
+    info: dict = field(default_factory=dict)
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "optimal"
+
+
+def safe_dual_bound(
+    c: FloatArray, A: sp.csr_array, row_lo: FloatArray, row_hi: FloatArray,
+    col_lo: FloatArray, col_hi: FloatArray, y: FloatArray,
+) -> float:
+    """Lagrangian lower bound of ``min c x, row_lo <= A x <= row_hi, col_lo <= x <= col_hi`` at ``y``.
+
+    Multipliers whose sign needs an infinite side are set to zero first (the
+    bound stays valid for any multipliers), so the result is ``-inf`` only
+    when a reduced cost needs an infinite column bound.
+    """
+    y = np.array(y, dtype=np.float64, copy=True)
+    y[(y > 0) & ~np.isfinite(row_lo)] = 0.0
+    y[(y < 0) & ~np.isfinite(row_hi)] = 0.0
+    z = c - A.T @ y
+    rows = np.where(y > 0, y * np.where(np.isfinite(row_lo), row_lo, 0.0), 0.0) + np.where(
+        y < 0, y * np.where(np.isfinite(row_hi), row_hi, 0.0), 0.0
+    )
+    pos, neg = z > 0, z < 0
+    if np.any(pos & ~np.isfinite(col_lo)) or np.any(neg & ~np.isfinite(col_hi)):
+        return -INF
+    cols = np.where(pos, z * np.where(pos, col_lo, 0.0), 0.0) + np.where(
+        neg, z * np.where(neg, col_hi, 0.0), 0.0
+    )
+    return float(math.fsum(rows) + math.fsum(cols))
+
+
+class LPBuilder:
+    """Collects columns and rows, then solves with HiGHS.
+
+    Columns are added in blocks (``add_cols`` returns their indices); rows in
+    COO blocks (``add_rows``: local row number, column, value, plus bounds
+    per row). ``solve`` may be called again after more rows are added: HiGHS
+    then starts from the previous basis.
+    """
+
+    def __init__(self, *, sense: str = "min") -> None:
+        if sense not in ("min", "max"):
+            raise ValueError(f"sense must be 'min' or 'max', got {sense!r}")
+        self.sense = sense
+        self._cost: list[FloatArray] = []
+        self._lo: list[FloatArray] = []
+        self._hi: list[FloatArray] = []
+        self._int: list[npt.NDArray[np.bool_]] = []
+        self._ncol = 0
+        self._r: list[np.ndarray] = []
+        self._c: list[np.ndarray] = []
+        self._v: list[np.ndarray] = []
+        self._rlo: list[FloatArray] = []
+        self._rhi: list[FloatArray] = []
+        self._nrow = 0
+        self._highs: highspy.Highs | None = None
+        self._solved_rows = 0
+        self._matrix: sp.csr_array | None = None
+
+    # ------------------------------------------------------------------ building
+
+    @property
+    def num_cols(self) -> int:
+        return self._ncol
+
+    @property
+    def num_rows(self) -> int:
+        return self._nrow
+
+    def add_cols(
+        self, n: int, *, cost: npt.ArrayLike = 0.0, lo: npt.ArrayLike = 0.0,
+        hi: npt.ArrayLike = INF, integer: bool = False,
+    ) -> npt.NDArray[np.int64]:
+        if self._highs is not None:
+            raise RuntimeError("columns cannot be added after the first solve")
+        n = int(n)
+        self._cost.append(np.broadcast_to(np.asarray(cost, np.float64), (n,)).copy())
+        self._lo.append(np.broadcast_to(np.asarray(lo, np.float64), (n,)).copy())
+        self._hi.append(np.broadcast_to(np.asarray(hi, np.float64), (n,)).copy())
+        self._int.append(np.full(n, bool(integer)))
+        idx = np.arange(self._ncol, self._ncol + n, dtype=np.int64)
+        self._ncol += n
+        return idx
+
+    def add_rows(
+        self, rows: npt.ArrayLike, cols: npt.ArrayLike, vals: npt.ArrayLike,
+        lo: npt.ArrayLike, hi: npt.ArrayLike, *, num: int | None = None,
+    ) -> npt.NDArray[np.int64]:
+        """Add ``num`` rows (default ``max(rows) + 1``); ``rows`` are local (0-based)."""
+        r = np.asarray(rows, dtype=np.int64).reshape(-1)
+        c = np.asarray(cols, dtype=np.int64).reshape(-1)
+        v = np.broadcast_to(np.asarray(vals, dtype=np.float64), r.shape).copy()
+        n = int(num) if num is not None else (int(r.max()) + 1 if r.size else 0)
+        if n == 0:
+            return np.zeros(0, np.int64)
+        lo_a = np.broadcast_to(np.asarray(lo, np.float64), (n,)).copy()
+        hi_a = np.broadcast_to(np.asarray(hi, np.float64), (n,)).copy()
+        self._r.append(r + self._nrow)
+        self._c.append(c)
+        self._v.append(v)
+        self._rlo.append(lo_a)
+        self._rhi.append(hi_a)
+        idx = np.arange(self._nrow, self._nrow + n, dtype=np.int64)
+        self._nrow += n
+        self._matrix = None
+        if self._highs is not None:
+            a = sp.csr_array((v, (r, c)), shape=(n, self._ncol))
+            a.sum_duplicates()
+            self._highs.addRows(
+                n, lo_a, hi_a, int(a.nnz), a.indptr.astype(np.int32),
+                a.indices.astype(np.int32), a.data,
+            )
+        return idx
+
+    def set_col_bounds(self, cols: npt.ArrayLike, lo: npt.ArrayLike, hi: npt.ArrayLike) -> None:
+        c = np.asarray(cols, dtype=np.int64).reshape(-1)
+        lo_a = np.broadcast_to(np.asarray(lo, np.float64), c.shape).copy()
+        hi_a = np.broadcast_to(np.asarray(hi, np.float64), c.shape).copy()
+        lo_all, hi_all = self._concat_bounds()
+        lo_all[c] = lo_a
+        hi_all[c] = hi_a
+        self._lo, self._hi = [lo_all], [hi_all]
+        if self._highs is not None:
+            self._highs.changeColsBounds(c.size, c.astype(np.int32), lo_a, hi_a)
+
+    def _concat_bounds(self) -> tuple[FloatArray, FloatArray]:
+        lo = np.concatenate(self._lo) if self._lo else np.zeros(0)
+        hi = np.concatenate(self._hi) if self._hi else np.zeros(0)
+        return lo, hi
+
+    def arrays(self) -> tuple[FloatArray, sp.csr_array, FloatArray, FloatArray, FloatArray, FloatArray]:
+        """``(c, A, row_lo, row_hi, col_lo, col_hi)`` of the model as built so far."""
+        c = np.concatenate(self._cost) if self._cost else np.zeros(0)
+        if self._matrix is None:
+            r = np.concatenate(self._r) if self._r else np.zeros(0, np.int64)
+            cc = np.concatenate(self._c) if self._c else np.zeros(0, np.int64)
+            v = np.concatenate(self._v) if self._v else np.zeros(0)
+            a = sp.csr_array((v, (r, cc)), shape=(self._nrow, self._ncol))
+            a.sum_duplicates()
+            self._matrix = a
+        rlo = np.concatenate(self._rlo) if self._rlo else np.zeros(0)
+        rhi = np.concatenate(self._rhi) if self._rhi else np.zeros(0)
+        lo, hi = self._concat_bounds()
+        return c, self._matrix, rlo, rhi, lo, hi
+
+    # ------------------------------------------------------------------ solving
+
+    def _build(self, options: dict) -> highspy.Highs:
+        c, a, rlo, rhi, lo, hi = self.arrays()
+        h = highspy.Highs()
+        h.setOptionValue("output_flag", False)
+        for key, value in options.items():
+            h.setOptionValue(key, value)
+        lp = highspy.HighsLp()
+        csc = sp.csc_array(a)
+        lp.num_col_ = int(a.shape[1])
+        lp.num_row_ = int(a.shape[0])
+        lp.col_cost_ = -c if self.sense == "max" else c
+        lp.col_lower_ = lo
+        lp.col_upper_ = hi
+        lp.row_lower_ = rlo
+        lp.row_upper_ = rhi
+        m = lp.a_matrix_
+        m.format_ = highspy.MatrixFormat.kColwise
+        m.num_col_ = lp.num_col_
+        m.num_row_ = lp.num_row_
+        m.start_ = csc.indptr.astype(np.int32)
+        m.index_ = csc.indices.astype(np.int32)
+        m.value_ = csc.data
+        integ = np.concatenate(self._int) if self._int else np.zeros(0, bool)
+        if integ.any():
+            lp.integrality_ = [
+                highspy.HighsVarType.kInteger if i else highspy.HighsVarType.kContinuous
+                for i in integ
+            ]
+        h.passModel(lp)
+        return h
+
+    @property
+    def is_mip(self) -> bool:
+        return bool(self._int and np.concatenate(self._int).any())
+
+    def solve(
+        self, *, time_limit: float | None = None, options: dict | None = None,
+        relax: bool = False,
+    ) -> LPSolution:
+        """Solve (or re-solve after new rows); ``relax`` drops integrality."""
+        opts = dict(options or {})
+        if time_limit is not None:
+            opts["time_limit"] = float(max(time_limit, 1e-3))
+        start = time.perf_counter()
+        if self._highs is None or relax:
+            h = self._build(opts)
+            if relax and self.is_mip:
+                n = self._ncol
+                h.changeColsIntegrality(
+                    n, np.arange(n, dtype=np.int32),
+                    np.array([highspy.HighsVarType.kContinuous] * n),
+                )
+            if not relax:
+                self._highs = h
+        else:
+            h = self._highs
+            if time_limit is not None:
+                h.setOptionValue("time_limit", float(max(time_limit, 1e-3)))
+        h.run()
+        runtime = time.perf_counter() - start
+        return self._collect(h, runtime, mip=self.is_mip and not relax)
+
+    def _collect(self, h: highspy.Highs, runtime: float, *, mip: bool) -> LPSolution:
+        name = h.modelStatusToString(h.getModelStatus())
+        key = str(h.getModelStatus()).split(".")[-1]
+        status = _STATUS.get(key, "error")
+        info = h.getInfo()
+        sol = h.getSolution()
+        sign = -1.0 if self.sense == "max" else 1.0
+        x = np.array(sol.col_value, dtype=np.float64) if sol.value_valid else None
+        if mip:
+            has_x = x is not None and info.primal_solution_status == 2  # kSolutionStatusFeasible
+            obj = sign * float(info.objective_function_value) if has_x else math.nan
+            db = float(info.mip_dual_bound)
+            bound = sign * db if math.isfinite(db) else math.nan
+            if status == "optimal" and math.isfinite(obj):
+                bound = obj if not math.isfinite(bound) else bound
+            return LPSolution(status, x if has_x else None, obj, bound, runtime, None,
+                              {"highs_status": name, "mip_gap": float(info.mip_gap),
+                               "nodes": int(info.mip_node_count)})
+        if status != "optimal":
+            return LPSolution(status, None, math.nan, math.nan, runtime, None,
+                              {"highs_status": name})
+        obj = sign * float(info.objective_function_value)
+        y = np.array(sol.row_dual, dtype=np.float64) if sol.dual_valid else None
+        bound = math.nan
+        if y is not None:
+            c, a, rlo, rhi, lo, hi = self.arrays()
+            if self.sense == "max":
+                # max c x = -min (-c) x: bound the min problem, flip the sign
+                bound = -safe_dual_bound(-c, a, rlo, rhi, lo, hi, y)
+            else:
+                bound = safe_dual_bound(c, a, rlo, rhi, lo, hi, y)
+        return LPSolution(status, x, obj, bound, runtime, y, {"highs_status": name})

@@ -1,0 +1,407 @@
+"""``coflowopt mcs``: MCS workload statistics, SNCF classification, M/M/1 thresholds, sweeps."""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+
+import numpy as np
+
+from ..errors import CoflowoptError
+from ..instance import MB, Instance
+from ..io.generate import offered_load
+from ..mcs import classification as mcs_classify
+from ..mcs import stats as mcs_stats
+from ..mcs import sweeps as mcs_sweeps
+from ..mcs import thresholds as mcs_thr
+from ..result import Status
+from ._util import (
+    add_input_arguments,
+    add_json_argument,
+    emit_json,
+    format_table,
+    load_instance,
+    positive_float,
+    positive_int,
+)
+
+
+def _mb_list(text: str) -> list[float]:
+    try:
+        values = [float(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected comma-separated numbers, got '{text}'") from None
+    if not values or any(not (math.isfinite(v) and v > 0) for v in values):
+        raise argparse.ArgumentTypeError(f"expected numbers > 0, got '{text}'")
+    return values
+
+
+def _int_list(text: str) -> list[int]:
+    try:
+        values = [int(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected comma-separated integers, got '{text}'") from None
+    if not values or any(v < 1 for v in values):
+        raise argparse.ArgumentTypeError(f"expected integers >= 1, got '{text}'")
+    return values
+
+
+def _load(inst: Instance, value: float | None) -> float:
+    if value is not None:
+        if not 0 < value < 1:
+            raise CoflowoptError(f"--load must be in (0, 1) for the M/M/1 model, got {value:g}")
+        return value
+    rho = offered_load(inst)
+    if not (math.isfinite(rho) and 0 < rho < 1):
+        raise CoflowoptError(
+            f"the instance's offered load is {rho:g}, not in (0, 1); pass --load RHO for the M/M/1 model"
+        )
+    return rho
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "mcs",
+        help="MCS theory: workload statistics, SNCF classification, M/M/1 demotion thresholds",
+        description="Workload statistics (MCS Table I), SNCF width classification (Algorithm 1 and "
+        "its exact optimum) and demotion thresholds under the M/M/1 model of MCS Eqs. (4)-(5).",
+    )
+    msub = p.add_subparsers(dest="mcs_command", metavar="SUBCOMMAND", required=True)
+
+    s = msub.add_parser("stats", help="Pearson correlations of width, size, minimal CCT, length (Table I)")
+    add_input_arguments(s)
+    add_json_argument(s)
+    s.set_defaults(func=run_stats)
+
+    c = msub.add_parser("classify", help="SNCF width thresholds and initial priorities")
+    add_input_arguments(c)
+    add_json_argument(c)
+    c.add_argument(
+        "--classes", type=positive_int, default=None, metavar="N", help="number of classes (default 5)"
+    )
+    c.add_argument(
+        "--size-thresholds",
+        type=_mb_list,
+        default=None,
+        metavar="MB,...",
+        help="size thresholds T_1..T_{N-1} in MB (default 10^i MB)",
+    )
+    c.add_argument("--method", choices=sorted(mcs_classify.METHODS), default="exact", help="default: exact")
+    c.add_argument("--step", type=positive_float, default=10.0, help="Algorithm 1's Step (default 10)")
+    c.add_argument(
+        "--compare",
+        choices=["le", "lt"],
+        default="le",
+        help="Algorithm 1's loop test: 'le' as printed (default) or 'lt' as the prose says",
+    )
+    c.set_defaults(func=run_classify)
+
+    t = msub.add_parser("thresholds", help="demotion thresholds under the M/M/1 model (Eqs. 4-5)")
+    add_input_arguments(t)
+    add_json_argument(t)
+    t.add_argument("--queues", type=positive_int, required=True, metavar="K", help="number of queues")
+    t.add_argument("--load", type=positive_float, default=None, metavar="RHO", help="default: offered load")
+    t.add_argument("--scheme", choices=list(mcs_thr.SCHEMES), default="single", help="default: single")
+    t.add_argument("--solver", choices=list(mcs_thr.SOLVERS), default="optimize", help="default: optimize")
+    t.add_argument(
+        "--initial",
+        choices=["top", "paper", "published", "exact"],
+        default=None,
+        help="initial queues: all in queue 1 (top), Delta_i = 10^i with p_i = i (paper), or SNCF "
+        "computed here (default: top for single, paper otherwise)",
+    )
+    t.add_argument("--wide-width", type=int, default=50, metavar="N", help="double scheme: wide if > N flows")
+    t.add_argument("--numerator", choices=list(mcs_thr.NUMERATORS), default="class", help="default: class")
+    t.add_argument("--seed", type=int, default=0, help="optimizer seed (default 0)")
+    t.add_argument(
+        "--grid", type=positive_int, default=None, metavar="G", help="grid solver: G points per family"
+    )
+    t.add_argument(
+        "--no-check",
+        action="store_true",
+        help="skip the exact check (DP or exhaustive grid) that runs when it is small enough",
+    )
+    t.set_defaults(func=run_thresholds)
+
+    v = msub.add_parser(
+        "validate", help="simulate Aalo and MCS with default and model-optimized thresholds beside the model"
+    )
+    add_input_arguments(v)
+    add_json_argument(v)
+    v.add_argument(
+        "--queues", type=positive_int, default=10, metavar="K", help="number of queues (default 10)"
+    )
+    v.add_argument("--load", type=positive_float, default=None, metavar="RHO", help="default: offered load")
+    v.add_argument(
+        "--configs",
+        default=",".join(_CONFIGS),
+        metavar="NAME,...",
+        help=f"configurations (default: all of {', '.join(_CONFIGS)})",
+    )
+    v.add_argument("--seed", type=int, default=0, help="optimizer seed (default 0)")
+    v.add_argument(
+        "--aalo-sharing",
+        choices=["weighted", "strict"],
+        default="weighted",
+        help="how Aalo's queues share links: weighted (D-CLAS, default) or strict priority (CoflowSim)",
+    )
+    v.set_defaults(func=run_validate)
+
+    w = msub.add_parser("sweep", help="model objective over published threshold rules (sensitivity)")
+    add_input_arguments(w)
+    add_json_argument(w)
+    w.add_argument("--kind", choices=["aalo", "linear", "mcs"], default="aalo", help="default: aalo")
+    w.add_argument("--load", type=positive_float, default=None, metavar="RHO", help="default: offered load")
+    w.add_argument("--queues", type=_int_list, default=None, metavar="K,...", help="queue counts")
+    w.add_argument("--factors", type=_mb_list, default=None, metavar="E,...", help="aalo: spacing factors E")
+    w.add_argument("--first", type=_mb_list, default=None, metavar="MB,...", help="aalo: Q1 values in MB")
+    w.add_argument("--theta-n", type=_mb_list, default=None, metavar="MB,...", help="mcs: theta^n_1 values")
+    w.add_argument("--theta-w", type=_mb_list, default=None, metavar="MB,...", help="mcs: theta^w_1 values")
+    w.add_argument("--delta-scale", type=_mb_list, default=None, metavar="S,...", help="mcs: Delta scales")
+    w.add_argument("--plot", metavar="PNG", default=None, help="also save a plot (needs matplotlib)")
+    w.set_defaults(func=run_sweep)
+
+
+# --------------------------------------------------------------------------- stats
+
+
+def run_stats(args: argparse.Namespace) -> int:
+    inst = load_instance(args)
+    corr = mcs_stats.correlations(inst)
+    joint = mcs_stats.joint_distribution(inst)
+    if args.json:
+        emit_json(
+            {
+                "attributes": list(corr.attributes),
+                "pearson": corr.pearson,
+                "pearson_log10": corr.pearson_log,
+                "ci_log10": corr.ci_log,
+                "confidence": corr.confidence,
+                "coflows": corr.num_coflows,
+                "joint": {
+                    "size_edges_mb": joint.size_edges / MB,
+                    "width_edges": joint.width_edges,
+                    "counts": joint.counts,
+                },
+            }
+        )
+        return 0
+    out = sys.stdout
+    title = (
+        f"Pearson correlation, raw/log10 ({100 * corr.confidence:g}% interval of the log value), "
+        f"{corr.num_coflows} coflows"
+    )
+    out.write(format_table(corr.rows(), corr.headers(), title=title) + "\n\n")
+    out.write(format_table(joint.rows(), joint.headers(), title="coflows by size and width") + "\n")
+    return 0
+
+
+# --------------------------------------------------------------------------- classify
+
+
+def _class_rows(cls: mcs_classify.Classification) -> list[list[object]]:
+    rows = []
+    for i in range(cls.num_classes):
+        lo = 0.0 if i == 0 else cls.width_thresholds[i - 1]
+        hi = math.inf if i == cls.num_classes - 1 else cls.width_thresholds[i]
+        q = cls.size_quantiles[i] / MB
+        rows.append(
+            [
+                i + 1,
+                f"[{lo:g}, {hi:g})",
+                int(cls.priorities[i]),
+                int(cls.count[i]),
+                100 * cls.accuracy[i],
+                q[0],
+                q[2],
+                q[4],
+            ]
+        )
+    return rows
+
+
+def run_classify(args: argparse.Namespace) -> int:
+    inst = load_instance(args)
+    sizes = None if args.size_thresholds is None else np.array(args.size_thresholds) * MB
+    common = {"size_thresholds": sizes, "classes": args.classes}
+    options = {
+        "published": {**common, "step": args.step, "compare": args.compare},
+        "exact": common,
+    }
+    results = {name: mcs_classify.classify(inst, name, **opts) for name, opts in options.items()}
+    chosen = results[args.method]
+    if args.json:
+        emit_json(
+            {
+                "classification": chosen.as_dict(),
+                "comparison": {
+                    name: {"error": r.error, "width_thresholds": r.width_thresholds}
+                    for name, r in results.items()
+                },
+            }
+        )
+        return 0
+    out = sys.stdout
+    t = ", ".join(f"{x:g}" for x in chosen.size_thresholds / MB) or "none"
+    out.write(f"{inst.name or args.file}: {inst.num_coflows} coflows, size thresholds T (MB): {t}\n")
+    out.write(
+        format_table(
+            _class_rows(chosen),
+            ["class", "width", "priority", "coflows", "accuracy %", "min MB", "median MB", "max MB"],
+            title=f"method {chosen.method}: error (Eq. 1) {chosen.error:.4f}, "
+            f"misclassified {100 * chosen.misclassified:.1f}% of coflows, {1000 * chosen.runtime:.1f} ms",
+        )
+        + "\n"
+    )
+    for name, r in results.items():
+        if name != args.method:
+            d = ", ".join(f"{x:g}" for x in r.width_thresholds) or "none"
+            out.write(f"{name}: Delta = {d}, error {r.error:.4f}\n")
+    return 0
+
+
+# --------------------------------------------------------------------------- thresholds
+
+
+def run_thresholds(args: argparse.Namespace) -> int:
+    inst = load_instance(args)
+    rho = _load(inst, args.load)
+    options: dict[str, object] = {"queues": args.queues, "load": rho, "numerator": args.numerator}
+    initial = args.initial or ("top" if args.scheme == "single" else "paper")
+    if args.scheme == "per-class":
+        if initial == "top":
+            raise CoflowoptError("--initial top does not apply to --scheme per-class (classes start in p_i)")
+        options["classification"] = initial
+    else:
+        options["initial"] = initial
+    if args.scheme == "double":
+        options["wide_width"] = args.wide_width
+    model = mcs_thr.build_model(inst, args.scheme, **options)
+    solver_opts: dict[str, object] = {}
+    if args.solver == "optimize":
+        solver_opts["seed"] = args.seed
+    if args.solver == "grid" and args.grid is not None:
+        solver_opts["grid"] = args.grid
+    sol = mcs_thr.solve_thresholds(model, args.solver, **solver_opts)
+    check = skipped = None
+    if not args.no_check and sol.status is not Status.OPTIMAL:
+        check, skipped = _exact_check(model)
+    if args.json:
+        emit_json(
+            {
+                "scheme": args.scheme,
+                "queues": args.queues,
+                "load": rho,
+                "initial": initial,
+                "numerator": args.numerator,
+                "solution": sol.as_dict(),
+                "exact_check": None if check is None else check.as_dict(),
+                "exact_check_skipped": skipped,
+            }
+        )
+        return 0
+    out = sys.stdout
+    out.write(
+        f"{inst.name or args.file}: {args.scheme} scheme, K = {args.queues} queues, load {rho:.4g}, "
+        f"initial queues: {initial}\n"
+    )
+    rows = []
+    for f, name in enumerate(sol.families):
+        rows.append([name, "default", *(sol.default_thresholds[f] / MB)])
+        rows.append([name, sol.method, *(sol.thresholds[f] / MB)])
+    headers = ["family", "thresholds", *(f"theta_{j} MB" for j in range(1, args.queues))]
+    out.write(format_table(rows, headers) + "\n")
+    out.write(
+        f"model objective (Eq. 5): default {sol.default_objective:.6g}, {sol.method} {sol.objective:.6g} "
+        f"({100 * sol.improvement:.2f}% lower), status {sol.status.value}, {sol.runtime:.3f} s\n"
+    )
+    if check is not None:
+        agree = "agrees" if sol.objective <= check.objective + 1e-12 else "DOES NOT agree"
+        out.write(f"exact check ({check.method}): {check.objective:.6g}; the {sol.method} result {agree}\n")
+    elif skipped:
+        out.write(f"exact check skipped: {skipped}\n")
+    return 0
+
+
+_DP_LIMIT = 3e8
+_GRID_LIMIT = 2_000_000
+
+
+def _exact_check(model: mcs_thr.ThresholdModel) -> tuple[mcs_thr.ThresholdSolution | None, str | None]:
+    """The exact optimum when it is affordable: the DP, else the exhaustive grid over all candidates."""
+    try:
+        return mcs_thr.dp_thresholds(model, max_cells=_DP_LIMIT), None
+    except CoflowoptError:
+        pass
+    try:
+        return mcs_thr.grid_search(model, max_evaluations=_GRID_LIMIT), None
+    except CoflowoptError:
+        return None, (
+            f"the exact DP would visit more than {_DP_LIMIT:.0e} cells and the exhaustive grid "
+            f"has more than {_GRID_LIMIT:,} combinations"
+        )
+
+
+# --------------------------------------------------------------------------- validate
+
+_CONFIGS = ("aalo-default", "aalo-optimized", "mcs-default", "mcs-optimized")
+
+
+def run_validate(args: argparse.Namespace) -> int:
+    from ..mcs import validate as mcs_validate  # imports the simulator
+
+    inst = load_instance(args)
+    rho = _load(inst, args.load)
+    configs = tuple(c.strip() for c in args.configs.split(",") if c.strip())
+    table = mcs_validate.validate(
+        inst, queues=args.queues, load=rho, configs=configs, seed=args.seed, aalo_sharing=args.aalo_sharing
+    )
+    if args.json:
+        emit_json({"title": table.title, "columns": list(table.columns), "rows": table.as_dicts()})
+        return 0
+    sys.stdout.write(format_table(table.rows, list(table.columns), title=table.title) + "\n")
+    return 0
+
+
+# --------------------------------------------------------------------------- sweeps
+
+
+def run_sweep(args: argparse.Namespace) -> int:
+    inst = load_instance(args)
+    rho = _load(inst, args.load)
+    if args.kind == "aalo":
+        opts: dict[str, object] = {}
+        if args.queues:
+            opts["queues"] = args.queues
+        if args.factors:
+            opts["factors"] = args.factors
+        if args.first:
+            opts["first"] = [v * MB for v in args.first]
+        table = mcs_sweeps.aalo_sweep(inst, load=rho, **opts)  # type: ignore[arg-type]
+        x, group = ("queues", "E") if args.factors else (("Q1_mb", None) if args.first else ("queues", None))
+    elif args.kind == "linear":
+        table = mcs_sweeps.linear_sweep(inst, load=rho, **({"queues": args.queues} if args.queues else {}))
+        x, group = "queues", None
+    else:
+        opts = {}
+        if args.queues:
+            if len(args.queues) != 1:
+                raise CoflowoptError("--kind mcs takes one queue count")
+            opts["queues"] = args.queues[0]
+        for key, val in (("narrow_first", args.theta_n), ("wide_first", args.theta_w)):
+            if val:
+                opts[key] = [v * MB for v in val]
+        if args.delta_scale:
+            opts["delta_scale"] = args.delta_scale
+        table = mcs_sweeps.mcs_sweep(inst, load=rho, **opts)  # type: ignore[arg-type]
+        x = "theta_w1_mb" if args.theta_w else ("delta_scale" if args.delta_scale else "theta_n1_mb")
+        group = None
+    if args.plot:
+        fig = mcs_sweeps.plot_sweep(table, x, group=group)
+        fig.savefig(args.plot, dpi=120)
+    if args.json:
+        emit_json({"title": table.title, "columns": list(table.columns), "rows": table.as_dicts()})
+        return 0
+    sys.stdout.write(format_table(table.rows, list(table.columns), title=table.title) + "\n")
+    return 0

@@ -1,0 +1,269 @@
+"""``coflowopt simulate`` and ``coflowopt compare``: run the seeds' schedulers."""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+import time
+from typing import Any
+
+from ..errors import CoflowoptError, InputError
+from ..instance import BINS, Instance
+from ..io.schedule_file import write_schedule
+from ..sim import POLICIES, SimulationResult, get_policy, make_policy, simulate
+from ._util import (
+    Progress,
+    add_input_arguments,
+    add_json_argument,
+    emit_json,
+    format_table,
+    load_instance,
+    parse_params,
+    positive_float,
+)
+
+DEFAULT_SCHEDULERS = ("varys", "scf", "tcf", "fifo", "fair")
+"""What ``compare`` runs when no --schedulers are given."""
+
+
+def _policy_help() -> str:
+    lines = ["schedulers and their parameters (defaults from the seeds):"]
+    for name in sorted(POLICIES):
+        spec = POLICIES[name]
+        lines.append(f"  {name}: {spec.summary}")
+        defaults = spec.defaults()
+        if defaults:
+            text = ", ".join(f"{k}={_short(v)}" for k, v in defaults.items())
+            lines.append(f"      {text}")
+    return "\n".join(lines)
+
+
+def _short(value: Any) -> str:
+    if isinstance(value, tuple):
+        if len(value) > 3:
+            return ",".join(_short(v) for v in value[:3]) + ",..."
+        return ",".join(_short(v) for v in value) or "()"
+    if isinstance(value, float):
+        return f"{value:g}"
+    return str(value)
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "simulate",
+        help="simulate one scheduler (event-driven fluid model) and report coflow completion times",
+        epilog=_policy_help(),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    add_input_arguments(p)
+    p.add_argument("--scheduler", "-s", required=True, choices=sorted(POLICIES), metavar="NAME",
+                   help="the scheduler (see the list below)")
+    p.add_argument("--param", "-p", action="append", metavar="KEY=VALUE",
+                   help="a scheduler parameter; repeat for several (tuples: comma-separated)")
+    _add_common(p)
+    out = p.add_mutually_exclusive_group()
+    out.add_argument("--json", action="store_true", help="print the summary and every coflow as JSON")
+    out.add_argument("--csv", metavar="OUT", help="write the per-coflow table as CSV ('-' for stdout)")
+    p.add_argument("--coflows", action="store_true", help="also print the per-coflow table")
+    p.add_argument("--schedule", metavar="OUT",
+                   help="record the schedule and write it (coflowopt-schedule/1 JSON)")
+    p.set_defaults(func=run_simulate)
+
+    c = sub.add_parser(
+        "compare",
+        help="simulate several schedulers on one instance and compare their CCTs",
+        epilog=_policy_help(),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    add_input_arguments(c)
+    c.add_argument("--schedulers", metavar="A,B,C", default=",".join(DEFAULT_SCHEDULERS),
+                   help=f"comma-separated schedulers (default {','.join(DEFAULT_SCHEDULERS)})")
+    c.add_argument("--baseline", metavar="NAME",
+                   help="normalize to this scheduler (default: varys if compared, else the first)")
+    c.add_argument("--param", "-p", action="append", metavar="NAME.KEY=VALUE",
+                   help="a parameter of one scheduler, e.g. varys.backfill=greedy")
+    c.add_argument("--bound", choices=["best"], default=None,
+                   help="also compute a lower bound on sum w*C and each scheduler's ratio to it")
+    c.add_argument("--bound-time-limit", type=positive_float, default=60.0, metavar="S",
+                   help="time limit of the bound computation (default 60 s)")
+    _add_common(c)
+    add_json_argument(c)
+    c.set_defaults(func=run_compare)
+
+
+def _add_common(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--batch-interval", type=positive_float, default=None, metavar="S",
+                   help="admit arrivals only at multiples of S time units (MCS: 10 s or 1 s)")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+
+
+def _run(inst: Instance, name: str, params: dict[str, str], args: argparse.Namespace, *,
+         record: bool = False, label: str | None = None) -> SimulationResult:
+    policy = make_policy(name, params, strings=True)
+    bar = None
+    if not args.no_progress:
+        bar = Progress(1.0, label or f"simulating {name}")
+    try:
+        return simulate(inst, policy, batch_interval=args.batch_interval, record=record,
+                        progress=bar.update if bar else None)
+    finally:
+        if bar is not None:
+            bar.close()
+
+
+def run_simulate(args: argparse.Namespace) -> int:
+    inst = load_instance(args)
+    params = parse_params(args.param)
+    res = _run(inst, args.scheduler, params, args, record=bool(args.schedule))
+    if args.schedule and res.schedule is not None:
+        write_schedule(res.schedule, inst, args.schedule)
+    if args.json:
+        emit_json(res.to_dict())
+        return 0
+    if args.csv:
+        if args.csv == "-":
+            res.to_csv(sys.stdout)
+            return 0
+        res.to_csv(args.csv)
+    print(res.format(coflows=args.coflows, unit="s" if _is_trace(args) else "time units"))
+    if args.csv:
+        print(f"\nper-coflow table written to {args.csv}")
+    if args.schedule:
+        print(f"schedule ({res.schedule.num_pieces if res.schedule else 0} pieces) "
+              f"written to {args.schedule}")
+    return 0
+
+
+def _is_trace(args: argparse.Namespace) -> bool:
+    return not str(args.file).lower().endswith(".json")
+
+
+def _split_params(items: list[str] | None, names: list[str]) -> dict[str, dict[str, str]]:
+    out: dict[str, dict[str, str]] = {n: {} for n in names}
+    for key, value in parse_params(items).items():
+        name, dot, k = key.rpartition(".")
+        if not dot or not name:
+            raise InputError(f"compare's --param expects NAME.KEY=VALUE, got '{key}={value}'")
+        if name not in out:
+            raise InputError(f"--param names scheduler '{name}', which is not compared")
+        out[name][k] = value
+    return out
+
+
+def compare_rows(results: dict[str, SimulationResult], baseline: str,
+                 bound: float | None = None) -> list[dict[str, Any]]:
+    """One row per scheduler: absolute mean/p95 and the ratios to the baseline."""
+    base = results[baseline].summary
+    rows = []
+    for name, res in results.items():
+        s = res.summary
+        row: dict[str, Any] = {
+            "scheduler": name,
+            "mean_cct": s.mean_cct,
+            "p95_cct": s.p95_cct,
+            "norm_mean": _ratio(s.mean_cct, base.mean_cct),
+            "norm_p95": _ratio(s.p95_cct, base.p95_cct),
+        }
+        for b in BINS:
+            row[f"norm_{b}"] = _ratio(s.bin_mean_cct[b], base.bin_mean_cct[b])
+        row["weighted_completion"] = s.weighted_completion
+        if bound is not None:
+            row["vs_bound"] = _ratio(s.weighted_completion, bound)
+        if s.deadlines_met is not None:
+            row["deadlines_met"] = s.deadlines_met
+        row["wall_s"] = res.runtime
+        rows.append(row)
+    return rows
+
+
+def _ratio(a: float, b: float) -> float:
+    if not (math.isfinite(a) and math.isfinite(b)) or b <= 0:
+        return math.nan
+    return a / b
+
+
+def _lower_bound(inst: Instance, time_limit: float) -> tuple[float, str]:
+    try:
+        from ..solve import bound
+    except ImportError as exc:  # pragma: no cover - depends on the installed version
+        raise CoflowoptError(
+            "--bound needs coflowopt.solve.bound (the lower bounds), which this installation "
+            "does not have; run compare without --bound"
+        ) from exc
+    res = bound(inst, method="best", time_limit=time_limit)
+    if not math.isfinite(res.bound):
+        raise CoflowoptError(f"the bound computation returned no bound ({res.status.value})")
+    return float(res.bound), str(res.method)
+
+
+def run_compare(args: argparse.Namespace) -> int:
+    inst = load_instance(args)
+    names = [n.strip() for n in args.schedulers.split(",") if n.strip()]
+    if not names:
+        raise InputError("--schedulers needs at least one scheduler name")
+    if len(set(names)) != len(names):
+        raise InputError("--schedulers lists a scheduler twice")
+    for n in names:
+        get_policy(n)
+    baseline = args.baseline or ("varys" if "varys" in names else names[0])
+    if baseline not in names:
+        raise InputError(f"the baseline '{baseline}' is not among the compared schedulers")
+    params = _split_params(args.param, names)
+    for n in names:  # fail on a bad parameter before hours of simulation
+        make_policy(n, params[n], strings=True)
+    bound = method = None
+    if args.bound:
+        bound, method = _lower_bound(inst, args.bound_time_limit)
+    results: dict[str, SimulationResult] = {}
+    t0 = time.perf_counter()
+    for i, n in enumerate(names, 1):
+        results[n] = _run(inst, n, params[n], args, label=f"[{i}/{len(names)}] {n}")
+    rows = compare_rows(results, baseline, bound)
+    if args.json:
+        emit_json({
+            "instance": inst.name or args.file,
+            "coflows": inst.num_coflows,
+            "flows": inst.num_flows,
+            "baseline": baseline,
+            "batch_interval": args.batch_interval,
+            "bound": bound,
+            "bound_method": method,
+            "schedulers": [
+                {**row, "params": dict(results[row["scheduler"]].params),
+                 "summary": results[row["scheduler"]].to_dict(coflows=False)["summary"]}
+                for row in rows
+            ],
+        })
+        return 0
+    unit = "s" if _is_trace(args) else "time units"
+    counts = inst.bin_counts()
+    headers = ["scheduler", f"mean CCT ({unit})", "p95 CCT", "mean/base", "p95/base",
+               *[f"{b}/base ({counts[b]})" for b in BINS]]
+    if bound is not None:
+        headers.append("sum wC / bound")
+    headers.append("wall s")
+    body = []
+    for row in rows:
+        line = [row["scheduler"], row["mean_cct"], row["p95_cct"],
+                _x(row["norm_mean"]), _x(row["norm_p95"]), *[_x(row[f"norm_{b}"]) for b in BINS]]
+        if bound is not None:
+            line.append(_x(row["vs_bound"]))
+        line.append(f"{row['wall_s']:.1f}")
+        body.append(line)
+    title = (f"{inst.name or args.file}: {inst.num_coflows} coflows, {inst.num_flows} flows, "
+             f"{inst.num_ports} ports; ratios are scheduler / {baseline} "
+             "(above 1: slower than the baseline)")
+    print(format_table(body, headers, title=title))
+    extras = []
+    if bound is not None:
+        extras.append(f"lower bound on sum w*C: {bound:.6g} ({method})")
+    if args.batch_interval:
+        extras.append(f"arrivals batched every {args.batch_interval:g}")
+    extras.append(f"total wall time {time.perf_counter() - t0:.1f} s")
+    print("; ".join(extras))
+    return 0
+
+
+def _x(v: float) -> str:
+    return "-" if not math.isfinite(v) else f"{v:.2f}x"

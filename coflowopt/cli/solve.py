@@ -1,0 +1,224 @@
+"""``coflowopt solve`` and ``coflowopt bound``: optimal schedules and proven lower bounds."""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+from typing import Any
+
+import numpy as np
+
+from ..bounds import BOUNDS
+from ..errors import InputError
+from ..instance import Instance
+from ..io.schedule_file import write_schedule
+from ..result import Result
+from ..schedule import Schedule
+from ..solve import OBJECTIVES, SOLVERS, bound, solve
+from ._util import (
+    Progress,
+    add_input_arguments,
+    add_json_argument,
+    emit_json,
+    format_table,
+    load_instance,
+    parse_params,
+    positive_float,
+)
+
+_METHODS = sorted({m for ms in SOLVERS.values() for m in ms})
+_SHOW = 30  # coflows listed in the readable output before it summarises
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "solve", help="optimal or certified schedules: exact optimum, grid MILP, best permutation",
+        description=(
+            "Solve FILE for an objective: wcct (sum of weighted completion times w_k C_k, "
+            "absolute C_k), makespan, or deadlines (most coflows meeting their deadlines). "
+            "Prints the status, the objective, a proven bound and the gap. Solver options go "
+            "in --param key=value (e.g. --param step=0.5 for time-indexed)."
+        ),
+    )
+    add_input_arguments(p)
+    p.add_argument("--method", choices=_METHODS, default="exact",
+                   help="solver (default exact); makespan and deadlines take only exact")
+    p.add_argument("--objective", choices=list(OBJECTIVES), default="wcct",
+                   help="what to optimise (default wcct)")
+    p.add_argument("--time-limit", type=positive_float, default=60.0, metavar="S",
+                   help="seconds before returning the best schedule and bound (default 60)")
+    p.add_argument("--param", action="append", metavar="KEY=VALUE",
+                   help="solver option (repeatable), e.g. step=0.5, weighted=true")
+    p.add_argument("--schedule", metavar="OUT", help="write the schedule (coflowopt-schedule/1)")
+    add_json_argument(p)
+    p.set_defaults(func=run_solve)
+
+    b = sub.add_parser(
+        "bound", help="proven lower bounds on the optimal sum of weighted completion times",
+        description=(
+            "Lower bounds on min sum w_k C_k for FILE: isolation, per-port single machine, "
+            "Sincronia's BSSI dual, the pairwise-order LP, the interval-indexed LP, or the best "
+            "of them that finishes within the time limit."
+        ),
+    )
+    add_input_arguments(b)
+    b.add_argument("--method", choices=[*BOUNDS, "best"], default="best",
+                   help="which bound (default best)")
+    b.add_argument("--time-limit", type=positive_float, default=60.0, metavar="S",
+                   help="seconds (default 60)")
+    b.add_argument("--param", action="append", metavar="KEY=VALUE",
+                   help="bound option (repeatable), e.g. ratio=1.1 for interval")
+    add_json_argument(b)
+    b.set_defaults(func=run_bound)
+
+
+def _value(text: str) -> Any:
+    low = text.lower()
+    if low in ("true", "yes", "on"):
+        return True
+    if low in ("false", "no", "off"):
+        return False
+    for cast in (int, float):
+        try:
+            return cast(text)
+        except ValueError:
+            pass
+    return text
+
+
+def _options(args: argparse.Namespace) -> dict[str, Any]:
+    return {k: _value(v) for k, v in parse_params(args.param).items()}
+
+
+def _jsonable_info(info: Any) -> dict[str, Any]:
+    out = {}
+    for key, value in dict(info).items():
+        if isinstance(value, Schedule) or callable(value):
+            continue
+        if isinstance(value, np.ndarray) and value.size > 10_000:
+            continue
+        out[key] = value
+    return out
+
+
+def _payload(inst: Instance, res: Result) -> dict[str, Any]:
+    comp = res.completion_by_id(inst.ids)
+    doc: dict[str, Any] = {
+        "status": res.status.value,
+        "objective": res.objective,
+        "bound": res.bound,
+        "gap": res.gap,
+        "runtime_s": res.runtime,
+        "completion": comp,
+        "method": res.method,
+        "objective_name": res.objective_name,
+        "sense": res.sense,
+    }
+    if res.completion is not None and res.objective_name == "wcct":
+        doc["weighted_completion"] = float(np.dot(inst.weight, res.completion))
+        doc["weighted_cct"] = float(np.dot(inst.weight, res.completion - inst.release))
+    doc["info"] = _jsonable_info(res.info)
+    return doc
+
+
+def _header(out: Any, inst: Instance, path: str) -> None:
+    out.write(f"{inst.name or path}: {inst.num_coflows} coflows, {inst.num_flows} flows, "
+              f"{inst.num_ports} ports\n")
+
+
+def _fmt(x: float) -> str:
+    return "-" if not math.isfinite(x) else f"{x:.10g}"
+
+
+def run_solve(args: argparse.Namespace) -> int:
+    inst = load_instance(args)
+    opts = _options(args)
+    progress = None
+    if args.objective == "wcct" and args.method == "exact" and not args.json:
+        progress = Progress(args.time_limit, "branch and bound")
+
+        def report(frac: float, inc: float, low: float) -> None:
+            progress.update(frac * progress.total)
+
+        opts.setdefault("progress", report)
+    try:
+        res = solve(inst, method=args.method, objective=args.objective,
+                    time_limit=args.time_limit, **opts)
+    finally:
+        if progress is not None:
+            progress.close()
+    if args.schedule:
+        if res.schedule is None:
+            raise InputError("this method returned no schedule to write", path=args.schedule)
+        write_schedule(res.schedule, inst, args.schedule,
+                       metadata={"method": res.method, "objective": res.objective_name,
+                                 "value": res.objective})
+    if args.json:
+        emit_json(_payload(inst, res))
+        return 0
+    out = sys.stdout
+    _header(out, inst, args.file)
+    out.write(f"{args.objective} by {res.method}: {res.status.value} in {res.runtime:.3g} s\n")
+    label = {"wcct": "sum of w_k C_k", "makespan": "makespan"}.get(res.objective_name,
+                                                                   res.objective_name)
+    rows = [[label, _fmt(res.objective)],
+            ["bound (" + ("upper" if res.sense == "max" else "lower") + ")", _fmt(res.bound)],
+            ["gap", "-" if not math.isfinite(res.gap) else f"{100 * res.gap:.4g}%"]]
+    if res.completion is not None and np.all(np.isfinite(res.completion)):
+        rows.append(["sum of w_k (C_k - r_k)",
+                     _fmt(float(np.dot(inst.weight, res.completion - inst.release)))])
+    elif res.completion is not None:
+        done = np.isfinite(res.completion)
+        rows.append(["sum of w_k (C_k - r_k), served coflows",
+                     _fmt(float(np.dot(inst.weight[done], (res.completion - inst.release)[done])))])
+    for key in ("certified_ratio", "utilization", "crossbar_makespan", "lp_relaxation",
+                "lower_lp", "lower_milp", "step", "nodes"):
+        if key in res.info:
+            rows.append([key.replace("_", " "), _fmt(float(res.info[key]))])
+    out.write(format_table(rows, ["quantity", "value"]) + "\n")
+    if res.completion is not None and inst.num_coflows:
+        cct = res.completion - inst.release
+        if inst.num_coflows <= _SHOW:
+            table = [[inst.ids[k], inst.release[k], inst.weight[k], res.completion[k], cct[k]]
+                     for k in range(inst.num_coflows)]
+            out.write("\n" + format_table(table, ["coflow", "release", "weight", "C_k", "CCT"])
+                      + "\n")
+        else:
+            fin = cct[np.isfinite(cct)]
+            if fin.size:
+                out.write(f"\nCCT over {fin.size} coflows: mean {fin.mean():.6g}, median "
+                          f"{np.median(fin):.6g}, max {fin.max():.6g} (--json lists all)\n")
+    return 0
+
+
+def run_bound(args: argparse.Namespace) -> int:
+    inst = load_instance(args)
+    bar = Progress(1.0, "bounds") if args.method == "best" and not args.json else None
+
+    def report(name: str, frac: float) -> None:
+        if bar is not None:
+            bar.label = f"bound: {name}"
+            bar.update(frac)
+
+    try:
+        res = bound(inst, method=args.method, time_limit=args.time_limit,
+                    progress=report if bar is not None else None, **_options(args))
+    finally:
+        if bar is not None:
+            bar.close()
+    if args.json:
+        emit_json(_payload(inst, res))
+        return 0
+    out = sys.stdout
+    _header(out, inst, args.file)
+    out.write(f"lower bound on sum of w_k C_k ({res.method}): {_fmt(res.bound)} "
+              f"in {res.runtime:.3g} s\n")
+    shift = float(np.dot(inst.weight, inst.release))
+    out.write(f"lower bound on sum of w_k (C_k - r_k): {_fmt(res.bound - shift)}\n")
+    if res.method == "best":
+        rows = [[name, val, "best" if name == res.info["best"] else ""]
+                for name, val in res.info["bounds"].items()]
+        rows += [[name, math.nan, "not finished"] for name in res.info["skipped"]]
+        out.write("\n" + format_table(rows, ["bound", "sum w_k C_k", ""]) + "\n")
+    return 0

@@ -1,0 +1,239 @@
+"""Flow groups and scaling shared by the formulations in ``exact/``.
+
+Flows of one coflow that cross the same links and become available at the
+same time are interchangeable in every LP here: only their total matters,
+and the total is split back in proportion to size when a schedule is built
+(so the flows of a group finish together). Grouping keeps the LPs at most
+``K * P^2`` groups wide on the big switch, whatever the number of flows.
+
+All LPs work in scaled units: time in ``time_unit`` (the mean isolation
+time), data in ``amount_unit = cap_ref * time_unit`` (``cap_ref`` the largest
+link capacity), so that the numbers HiGHS sees are of order one even for
+traces in bytes and seconds.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+import scipy.sparse as sp
+
+from ..instance import Instance, _readonly
+from ..schedule import Schedule, _ranges
+
+__all__ = ["MAX_COLUMNS", "Groups", "build_groups", "check_size", "link_rows", "spread"]
+
+MAX_COLUMNS = 3_000_000
+"""Largest LP (amount columns) the exact formulations accept; beyond it they refuse
+with a message instead of exhausting memory."""
+
+
+def check_size(columns: int, what: str) -> None:
+    """Raise when a formulation would need more than :data:`MAX_COLUMNS` columns."""
+    from ..errors import CoflowoptError
+
+    if columns > MAX_COLUMNS:
+        raise CoflowoptError(
+            f"{what} would need {columns:,} columns (limit {MAX_COLUMNS:,}); the instance is "
+            "too large for this exact formulation: use a lower bound (coflowopt bound) or a "
+            "smaller instance (Instance.subset)"
+        )
+
+FloatArray = npt.NDArray[np.float64]
+IntArray = npt.NDArray[np.int64]
+
+
+def spread(first: IntArray, count: IntArray) -> tuple[IntArray, IntArray]:
+    """Columns ``(owner, index)`` for ``index = first[o] .. first[o] + count[o] - 1`` per owner."""
+    n = np.maximum(np.asarray(count, dtype=np.int64), 0)
+    owner = np.repeat(np.arange(n.size, dtype=np.int64), n)
+    return owner, np.repeat(np.asarray(first, dtype=np.int64), n) + _ranges(n)
+
+
+def link_rows(
+    g: Groups, x_group: IntArray, x_interval: IntArray
+) -> tuple[IntArray, IntArray, FloatArray, IntArray, IntArray]:
+    """Entries of the rows ``sum_g use_gl x_gi`` for every (interval, link) some ``x`` uses.
+
+    ``x_group[j]``, ``x_interval[j]`` describe column ``j`` of a block of
+    amount variables. Returns ``(row, column, value, row_interval,
+    row_link)``: one entry per (column, link of its route), rows numbered
+    from 0 in order of (interval, link).
+    """
+    ptr = g.usage.indptr.astype(np.int64)
+    cnt = ptr[x_group + 1] - ptr[x_group]
+    col = np.repeat(np.arange(x_group.size, dtype=np.int64), cnt)
+    pos = np.repeat(ptr[x_group], cnt) + _ranges(cnt)
+    links = g.usage.indices[pos].astype(np.int64)
+    L = int(g.cap.size)
+    key, row = np.unique(x_interval[col] * L + links, return_inverse=True)
+    return row.astype(np.int64), col, g.usage.data[pos].astype(np.float64), key // L, key % L
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Groups:
+    """Flows aggregated by (coflow, route, availability time), in scaled units."""
+
+    instance: Instance
+    coflow: IntArray
+    """Coflow of each group; groups are sorted by coflow."""
+    ptr: IntArray
+    """Groups of coflow ``k`` are ``ptr[k]:ptr[k + 1]``."""
+    size: FloatArray
+    """Scaled total size of each group."""
+    release: FloatArray
+    """Scaled time at which the group's flows become available."""
+    usage: sp.csr_array
+    """Groups x links incidence (1 where the group crosses the link)."""
+    cap: FloatArray
+    """Scaled capacity of each link (``capacity / cap_ref``)."""
+    flow_group: IntArray
+    """Group of each flow of the instance."""
+    flow_share: FloatArray
+    """Fraction of its group's size that each flow carries."""
+    time_unit: float
+    amount_unit: float
+    v: FloatArray
+    """``(K, L)`` scaled time each coflow needs on each link alone (load / capacity)."""
+    earliest: FloatArray
+    """Scaled lower bound on each coflow's completion time alone (release plus
+    isolation time; with per-flow delays, the largest over links and release
+    thresholds of threshold + later load / capacity)."""
+
+    @property
+    def num_groups(self) -> int:
+        return int(self.size.size)
+
+    @property
+    def num_coflows(self) -> int:
+        return int(self.ptr.size - 1)
+
+    def to_time(self, t: npt.ArrayLike) -> FloatArray:
+        return np.asarray(t, dtype=np.float64) * self.time_unit
+
+    def amounts(
+        self, n: int, interval: IntArray, group: IntArray, values: FloatArray,
+        keep: npt.NDArray[np.bool_] | None = None,
+    ) -> FloatArray:
+        """``(n, G)`` matrix of LP amounts, each served group scaled to exactly its size.
+
+        An LP meets ``sum = size`` rows only up to its tolerance; rescaling
+        makes every flow receive exactly its size (``keep`` selects entries).
+        """
+        out = np.zeros((n, self.num_groups))
+        sel = slice(None) if keep is None else keep
+        np.add.at(out, (interval[sel], group[sel]), np.maximum(values[sel], 0.0))
+        tot = out.sum(axis=0)
+        ok = tot > 0
+        out[:, ok] *= self.size[ok] / tot[ok]
+        return out
+
+    def schedule(self, times: npt.ArrayLike, amounts: npt.ArrayLike) -> Schedule:
+        """Schedule serving ``amounts[i, g]`` (scaled) uniformly over ``[times[i], times[i+1])``.
+
+        ``times`` are scaled breakpoints. An interval too short for its data
+        (by LP tolerance) is stretched, moving later breakpoints later. Each
+        group's amount is split over its flows in proportion to size.
+        """
+        t = np.asarray(times, dtype=np.float64)
+        a = np.asarray(amounts, dtype=np.float64)
+        dt = np.diff(t)
+        # An LP meets capacity rows only up to its tolerance, which in a very
+        # short interval is a large excess of *rate*. Stretch such intervals
+        # to the length their data need (shifting later breakpoints later:
+        # flows then start no earlier than before, so releases still hold).
+        need = np.asarray(a @ self.usage, dtype=np.float64) / self.cap
+        need = need.max(axis=1) if need.size else np.zeros(dt.size)
+        if np.any(need > dt):
+            dt = np.maximum(dt, need)
+            t = t[0] + np.concatenate([[0.0], np.cumsum(dt)])
+        keep = dt > 0
+        seg, g = np.nonzero((a > 0) & keep[:, None])
+        rate_g = a[seg, g] / dt[seg]  # scaled amount per scaled time
+        # expand groups to their flows
+        order = np.argsort(self.flow_group, kind="stable")
+        starts = np.searchsorted(self.flow_group[order], np.arange(self.num_groups + 1))
+        counts = np.diff(starts)[g]
+        rep = np.repeat(np.arange(g.size), counts)
+        offs = np.arange(rep.size) - np.repeat(np.cumsum(counts) - counts, counts)
+        flows = order[starts[g][rep] + offs]
+        scale = self.amount_unit / self.time_unit
+        rate = rate_g[rep] * self.flow_share[flows] * scale
+        t0 = t[seg][rep] * self.time_unit
+        t1 = t[seg + 1][rep] * self.time_unit
+        return Schedule(flows, t0, t1, rate)
+
+
+def build_groups(instance: Instance) -> Groups:
+    """Group the flows of ``instance`` and choose the scaling."""
+    inst = instance
+    K = inst.num_coflows
+    cap = inst.fabric.capacity
+    cap_ref = float(cap.max())
+    gam = inst.gamma[inst.gamma > 0]
+    time_unit = float(gam.mean()) if gam.size else 1.0
+    amount_unit = cap_ref * time_unit
+    F = inst.num_flows
+    src, dst, rel = inst.flow_src, inst.flow_dst, inst.flow_release
+    P = inst.num_ports
+    # key: coflow, src, dst, release (releases ranked to integers first)
+    rel_vals, rel_rank = np.unique(rel, return_inverse=True)
+    key = ((inst.flow_coflow * P + src) * P + dst) * rel_vals.size + rel_rank
+    uniq, fg = np.unique(key, return_inverse=True)
+    G = uniq.size
+    fg = fg.astype(np.int64)
+    g_size = np.bincount(fg, weights=inst.flow_size, minlength=G)
+    first = np.full(G, F, dtype=np.int64)
+    np.minimum.at(first, fg, np.arange(F))
+    g_coflow = inst.flow_coflow[first]
+    g_release = rel[first] / time_unit
+    usage = inst.fabric.routes(src[first], dst[first])
+    share = inst.flow_size / g_size[fg]
+    ptr = np.searchsorted(g_coflow, np.arange(K + 1)).astype(np.int64)
+    v = inst.load / cap / time_unit
+    scap = cap / cap_ref
+    sizes = g_size / amount_unit
+    earliest = inst.release / time_unit + inst.gamma / time_unit
+    if inst.is_multi_wave:
+        earliest = _earliest_multiwave(g_coflow, sizes, g_release, usage, scap, K, earliest)
+    return Groups(
+        instance=inst,
+        coflow=_readonly(g_coflow),
+        ptr=_readonly(ptr),
+        size=_readonly(sizes),
+        release=_readonly(g_release),
+        usage=usage,
+        cap=_readonly(scap),
+        flow_group=_readonly(fg),
+        flow_share=_readonly(share),
+        time_unit=time_unit,
+        amount_unit=amount_unit,
+        v=_readonly(v),
+        earliest=_readonly(np.asarray(earliest, dtype=np.float64)),
+    )
+
+
+def _earliest_multiwave(
+    g_coflow: IntArray, size: FloatArray, release: FloatArray, usage: sp.csr_array,
+    cap: FloatArray, K: int, base: FloatArray,
+) -> FloatArray:
+    """Per link and release threshold rho: rho + (load released at >= rho) / capacity."""
+    out = np.array(base, dtype=np.float64)
+    coo = usage.tocoo()
+    for k in range(K):
+        mine = np.flatnonzero(g_coflow == k)
+        sel = np.isin(coo.row, mine)
+        rows, links = coo.row[sel], coo.col[sel]
+        for rho in np.unique(release[mine]):
+            late = release[rows] >= rho
+            if not late.any():
+                continue
+            load = np.bincount(links[late], weights=size[rows[late]], minlength=cap.size)
+            out[k] = max(out[k], float(rho + (load / cap).max()))
+        # a single flow needs its size over its slowest link after its own release
+        for g in mine:
+            lk = usage.indices[usage.indptr[g]: usage.indptr[g + 1]]
+            out[k] = max(out[k], float(release[g] + size[g] / cap[lk].min()))
+    return out

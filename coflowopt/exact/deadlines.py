@@ -1,0 +1,138 @@
+"""Maximum number (or weight) of coflows that meet their deadlines.
+
+See ``models/deadlines.md``. Breakpoints are all release times and
+deadlines; between two consecutive breakpoints the set of flows that may be
+served (available, coflow's deadline not passed) is fixed, so constant rates
+per interval lose nothing and the MILP below is exact:
+
+    max  sum_k u_k a_k                    (u_k = 1, or w_k with weighted=True)
+    s.t. sum_j x_gj = s_g a_k             every group g of a coflow k with a deadline
+         sum_g use_gl x_gj <= cap_l len_j every interval j and link l
+         x_gj = 0 unless r_g <= t_j and t_{j+1} <= D_k,  a_k in {0, 1}
+
+Its LP relaxation (``a`` in [0, 1]) bounds it from above. Coflows without a
+deadline are not counted. Rejected coflows (and those without a deadline)
+are, by default, not served at all (``rejected="drop"``: Varys' admission
+control turns them away); with ``rejected="after"`` they are served once the
+admitted ones are done, by the minimum-makespan LP, so the returned schedule
+is complete.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+
+import numpy as np
+
+from ..bounds._highs import LPBuilder
+from ..errors import CoflowoptError
+from ..instance import Instance
+from ..result import Result, Status
+from ..schedule import Schedule
+from ._groups import build_groups, check_size, link_rows, spread
+
+__all__ = ["max_deadlines"]
+
+_REJECTED = ("drop", "after")
+
+
+def max_deadlines(
+    inst: Instance, *, time_limit: float = 60.0, weighted: bool = False,
+    rejected: str = "drop", rel_gap: float = 1e-9,
+) -> Result:
+    """Admit as many coflows (or as much weight) as can all meet their deadlines."""
+    if rejected not in _REJECTED:
+        raise CoflowoptError(f"rejected must be one of {', '.join(_REJECTED)}; got {rejected!r}")
+    if inst.has_dependencies:
+        raise CoflowoptError(
+            "objective='deadlines' does not support coflow dependencies "
+            "(starts_after / finishes_before)")
+    start = time.perf_counter()
+    K = inst.num_coflows
+    name = "weight of coflows meeting deadlines" if weighted else "coflows meeting deadlines"
+    has_d = np.isfinite(inst.deadline)
+    if not has_d.any():
+        raise CoflowoptError("objective='deadlines' needs at least one coflow with a deadline")
+    g = build_groups(inst)
+    tu = g.time_unit
+    dl = np.where(has_d, inst.deadline / tu, np.inf)
+    pts = np.unique(np.concatenate([g.release, dl[has_d]]))
+    J = pts.size - 1
+    gk = g.coflow
+    cand = has_d[gk]
+    # intervals [pts[j], pts[j+1]] inside [release_g, deadline_k]
+    j0 = np.searchsorted(pts, g.release)
+    j1 = np.searchsorted(pts, dl[gk]) - 1  # last interval ending at or before the deadline
+    n = np.where(cand, np.maximum(j1 - j0 + 1, 0), 0)
+    check_size(int(n.sum()), "objective='deadlines'")
+    xg, xj = spread(j0, n)
+    ks = np.flatnonzero(has_d)
+    value = inst.weight[ks] if weighted else np.ones(ks.size)
+    lp = LPBuilder(sense="max")
+    A = lp.add_cols(ks.size, cost=value, lo=0.0, hi=1.0, integer=True)
+    acol = np.full(K, -1)
+    acol[ks] = A
+    X = lp.add_cols(xg.size, lo=0.0, hi=g.size[xg])
+    # amounts: sum_j x_gj - s_g a_k = 0
+    gid = np.flatnonzero(cand)
+    rowg = np.full(g.num_groups, -1)
+    rowg[gid] = np.arange(gid.size)
+    lp.add_rows(np.concatenate([rowg[xg], rowg[gid]]), np.concatenate([X, acol[gk[gid]]]),
+                np.concatenate([np.ones(xg.size), -g.size[gid]]), 0.0, 0.0, num=gid.size)
+    # capacity
+    row, col, val, rj, rl = link_rows(g, xg, xj)
+    if rj.size:
+        lp.add_rows(row, X[col], val, -math.inf, g.cap[rl] * np.diff(pts)[rj], num=rj.size)
+    relax = lp.solve(relax=True, time_limit=time_limit)
+    left = max(time_limit - (time.perf_counter() - start), 0.01)
+    sol = lp.solve(time_limit=left, options={"mip_rel_gap": rel_gap})
+    runtime = time.perf_counter() - start
+    lp_bound = float(relax.bound) if relax.ok else math.nan
+    if sol.x is None:
+        return Result(Status.TIME_LIMIT if sol.status == "time_limit" else Status.NO_SOLUTION,
+                      math.nan, min(lp_bound, float(value.sum())), runtime, "exact",
+                      objective_name=name, sense="max",
+                      info={"lp_relaxation": lp_bound})
+    admit_k = ks[sol.x[A] > 0.5]
+    amounts = g.amounts(J, xj, xg, sol.x[X], keep=np.isin(gk[xg], admit_k))
+    sched = g.schedule(pts, amounts) if J > 0 else Schedule.empty()
+    comp = np.full(K, np.inf)
+    if admit_k.size:
+        comp[admit_k] = sched.coflow_completion(inst)[admit_k]
+    others = np.setdiff1d(np.arange(K), admit_k)
+    if rejected == "after" and others.size:
+        sched, comp = _serve_after(inst, sched, comp, admit_k, others)
+    obj = float(value[np.isin(ks, admit_k)].sum())
+    bound = sol.bound if math.isfinite(sol.bound) else lp_bound
+    bound = float(min(bound, lp_bound)) if math.isfinite(lp_bound) else float(bound)
+    bound = max(bound, obj) + 0.0  # no negative zero
+    status = Status.OPTIMAL if sol.status == "optimal" else Status.TIME_LIMIT
+    return Result(
+        status, obj, bound, time.perf_counter() - start, "exact",
+        objective_name=name, sense="max", schedule=sched, completion=comp,
+        info={"admitted": [inst.ids[k] for k in admit_k],
+              "rejected": [inst.ids[k] for k in others],
+              "lp_relaxation": lp_bound, "rejected_policy": rejected,
+              "breakpoints": int(pts.size)},
+    )
+
+
+def _serve_after(
+    inst: Instance, sched: Schedule, comp: np.ndarray, admit: np.ndarray, others: np.ndarray,
+) -> tuple[Schedule, np.ndarray]:
+    """Serve ``others`` after the admitted coflows finish, by the minimum-makespan LP."""
+    from .makespan import min_makespan
+
+    t_end = float(comp[admit].max()) if admit.size else 0.0
+    sub = inst.subset(others, drop_dependencies=True)
+    sub = sub.with_releases(np.maximum(sub.release, t_end))
+    res = min_makespan(sub)
+    assert res.schedule is not None and res.completion is not None
+    # map the sub-instance's flows back to the instance's flow indices
+    fmap = np.concatenate([np.arange(inst.ptr[k], inst.ptr[k + 1]) for k in others])
+    part = Schedule(fmap[res.schedule.flow], res.schedule.start, res.schedule.end,
+                    res.schedule.rate)
+    comp = comp.copy()
+    comp[others] = res.completion
+    return Schedule.concatenate([sched, part]), comp

@@ -1,0 +1,316 @@
+"""Permutation schedules: one priority order, order-preserving greedy rates.
+
+A *permutation schedule* serves coflows in one fixed priority order: at every
+instant each available flow, taken in priority order (coflows in the given
+order, flows of a coflow by index), gets the largest rate its links still
+have (:func:`coflowopt.alloc.greedy` applied at every event to the released,
+unfinished flows). This is the class that Varys (SEBF plus backfilling) and
+Sincronia (BSSI order plus any order-preserving allocation) search in.
+
+Because the rates are strict priority, the service of the first ``m``
+coflows of an order does not depend on the coflows after them. The evaluator
+below uses that: it inserts the flows one at a time into piecewise-constant
+residual-capacity profiles of the links, which gives exactly the schedule of
+the event loop (the tests compare both) and lets the search extend a prefix
+without recomputing it.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from ..errors import CoflowoptError
+from ..instance import Instance
+from ..result import Result, Status
+from ..schedule import Schedule
+
+__all__ = ["PermutationTimeout", "best_permutation", "order_completion", "permutation_schedule"]
+
+FloatArray = npt.NDArray[np.float64]
+IntArray = npt.NDArray[np.int64]
+
+_TINY = 1e-12  # residual capacity below this fraction of the link capacity counts as zero
+
+
+class _Profiles:
+    """Residual capacity of each link: breakpoints ``t`` and value ``r`` on ``[t_i, t_i+1)``."""
+
+    __slots__ = ("cap", "r", "t")
+
+    def __init__(self, cap: FloatArray) -> None:
+        self.cap = cap
+        self.t = [np.zeros(1) for _ in range(cap.size)]
+        self.r = [np.array([c]) for c in cap]
+
+    def copy(self) -> _Profiles:
+        out = _Profiles.__new__(_Profiles)
+        out.cap = self.cap
+        out.t = list(self.t)  # arrays are replaced, never modified in place
+        out.r = list(self.r)
+        return out
+
+    def probe(
+        self, links: IntArray, coefs: FloatArray, release: float, size: float
+    ) -> tuple[FloatArray, FloatArray, int, float]:
+        """Rates a flow would get from ``release`` on: breakpoints, rates, last index, end."""
+        parts = [np.array([release])]
+        for lk in links:
+            tl = self.t[lk]
+            parts.append(tl[tl > release])
+        bps = np.unique(np.concatenate(parts))
+        avail = np.full(bps.size, np.inf)
+        for lk, a in zip(links, coefs, strict=True):
+            idx = np.searchsorted(self.t[lk], bps, side="right") - 1
+            res = self.r[lk][idx]
+            res = np.where(res <= _TINY * self.cap[lk], 0.0, res)
+            avail = np.minimum(avail, res / a)
+        lengths = np.empty(bps.size)
+        lengths[:-1] = np.diff(bps)
+        lengths[-1] = np.inf
+        amounts = np.where(avail > 0, avail * lengths, 0.0)
+        cum = np.cumsum(amounts)
+        i = int(np.searchsorted(cum, size * (1 - 1e-12)))
+        if i >= bps.size or avail[i] <= 0:
+            raise CoflowoptError("internal error: a flow can never finish (no capacity left)")
+        before = cum[i - 1] if i > 0 else 0.0
+        end = bps[i] + max(size - before, 0.0) / avail[i]
+        if i + 1 < bps.size:
+            end = min(end, bps[i + 1])
+        return bps, avail, i, float(end)
+
+    def insert(self, links: IntArray, coefs: FloatArray, release: float, size: float) -> float:
+        """Serve one flow greedily from ``release`` on; returns when it ends."""
+        bps, avail, i, end = self.probe(links, coefs, release, size)
+        starts = bps[: i + 1]
+        for lk, a in zip(links, coefs, strict=True):
+            tl, rl = self.t[lk], self.r[lk]
+            tn = np.union1d(tl, np.append(starts, end))
+            rn = rl[np.searchsorted(tl, tn, side="right") - 1].copy()
+            win = (tn >= release) & (tn < end)
+            seg = np.searchsorted(bps, tn[win], side="right") - 1
+            rn[win] = np.maximum(rn[win] - a * avail[seg], 0.0)
+            keep = np.ones(tn.size, bool)
+            keep[1:] = rn[1:] != rn[:-1]
+            self.t[lk], self.r[lk] = tn[keep], rn[keep]
+        return end
+
+
+@dataclass(slots=True)
+class _Flows:
+    """Per-flow route data of an instance, for the evaluator."""
+
+    links: list[IntArray]
+    coefs: list[FloatArray]
+    release: FloatArray
+    size: FloatArray
+    ptr: IntArray
+
+    @classmethod
+    def of(cls, inst: Instance) -> _Flows:
+        routes = inst.fabric.routes(inst.flow_src, inst.flow_dst).tocsr()
+        links = [routes.indices[routes.indptr[f] : routes.indptr[f + 1]].astype(np.int64)
+                 for f in range(inst.num_flows)]
+        coefs = [routes.data[routes.indptr[f] : routes.indptr[f + 1]].astype(np.float64)
+                 for f in range(inst.num_flows)]
+        return cls(links, coefs, inst.flow_release, inst.flow_size, inst.ptr)
+
+
+def _insert_coflow(prof: _Profiles, fl: _Flows, k: int) -> float:
+    """Serve coflow ``k`` after everything already in ``prof``; returns ``C_k``."""
+    done = 0.0
+    for f in range(int(fl.ptr[k]), int(fl.ptr[k + 1])):
+        done = max(done, prof.insert(fl.links[f], fl.coefs[f], float(fl.release[f]),
+                                     float(fl.size[f])))
+    return done
+
+
+def _check_order(inst: Instance, order: npt.ArrayLike) -> IntArray:
+    o = np.asarray(order, dtype=np.int64).reshape(-1)
+    K = inst.num_coflows
+    if o.size != K or not np.array_equal(np.sort(o), np.arange(K)):
+        raise CoflowoptError(f"an order must list each of the {K} coflow positions once")
+    return o
+
+
+def _reject_dependencies(inst: Instance, what: str) -> None:
+    if inst.has_dependencies:
+        raise CoflowoptError(
+            f"{what} does not support coflow dependencies (starts_after / finishes_before); "
+            "use method='exact', which models them"
+        )
+
+
+class PermutationTimeout(CoflowoptError):
+    """Evaluating an order took longer than its time limit."""
+
+
+def permutation_schedule(
+    inst: Instance, order: npt.ArrayLike, *, time_limit: float | None = None
+) -> tuple[Schedule, FloatArray]:
+    """The permutation schedule of ``order`` (coflow positions, first = highest priority).
+
+    Runs the simulator's ``static-order`` policy (:mod:`coflowopt.sim`), the
+    project's one event loop for fixed orders. Returns the schedule and the
+    completion time of every coflow. Raises :class:`PermutationTimeout` when
+    ``time_limit`` seconds pass first (checked every 1024 events).
+    """
+    from ..sim import simulate
+
+    _reject_dependencies(inst, "a permutation schedule")
+    o = _check_order(inst, order)
+    if inst.num_coflows == 0:
+        return Schedule.empty(), np.zeros(0)
+    progress = None
+    if time_limit is not None:
+        deadline = time.perf_counter() + time_limit
+
+        def progress(_: float) -> None:
+            if time.perf_counter() > deadline:
+                raise PermutationTimeout(
+                    f"evaluating the order took more than {time_limit:g} s")
+
+    res = simulate(inst, "static-order", order=[int(k) for k in o], progress=progress)
+    assert res.schedule is not None
+    return res.schedule, np.asarray(res.completion, dtype=np.float64)
+
+
+def order_completion(
+    inst: Instance, order: npt.ArrayLike, *, time_limit: float | None = None
+) -> FloatArray:
+    """Completion times of the permutation schedule of ``order``, by residual profiles.
+
+    Same values as :func:`permutation_schedule` (the tests compare them)
+    without building the schedule; the searches use it. Raises
+    :class:`PermutationTimeout` after ``time_limit`` seconds.
+    """
+    _reject_dependencies(inst, "a permutation schedule")
+    o = _check_order(inst, order)
+    deadline = math.inf if time_limit is None else time.perf_counter() + time_limit
+    fl = _Flows.of(inst)
+    prof = _Profiles(np.asarray(inst.fabric.capacity, dtype=np.float64))
+    comp = np.zeros(inst.num_coflows)
+    for k in o:
+        if time.perf_counter() > deadline:
+            raise PermutationTimeout(f"evaluating the order took more than {time_limit:g} s")
+        comp[k] = _insert_coflow(prof, fl, int(k))
+    return comp
+
+
+def _alone_completion(prof: _Profiles, fl: _Flows, k: int) -> float:
+    """Earliest completion of coflow ``k`` in the residual capacity of ``prof``.
+
+    Whatever the order after the prefix in ``prof``, a flow of a later
+    coflow never gets more than the residual its links have, so it cannot
+    finish before it would alone in that residual: a lower bound on ``C_k``.
+    """
+    ck = 0.0
+    for f in range(int(fl.ptr[k]), int(fl.ptr[k + 1])):
+        *_, end = prof.probe(fl.links[f], fl.coefs[f], float(fl.release[f]), float(fl.size[f]))
+        ck = max(ck, end)
+    return ck
+
+
+def best_permutation(
+    inst: Instance,
+    *,
+    time_limit: float = 60.0,
+    rel_gap: float = 1e-9,
+    initial_orders: Sequence[Sequence[int]] = (),
+) -> Result:
+    """The best permutation schedule for ``sum w_k C_k``, by depth-first branch and bound.
+
+    A node is a prefix of the order; its coflows' completion times are final
+    (strict priority). The bound adds, for each remaining coflow, the time
+    its flows would need alone in the residual capacity of the prefix. At
+    the time limit the best order found so far is returned with status
+    ``TIME_LIMIT`` and the smallest open bound.
+
+    ``Result.bound`` bounds the best *permutation* schedule, not the optimum
+    over all schedules (for that use ``method="exact"``).
+    """
+    _reject_dependencies(inst, "the permutation search")
+    start = time.perf_counter()
+    K = inst.num_coflows
+    w = inst.weight
+    if K == 0:
+        return Result(Status.OPTIMAL, 0.0, 0.0, 0.0, "permutation", schedule=Schedule.empty(),
+                      completion=np.zeros(0))
+    fl = _Flows.of(inst)
+    cap = np.asarray(inst.fabric.capacity, dtype=np.float64)
+    root = _Profiles(cap)
+
+    best_val = math.inf
+    best_order: IntArray | None = None
+    candidates = [list(o) for o in initial_orders]
+    ratio = inst.weight / np.maximum(inst.gamma, 1e-300)
+    candidates.append(list(np.lexsort((-ratio, inst.release))))
+    candidates.append(list(np.argsort(-ratio, kind="stable")))
+    for cand in candidates:
+        o = _check_order(inst, cand)
+        # the first order gets at least a second, so that small instances always
+        # return an incumbent however short the limit
+        left = time_limit - (time.perf_counter() - start)
+        try:
+            val = float(np.dot(w, order_completion(
+                inst, o, time_limit=max(left, 1.0 if best_order is None else 0.0))))
+        except PermutationTimeout:
+            break
+        if val < best_val:
+            best_val, best_order = val, o
+    if best_order is None:
+        return Result(Status.NO_SOLUTION, math.nan, math.nan, time.perf_counter() - start,
+                      "permutation", info={"note": "no order evaluated within the time limit"})
+
+    nodes = 0
+    # a node: (bound, cost of its prefix, prefix, residual profiles after the prefix)
+    stack: list[tuple[float, float, tuple[int, ...], _Profiles]] = [(0.0, 0.0, (), root)]
+    timed_out = False
+    while stack:
+        if time.perf_counter() - start > time_limit:
+            timed_out = True
+            break
+        bound, cost, prefix, prof = stack.pop()
+        if bound >= best_val * (1 - rel_gap):
+            continue
+        nodes += 1
+        rest = [k for k in range(K) if k not in prefix]
+        # bounds of the remaining coflows in this node's residual: valid for every child
+        lb = {k: _alone_completion(prof, fl, k) for k in rest}
+        base = cost + sum(w[k] * lb[k] for k in rest)
+        if base >= best_val * (1 - rel_gap):
+            continue
+        children = []
+        for k in rest:
+            child = prof.copy()
+            ck = _insert_coflow(child, fl, k)
+            c_cost = cost + w[k] * ck
+            if len(rest) == 1:
+                if c_cost < best_val:
+                    best_val, best_order = c_cost, np.array((*prefix, k), dtype=np.int64)
+                continue
+            c_bound = base + w[k] * (ck - lb[k])
+            if c_bound < best_val * (1 - rel_gap):
+                children.append((c_bound, c_cost, (*prefix, k), child))
+        children.sort(key=lambda c: -c[0])
+        stack.extend(children)
+
+    sched, comp = permutation_schedule(inst, best_order)
+    value = float(np.dot(w, comp))
+    open_bounds = [b for b, *_ in stack if b < best_val]
+    if timed_out:
+        bound = min([value, *open_bounds])
+        status = Status.TIME_LIMIT
+    else:
+        bound, status = value, Status.OPTIMAL
+    return Result(
+        status, value, float(bound), time.perf_counter() - start, "permutation",
+        schedule=sched, completion=comp,
+        info={"order": [inst.ids[k] for k in best_order], "nodes": nodes,
+              "class": "permutation schedules (bound is on the best permutation)"},
+    )

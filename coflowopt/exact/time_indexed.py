@@ -1,0 +1,234 @@
+"""Time-indexed MILP on a uniform grid: a feasible grid schedule and a valid lower bound.
+
+See ``models/time-indexed.md``. Two models share the grid ``t_i = i * step``:
+
+*Grid model* (upper bound): a flow may be served in slot ``[t_i, t_i+1)``
+only if it is available at ``t_i``; rates are constant per slot; binary
+``z_ki`` says coflow ``k`` is complete by ``t_{i+1}``, which is where it is
+charged. Every solution is a feasible schedule.
+
+*Relaxed model* (lower bound): a flow may be served in every slot that ends
+after its release (with rows that keep work released inside a slot within
+the part of the slot after its release), completion in slot ``i`` is charged
+``max(t_i, r_k + Gamma_k)`` (the slot's start), and a last slot without
+capacity rows absorbs anything later. The amounts of any schedule, slot by
+slot, solve it with no larger cost, so its optimum and its LP relaxation
+bound the continuous optimum from below. (The LP relaxation of the *grid*
+model bounds only the grid optimum, so it is not used as a bound.)
+
+As the step shrinks the grid optimum tends to the continuous optimum and so
+does the relaxed MILP; the LP relaxation keeps an integrality gap
+(``benchmarks/results/solvers.md`` measures both).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+
+import numpy as np
+import numpy.typing as npt
+
+from ..bounds._highs import LPBuilder
+from ..errors import CoflowoptError
+from ..instance import Instance
+from ..result import Result, Status
+from ._groups import Groups, build_groups, check_size, link_rows, spread
+
+__all__ = ["time_indexed"]
+
+FloatArray = npt.NDArray[np.float64]
+
+_LOWER = ("lp", "milp", "none")
+
+
+def _grid_horizon(g: Groups) -> float:
+    """Scaled time by which some grid schedule surely finishes.
+
+    Serve nothing until the last release, then every flow at
+    ``size / T`` with ``T`` the largest link load over capacity: feasible.
+    """
+    return float(g.release.max() + g.v.sum(axis=0).max())
+
+
+def _capacity_rows(lp: LPBuilder, g: Groups, X, xg, xi, slot_len: FloatArray):
+    """Rows ``sum_g use_gl x_gi <= c_l len_i`` (none for slots of infinite length).
+
+    Returns the column and link of every entry (for extra rows on them).
+    """
+    row, col, val, ri, rl = link_rows(g, xg, xi)
+    finite = np.isfinite(slot_len[ri])
+    hi = np.where(finite, g.cap[rl] * np.where(finite, slot_len[ri], 0.0), math.inf)
+    lp.add_rows(row, X[col], val, -math.inf, hi, num=ri.size)
+    return col, rl[row]
+
+
+def _amount_and_completion(lp: LPBuilder, g: Groups, xg, xi, n: int, z_cost: FloatArray):
+    """Columns x (amounts) and z (completion by slot), and the rows tying them.
+
+    ``sum_i x_gi = s_g``; ``sum_{i' <= i} x_gi' >= s_g z_ki``; ``z`` monotone in
+    ``i`` and ``z_k,n-1 = 1``.
+    """
+    K = g.num_coflows
+    zlo = np.zeros((K, n))
+    zlo[:, -1] = 1.0
+    Z = lp.add_cols(K * n, cost=z_cost.ravel(), lo=zlo.ravel(), hi=1.0,
+                    integer=True).reshape(K, n)
+    X = lp.add_cols(xg.size, lo=0.0, hi=g.size[xg])
+    lp.add_rows(xg, X, 1.0, g.size, g.size, num=g.num_groups)
+    # x[g, i'] enters the rows (g, i) of every i >= i'
+    owner, slot = spread(xi, n - xi)
+    gi_g = np.repeat(np.arange(g.num_groups), n)
+    gi_i = np.tile(np.arange(n), g.num_groups)
+    rows = np.concatenate([xg[owner] * n + slot, gi_g * n + gi_i])
+    cols = np.concatenate([X[owner], Z[g.coflow[gi_g], gi_i]])
+    vals = np.concatenate([np.ones(owner.size), -g.size[gi_g]])
+    lp.add_rows(rows, cols, vals, 0.0, math.inf, num=g.num_groups * n)
+    if n > 1:
+        nk = K * (n - 1)
+        r = np.repeat(np.arange(nk), 2)
+        cc = np.stack([Z[:, :-1].ravel(), Z[:, 1:].ravel()], axis=1).ravel()
+        lp.add_rows(r, cc, np.tile([1.0, -1.0], nk), -math.inf, 0.0, num=nk)
+    return X, Z
+
+
+def _grid_model(g: Groups, step: float, n_slots: int):
+    t = step * np.arange(n_slots + 1)
+    first = np.searchsorted(t, g.release * (1 - 1e-12), side="left")  # slot start >= release
+    xg, xi = spread(first, n_slots - first)
+    lp = LPBuilder()
+    w = g.instance.weight
+    # C_k = t_n - step * sum_{i < n-1} z_ki (completion charged at the slot's end)
+    zc = np.zeros((g.num_coflows, n_slots))
+    zc[:, :-1] = -w[:, None] * step
+    X, Z = _amount_and_completion(lp, g, xg, xi, n_slots, zc)
+    _capacity_rows(lp, g, X, xg, xi, np.full(n_slots, step))
+    const = float(w.sum()) * t[-1]
+    return lp, X, Z, xg, xi, t, const
+
+
+def _relaxed_model(g: Groups, step: float, n_slots: int):
+    """Valid relaxation: n_slots grid slots plus one unbounded last slot."""
+    n = n_slots + 1
+    t = step * np.arange(n_slots + 1)
+    first = np.searchsorted(t[1:], g.release, side="right")  # first slot ending after release
+    first = np.minimum(first, n - 1)
+    xg, xi = spread(first, n - first)
+    lp = LPBuilder()
+    w = g.instance.weight
+    start = np.append(t[:-1], t[-1])  # slot starts; the last slot starts at t_n
+    c = np.maximum(start[None, :], g.earliest[:, None])  # charge if completing in slot i
+    # sum_i c_i (z_i - z_{i-1}) = c_last - sum_{i < last} z_i (c_{i+1} - c_i)
+    zc = np.zeros((g.num_coflows, n))
+    zc[:, :-1] = -(w[:, None] * (c[:, 1:] - c[:, :-1]))
+    X, _ = _amount_and_completion(lp, g, xg, xi, n, zc)
+    slot_len = np.append(np.full(n_slots, step), np.inf)
+    col, link = _capacity_rows(lp, g, X, xg, xi, slot_len)
+    # work released inside a slot fits after its release: per (slot, link, threshold)
+    inside = (g.release[xg] > t[np.minimum(xi, n_slots)]) & (xi < n_slots)
+    if inside.any():
+        L = g.cap.size
+        rows, cols, vals, his = [], [], [], []
+        nr = 0
+        sel = inside[col]
+        e_col, e_link = col[sel], link[sel]
+        for (slot, lk), idx in _group_by(xi[e_col], e_link, L):
+            rel = g.release[xg[e_col[idx]]]
+            for rho in np.unique(rel):
+                late = idx[rel >= rho]
+                rows.append(np.full(late.size, nr))
+                cols.append(X[e_col[late]])
+                vals.append(np.ones(late.size))
+                his.append(g.cap[lk] * (t[slot + 1] - rho))
+                nr += 1
+        if nr:
+            lp.add_rows(np.concatenate(rows), np.concatenate(cols), np.concatenate(vals),
+                        -math.inf, np.array(his), num=nr)
+    const = float(np.dot(w, c[:, -1]))
+    return lp, const
+
+
+def _group_by(a: npt.NDArray[np.int64], b: npt.NDArray[np.int64], L: int):
+    key = a * L + b
+    order = np.argsort(key, kind="stable")
+    ks = key[order]
+    cuts = np.flatnonzero(np.diff(ks)) + 1
+    for chunk in np.split(order, cuts):
+        if chunk.size:
+            k = int(key[chunk[0]])
+            yield (k // L, k % L), chunk
+
+
+def time_indexed(
+    inst: Instance, *, time_limit: float = 60.0, step: float | None = None,
+    slots: int | None = None, lower: str = "lp", rel_gap: float = 1e-6,
+) -> Result:
+    """Best schedule on a time grid (upper bound) and a valid lower bound.
+
+    Parameters
+    ----------
+    step
+        Grid step in the instance's time unit. Default: the horizon divided
+        by ``slots`` (default 40).
+    slots
+        Number of slots when ``step`` is not given.
+    lower
+        ``"lp"``: the relaxed model's LP relaxation (cheap); ``"milp"``: the
+        relaxed model solved as a MILP (tighter, slower); ``"none"``.
+    """
+    if inst.has_dependencies:
+        raise CoflowoptError("method='time-indexed' does not support coflow dependencies; "
+                             "use method='exact'")
+    if lower not in _LOWER:
+        raise CoflowoptError(f"lower must be one of {', '.join(_LOWER)}; got {lower!r}")
+    start = time.perf_counter()
+    K = inst.num_coflows
+    if K == 0:
+        return Result(Status.OPTIMAL, 0.0, 0.0, 0.0, "time-indexed", completion=np.zeros(0))
+    g = build_groups(inst)
+    tu = g.time_unit
+    H = _grid_horizon(g)
+    if step is not None:
+        if not (isinstance(step, (int, float)) and math.isfinite(step) and step > 0):
+            raise CoflowoptError(f"step must be a number > 0, got {step!r}")
+        s = float(step) / tu
+    else:
+        n_req = 40 if slots is None else slots
+        if not isinstance(n_req, int) or isinstance(n_req, bool) or n_req < 1:
+            raise CoflowoptError(f"slots must be an integer >= 1, got {slots!r}")
+        s = H / n_req
+    # enough slots for a grid schedule to exist (see _grid_horizon)
+    # (the release part rounds like the grid model's availability test)
+    n_slots = max(1, math.ceil(g.release.max() * (1 - 1e-12) / s)
+                  + math.ceil(g.v.sum(axis=0).max() / s - 1e-9))
+    check_size(n_slots * (g.num_groups + K),
+               f"method='time-indexed' with a step of {s * tu:g} ({n_slots} slots)")
+    lp, X, _, xg, xi, t, const = _grid_model(g, s, n_slots)
+    sol = lp.solve(time_limit=time_limit, options={"mip_rel_gap": rel_gap})
+    info: dict = {"step": s * tu, "slots": n_slots, "grid_status": sol.status}
+    bound = -math.inf
+    if lower != "none":
+        left = max(time_limit - (time.perf_counter() - start), 0.01)
+        rlp, rconst = _relaxed_model(g, s, n_slots)
+        rsol = rlp.solve(time_limit=left, relax=(lower == "lp"))
+        if math.isfinite(rsol.bound):
+            lb = (rconst + rsol.bound) * tu
+            info[f"lower_{lower}"] = lb
+            bound = lb
+    if sol.x is None:
+        status = Status.TIME_LIMIT if sol.status == "time_limit" else Status.NO_SOLUTION
+        return Result(status, math.nan, bound, time.perf_counter() - start, "time-indexed",
+                      info=info)
+    info["grid_objective"] = (const + sol.objective) * tu
+    info["grid_bound"] = (const + sol.bound) * tu if math.isfinite(sol.bound) else math.nan
+    sched = g.schedule(t, g.amounts(n_slots, xi, xg, sol.x[X]))
+    comp = sched.coflow_completion(inst)
+    value = float(np.dot(inst.weight, comp))
+    bound = min(bound, value)
+    gap = (value - bound) / value if value > 0 else 0.0
+    if sol.status == "time_limit":
+        status = Status.TIME_LIMIT
+    else:
+        status = Status.OPTIMAL if gap <= rel_gap else Status.FEASIBLE
+    return Result(status, value, float(bound), time.perf_counter() - start, "time-indexed",
+                  schedule=sched, completion=comp, info=info)

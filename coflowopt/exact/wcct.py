@@ -1,0 +1,333 @@
+"""Exact minimum of ``sum w_k C_k`` in continuous time: branch and bound over event orders.
+
+See ``models/exact-wcct.md``. A node is a prefix of the event order
+(releases and completions); its LP (:mod:`coflowopt.exact._events`) models
+the prefix exactly and bounds the rest; a complete order's LP is exact, so
+the best leaf is the optimum. Children are "the next release comes next"
+and "coflow k completes next" for each coflow that may complete.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable, Sequence
+
+import numpy as np
+import numpy.typing as npt
+
+from ..instance import Instance
+from ..result import Result, Status
+from ..schedule import Schedule
+from ._events import EventLP, NodeLP
+from ._groups import Groups, build_groups, check_size
+
+__all__ = ["event_sequence", "solve_event_sequence", "solve_exact"]
+
+FloatArray = npt.NDArray[np.float64]
+IntArray = npt.NDArray[np.int64]
+
+
+def event_sequence(elp: EventLP, completion: npt.ArrayLike) -> list[int]:
+    """The event order of a schedule with these (scaled) completion times.
+
+    Ties put completions before releases and follow the dependency order;
+    the result always satisfies :meth:`EventLP.ready`.
+    """
+    C = np.asarray(completion, dtype=np.float64)
+    topo = np.empty(elp.K, dtype=np.int64)
+    topo[elp.g.instance.topological_order] = np.arange(elp.K)
+    items = [(float(C[k]), 0, int(topo[k]), k) for k in range(elp.K)]
+    items += [(float(r), 1, j, -(j + 1)) for j, r in enumerate(elp.rho)]
+    items.sort()
+    seq = [e for *_, e in items]
+    return _repair(elp, seq)
+
+
+def _repair(elp: EventLP, seq: Sequence[int]) -> list[int]:
+    """Move each completion after what it needs (releases, predecessors)."""
+    out: list[int] = []
+    pending = list(seq)
+    while pending:
+        ready, nxt = elp.ready(out)
+        for i, e in enumerate(pending):
+            if (e >= 0 and e in ready) or (e < 0 and nxt is not None and -e - 1 == nxt):
+                out.append(e)
+                pending.pop(i)
+                break
+        else:  # nothing in order is possible: take the next release
+            j = nxt if nxt is not None else None
+            if j is None:
+                raise AssertionError("no event can come next")  # pragma: no cover
+            pending.remove(-(j + 1))
+            out.append(-(j + 1))
+    return out
+
+
+def _greedy_completion(elp: EventLP, prefix: Sequence[int], C: FloatArray) -> list[int]:
+    """Complete a prefix: remaining coflows by their LP completion times."""
+    rest = [k for k in range(elp.K) if k not in set(prefix)]
+    items = [(float(C[k]), 0, k) for k in rest]
+    nrel = sum(1 for e in prefix if e < 0)
+    items += [(float(elp.rho[j]), 1, -(j + 1)) for j in range(nrel, elp.R)]
+    items.sort()
+    return _repair(elp, [*prefix, *(e for *_, e in items)])
+
+
+def solve_event_sequence(
+    elp: EventLP, events: Sequence[int], *, time_limit: float | None = None
+) -> NodeLP | None:
+    """Solve the exact LP of a complete event order (None if infeasible)."""
+    node = elp.build(events)
+    if node is None:
+        return None
+    sol = node.lp.solve(time_limit=time_limit)
+    node.solution = sol
+    return node if sol.ok else None
+
+
+def _node_schedule(elp: EventLP, node: NodeLP) -> Schedule:
+    g = elp.g
+    sol = node.solution
+    assert sol is not None and sol.x is not None
+    m = len(node.events)
+    times = np.maximum.accumulate(np.concatenate([[0.0], sol.x[node.t_cols]]))
+    return g.schedule(times, g.amounts(m, node.x_interval - 1, node.x_group, sol.x[node.x_cols]))
+
+
+def _heuristic_orders(inst: Instance) -> list[IntArray]:
+    from ..bounds.sincronia import sincronia_order
+
+    ratio = inst.weight / np.maximum(inst.gamma, 1e-300)
+    orders = [np.argsort(-ratio, kind="stable"), np.lexsort((-ratio, inst.release)),
+              sincronia_order(inst)]
+    return orders
+
+
+def solve_exact(
+    inst: Instance,
+    *,
+    time_limit: float = 60.0,
+    rel_gap: float = 1e-6,
+    cut_rounds: int = 1,
+    root_cut_rounds: int = 30,
+    global_cut_depth: int = 0,
+    polish: bool = True,
+    initial_orders: Sequence[Sequence[int]] = (),
+    progress: Callable[[float, float, float], None] | None = None,
+) -> Result:
+    """Minimum ``sum w_k C_k`` over all fluid schedules (releases, weights, dependencies).
+
+    Parameters
+    ----------
+    time_limit
+        Seconds; at the limit the incumbent and the smallest open bound are
+        returned with status ``TIME_LIMIT``.
+    rel_gap
+        Nodes whose bound is within ``rel_gap`` (relative) of the incumbent
+        are pruned; ``OPTIMAL`` means the gap is at most this.
+    cut_rounds, root_cut_rounds
+        Rounds of cut separation per node and at the root.
+    global_cut_depth
+        Separate new parallel inequalities (shared by all nodes) down to this
+        depth; deeper nodes use the pool and their own tangent cuts.
+    polish
+        Improve the starting incumbent by moving single completions in its
+        event order.
+    initial_orders
+        Extra coflow orders whose permutation schedules seed the incumbent.
+    progress
+        Optional callable ``progress(fraction_of_time_used, incumbent, bound)``.
+    """
+    start = time.perf_counter()
+    K = inst.num_coflows
+    if K == 0:
+        return Result(Status.OPTIMAL, 0.0, 0.0, 0.0, "exact", schedule=Schedule.empty(),
+                      completion=np.zeros(0))
+
+    def left() -> float:
+        return time_limit - (time.perf_counter() - start)
+
+    g = build_groups(inst)
+    elp = EventLP(g)
+    check_size((K + elp.R) * g.num_groups, "method='exact' (the LP of one event order)")
+    w = inst.weight
+    tu = g.time_unit
+
+    # ---------------------------------------------------------------- incumbent
+    best_val = math.inf
+    best_events: list[int] | None = None
+
+    def offer(events: Sequence[int], *, always: bool = False) -> float:
+        """Solve the LP of an event order; keep it if it beats the incumbent.
+
+        ``always`` ignores the time limit: the starting incumbents must exist.
+        """
+        nonlocal best_val, best_events
+        node = solve_event_sequence(elp, events,
+                                    time_limit=None if always else max(left(), 0.01))
+        if node is None or node.solution is None:
+            return math.inf
+        val = node.solution.objective
+        if val < best_val:
+            best_val, best_events = val, list(events)
+            _update_horizon(elp, g, best_val)
+        return val
+
+    if inst.has_dependencies:
+        # always feasible: every release first, then completions in dependency order
+        offer([-(j + 1) for j in range(elp.R)] + [int(k) for k in inst.topological_order],
+              always=True)
+    else:
+        from .permutation import PermutationTimeout, order_completion
+
+        for order in [*_heuristic_orders(inst), *(np.asarray(o) for o in initial_orders)]:
+            try:  # the first order gets at least a second: small instances always have one
+                comp = order_completion(
+                    inst, order, time_limit=max(left(), 1.0 if best_events is None else 0.0))
+            except PermutationTimeout:
+                break
+            offer(event_sequence(elp, comp / tu), always=True)
+        if best_events is None:  # no order evaluated in time: releases first, then by e_k
+            offer([-(j + 1) for j in range(elp.R)]
+                  + [int(k) for k in np.argsort(g.earliest, kind="stable")], always=True)
+    # the root LP: isolation plus the parallel inequalities (the ordering LP)
+    from ..bounds.simple import isolation_bound
+
+    root_bound = isolation_bound(inst).bound / tu
+    root = elp.build([])
+    assert root is not None
+    if left() > 0:
+        root_sol = elp.solve(root, rounds=root_cut_rounds, time_limit=max(left(), 0.01))
+        if root_sol.ok and root_sol.x is not None:
+            root_bound = max(root_bound, root_sol.bound)
+            if left() > 0:
+                offer(_greedy_completion(elp, [], root_sol.x[root.c_col]))
+    if polish and best_events is not None:
+        _polish(elp, offer, lambda: best_events, left)
+
+    nodes = 0
+    pruned = math.inf  # smallest bound of a node discarded because of the incumbent
+    stack: list[tuple[float, tuple[int, ...]]] = [(root_bound, ())]
+    timed_out = False
+    while stack:
+        if left() <= 0:
+            timed_out = True
+            break
+        bound, events = stack.pop()
+        if bound >= best_val - rel_gap * abs(best_val):
+            pruned = min(pruned, bound)
+            continue
+        nodes += 1
+        if progress is not None:
+            open_b = min([b for b, _ in stack] + [bound, pruned])
+            progress(1 - left() / time_limit, best_val * tu, open_b * tu)
+        ready, nxt = elp.ready(events)
+        kids: list[int] = ([-(nxt + 1)] if nxt is not None else []) + list(ready)
+        children = []
+        for e in kids:
+            child = (*events, e)
+            if left() <= 0:
+                timed_out = True
+                children.append((bound, child))  # unexplored: keeps the parent's bound
+                continue
+            node = elp.build(child)
+            if node is None:
+                continue
+            sol = elp.solve(node, rounds=0 if node.is_leaf else cut_rounds,
+                            time_limit=max(left(), 0.01),
+                            global_cuts=len(child) <= global_cut_depth)
+            if not sol.ok:
+                if sol.status != "infeasible":
+                    timed_out = timed_out or sol.status == "time_limit"
+                    children.append((bound, child))
+                continue
+            if node.is_leaf:
+                if sol.objective < best_val:
+                    best_val, best_events = sol.objective, list(child)
+                    _update_horizon(elp, g, best_val)
+                pruned = min(pruned, sol.bound)
+                continue
+            cb = max(sol.bound, bound)
+            if cb < best_val - rel_gap * abs(best_val):
+                children.append((cb, child))
+            else:
+                pruned = min(pruned, cb)
+        children.sort(key=lambda c: -c[0])
+        stack.extend(children)
+
+    runtime = time.perf_counter() - start
+    if best_events is None:
+        return Result(Status.NO_SOLUTION, math.nan, max(root_bound, 0.0) * tu, runtime, "exact",
+                      info={"nodes": nodes})
+    final = solve_event_sequence(elp, best_events)
+    assert final is not None
+    sched = _node_schedule(elp, final)
+    comp = sched.coflow_completion(inst)
+    value = float(np.dot(w, comp))
+    lower = min([best_val, pruned, *(b for b, _ in stack)])
+    bound = min(max(lower, root_bound) * tu, value)
+    gap = (value - bound) / value if value > 0 else 0.0
+    status = Status.TIME_LIMIT if timed_out and gap > rel_gap else Status.OPTIMAL
+    return Result(
+        status, value, float(bound), time.perf_counter() - start, "exact",
+        schedule=sched, completion=comp,
+        info={"nodes": nodes, "root_bound": root_bound * tu, "events": _describe(elp, best_events),
+              "cuts": len(elp.pool)},
+    )
+
+
+def _describe(elp: EventLP, events: Sequence[int]) -> list[str]:
+    ids = elp.g.instance.ids
+    tu = elp.g.time_unit
+    return [f"complete {ids[e]}" if e >= 0 else f"release at {elp.rho[-e - 1] * tu:g}"
+            for e in events]
+
+
+def _update_horizon(elp: EventLP, g: Groups, best: float) -> None:
+    """Only schedules better than ``best`` matter: no completion after this."""
+    w = elp.weight
+    base = float(np.dot(w, g.earliest))
+    h = (best - base + w * g.earliest) / w
+    elp.horizon = float(h.max()) * (1 + 1e-9) + 1e-9
+
+
+def _polish(elp: EventLP, offer, current, left) -> None:
+    """First-improvement local search: move one completion event elsewhere."""
+    improved = True
+    while improved and left() > 0:
+        improved = False
+        seq = list(current())
+        base = _value_of(elp, seq)
+        for i, e in enumerate(seq):
+            if e < 0:
+                continue
+            for j in range(len(seq)):
+                if j == i or left() <= 0:
+                    continue
+                cand = seq[:i] + seq[i + 1 :]
+                cand.insert(j, e)
+                if not _valid(elp, cand):
+                    continue
+                if offer(cand) < base * (1 - 1e-9):
+                    improved = True
+                    break
+            if improved:
+                break
+
+
+def _value_of(elp: EventLP, seq: Sequence[int]) -> float:
+    node = solve_event_sequence(elp, seq)
+    return math.inf if node is None or node.solution is None else node.solution.objective
+
+
+def _valid(elp: EventLP, seq: Sequence[int]) -> bool:
+    pref: list[int] = []
+    for e in seq:
+        ready, nxt = elp.ready(pref)
+        if e >= 0 and e not in ready:
+            return False
+        if e < 0 and (nxt is None or -e - 1 != nxt):
+            return False
+        pref.append(e)
+    return True

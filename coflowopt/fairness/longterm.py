@@ -1,0 +1,110 @@
+"""Long-term comparison of fair and efficient schedulers (dissertation §7.7.4).
+
+Runs the simulator (:mod:`coflowopt.sim`) with the fairness policies
+``hug``, ``drf``, ``psp`` and any other registered scheduler (``varys``,
+``fair``, ...) on one instance and reports, per scheduler, the metrics of
+§7.7.4: CCTs (mean, 95th percentile, maximum), *slowdown* = CCT divided by
+the minimum CCT the coflow would have alone (its isolation time
+``Gamma_k``, Eq. 4.1, exact when every flow is available at the release),
+min / max / mean / standard deviation of the slowdown (Table 7.3), and the
+CCTs normalised by a baseline scheduler's (HUG in the dissertation:
+"Normalized Comp. Time = Compared Duration / HUG's Duration").
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from ..errors import InstanceError
+from ..instance import Instance
+
+__all__ = ["LongTermRow", "compare_over_time", "slowdown"]
+
+def _load_policies() -> Any:
+    # imported late: the simulator's hug/drf/psp policies import this package
+    return importlib.import_module("coflowopt.sim")
+
+
+def slowdown(instance: Instance, completion: npt.ArrayLike) -> npt.NDArray[np.float64]:
+    """``CCT_k / Gamma_k``: completion time over the coflow's isolation time."""
+    if instance.is_multi_wave:
+        raise InstanceError("slowdown uses the isolation time, which ignores per-flow delays")
+    cct = np.asarray(completion, dtype=np.float64) - instance.release
+    return cct / instance.gamma
+
+
+@dataclass(frozen=True, slots=True)
+class LongTermRow:
+    """One scheduler's long-term metrics."""
+
+    scheduler: str
+    params: Mapping[str, Any]
+    cct: npt.NDArray[np.float64]
+    slowdown: npt.NDArray[np.float64]
+    runtime: float
+    normalized: npt.NDArray[np.float64] | None = None
+    """CCT divided by the baseline scheduler's CCT, per coflow."""
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def label(self) -> str:
+        opts = ",".join(f"{k}={v}" for k, v in sorted(self.params.items()))
+        return f"{self.scheduler}({opts})" if opts else self.scheduler
+
+    def summary(self) -> dict[str, float]:
+        s = self.slowdown
+        out = {
+            "mean_cct": float(self.cct.mean()),
+            "p95_cct": float(np.percentile(self.cct, 95)),
+            "max_cct": float(self.cct.max()),
+            "min_slowdown": float(s.min()),
+            "max_slowdown": float(s.max()),
+            "mean_slowdown": float(s.mean()),
+            "std_slowdown": float(s.std()),
+            "runtime": self.runtime,
+        }
+        if self.normalized is not None:
+            out["mean_cct_vs_baseline"] = out["mean_cct"] / float(self.extra["baseline_mean_cct"])
+            out["max_cct_vs_baseline"] = out["max_cct"] / float(self.extra["baseline_max_cct"])
+            out["share_faster_than_baseline"] = float(np.mean(self.normalized < 1 - 1e-9))
+        return out
+
+
+def compare_over_time(
+    instance: Instance,
+    schedulers: Sequence[str | tuple[str, Mapping[str, Any]]] = ("hug", "drf", "psp", "varys", "fair"),
+    *,
+    baseline: str | None = "hug",
+    record: bool = False,
+) -> list[LongTermRow]:
+    """Simulate each scheduler and collect the §7.7.4 metrics.
+
+    ``schedulers`` holds names or ``(name, params)`` pairs; ``baseline`` (a
+    label among them, e.g. ``"hug"``) normalises the CCTs.
+    """
+    sim = _load_policies()
+    rows: list[LongTermRow] = []
+    for item in schedulers:
+        name, params = (item, {}) if isinstance(item, str) else (item[0], dict(item[1]))
+        res = sim.simulate(instance, name, params, record=record)
+        rows.append(LongTermRow(name, params, np.asarray(res.cct, dtype=np.float64),
+                                slowdown(instance, res.completion), float(res.runtime)))
+    if baseline is not None:
+        base = next((r for r in rows if r.label == baseline), None)
+        if base is None:
+            raise InstanceError(f"baseline '{baseline}' is not among the schedulers compared")
+        extra = {"baseline": baseline, "baseline_mean_cct": float(base.cct.mean()),
+                 "baseline_max_cct": float(base.cct.max())}
+        with np.errstate(divide="ignore", invalid="ignore"):
+            rows = [
+                LongTermRow(r.scheduler, r.params, r.cct, r.slowdown, r.runtime,
+                            np.where(base.cct > 0, r.cct / base.cct, 1.0), extra)
+                for r in rows
+            ]
+    return rows

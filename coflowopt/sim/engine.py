@@ -1,0 +1,938 @@
+"""Exact event-driven fluid simulation of coflow scheduling policies.
+
+The engine moves time from event to event; between two events every flow's
+rate is constant, so the data a flow receives is ``rate * duration`` and the
+times at which flows complete or a coflow's bytes cross a threshold follow in
+closed form. There is no time step. Events are
+
+- *admissions*: a flow becomes available (its coflow's release plus its
+  delay, rounded up to the next multiple of ``batch_interval`` when given,
+  and held back by dependencies; see below);
+- *flow completions*, and the *coflow completions* they imply;
+- *wake-ups* a policy asks for: queue-threshold crossings it computed from the
+  current rates, or timers (Varys' starvation avoidance).
+
+At each event the engine asks the policy for new rates when the policy wants
+to be asked (every policy on admissions, coflow completions and its own
+wake-ups; policies that react to single flows also on flow completions). A
+policy returns rates, or a priority order for which the engine computes the
+greedy order-preserving rates (:func:`coflowopt.alloc.greedy`) itself, again
+after every flow completion. For policies that ignore single flow
+completions the engine processes all of them up to the next decision in one
+batch. The policy sees only what its information model allows
+(:class:`SimView`); with ``check=True`` the engine verifies that the rates
+respect every link's capacity and that only admitted, unfinished flows are
+served, and raises :class:`PolicyError` otherwise.
+
+Capacity model: links plus routes (:meth:`coflowopt.Fabric.routes`). The
+engine never assumes the big switch: link loads are sums over each flow's
+route. A fabric whose every route crosses exactly two links gets a faster
+code path for those sums, with the same results.
+
+Dependencies: a coflow with ``starts_after`` predecessors has none of its
+flows admitted before all of them completed. A coflow with
+``finishes_before`` predecessors may run while they run, but its *anchor*
+flow (its smallest flow, lowest index on ties) is admitted only after they
+all completed, so it cannot complete before them.
+
+Cost: an event costs the engine time proportional to the number of flows
+whose rate changes or that complete at it, plus ``O(F / 32 + K + L)`` for
+the next-event search over blocks of 32 flows with exact per-block minima;
+flows that wait or idle cost the engine nothing. The policy's own work comes
+on top (``models/simulator.md`` lists it per policy; several policies look at
+all admitted flows at each decision).
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import numpy.typing as npt
+import scipy.sparse as sp
+
+from ..alloc import greedy as alloc_greedy
+from ..errors import CoflowoptError
+from ..instance import Instance
+from ..schedule import Schedule
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .policies._base import Policy
+
+__all__ = [
+    "Allocation",
+    "Engine",
+    "InformationError",
+    "PolicyError",
+    "RunData",
+    "SimView",
+    "SimulationError",
+]
+
+FloatArray = npt.NDArray[np.float64]
+IntArray = npt.NDArray[np.int64]
+
+_TOL = 1e-12
+"""Relative tolerance on times: events closer than this are simultaneous."""
+_CAP_TOL = 1e-9
+"""Relative slack with which the engine accepts link loads above capacity."""
+_BLOCK_BITS = 5
+_BLOCK = 1 << _BLOCK_BITS
+
+_EMPTY_I = np.zeros(0, np.int64)
+_EMPTY_F = np.zeros(0)
+
+
+class SimulationError(CoflowoptError):
+    """A simulation cannot run or cannot finish (bad options, a starving policy)."""
+
+
+class PolicyError(SimulationError):
+    """A policy returned rates the engine cannot accept."""
+
+
+class InformationError(PolicyError):
+    """A policy asked for information its information model does not give it."""
+
+
+@dataclass(frozen=True, slots=True)
+class Allocation:
+    """What a policy returns at a decision.
+
+    Either rates: ``flows`` and ``rates`` give new rates for some flows
+    (others keep theirs; completed flows drop to 0 by themselves). Or
+    priorities: ``order`` lists admitted flows from highest to lowest
+    priority, and the engine gives them the greedy order-preserving rates
+    (:func:`coflowopt.alloc.greedy`) now and again after every flow
+    completion until the next decision; admitted flows not listed get 0.
+    ``wake`` asks to be called again at that time even if nothing else
+    happens (``inf``: no).
+    """
+
+    flows: IntArray = field(default_factory=lambda: _EMPTY_I)
+    rates: FloatArray = field(default_factory=lambda: _EMPTY_F)
+    wake: float = math.inf
+    order: IntArray | None = None
+
+
+@dataclass(slots=True)
+class RunData:
+    """Raw outcome of one run, turned into a result by :mod:`coflowopt.sim.results`."""
+
+    completion: FloatArray
+    start: FloatArray
+    admitted: FloatArray
+    flow_completion: FloatArray
+    schedule: Schedule | None
+    events: int
+    decisions: int
+    runtime: float
+    info: dict[str, Any]
+
+
+def _ceil_to(times: FloatArray, step: float | None) -> FloatArray:
+    """Round up to the next multiple of ``step`` (times already on a multiple stay)."""
+    if step is None:
+        return times
+    q = times / step
+    up = np.ceil(q - 1e-9)  # a release that is a multiple up to rounding stays put
+    return np.maximum(up, 0.0) * step
+
+
+class Engine:
+    """One simulation of one policy on one instance. Use :func:`coflowopt.sim.simulate`."""
+
+    def __init__(
+        self,
+        instance: Instance,
+        policy: Policy,
+        *,
+        batch_interval: float | None = None,
+        record: bool = True,
+        progress: Callable[[float], None] | None = None,
+        check: bool = True,
+    ) -> None:
+        if batch_interval is not None and not (math.isfinite(batch_interval) and batch_interval > 0):
+            raise SimulationError(f"batch interval must be a finite number > 0, got {batch_interval!r}")
+        self.instance = inst = instance
+        self.policy = policy
+        self.batch_interval = batch_interval
+        self.record = record
+        self.progress = progress
+        self.check = check
+        F, K = inst.num_flows, inst.num_coflows
+        self.F, self.K = F, K
+        fab = inst.fabric
+        self.cap = fab.capacity
+        self.L = L = fab.num_links
+        self.routes = A = fab.routes(inst.flow_src, inst.flow_dst).tocsr()
+        counts = np.diff(A.indptr)
+        self.two_link = bool(F == 0 or (np.all(counts == 2) and np.all(A.data == 1.0)))
+        if self.two_link:
+            pairs = A.indices.reshape(-1, 2).astype(np.int64) if F else np.zeros((0, 2), np.int64)
+            self.link_a = np.ascontiguousarray(pairs[:, 0])
+            self.link_b = np.ascontiguousarray(pairs[:, 1])
+        self.size = inst.flow_size
+        self.fco = inst.flow_coflow
+        self.ptr = inst.ptr
+        nb = max((F + _BLOCK - 1) >> _BLOCK_BITS, 1)
+        self.nb = nb
+        # per-flow state; rates are constant since tsync, sent is the amount up to tsync
+        self.status = np.zeros(F, np.int8)  # 0 waiting, 1 admitted, 2 done
+        self.rate = np.zeros(F)
+        self.sent = np.zeros(F)
+        self.tsync = np.zeros(F)
+        self.fin_pad = np.full(nb << _BLOCK_BITS, np.inf)
+        self.fin = self.fin_pad[:F]
+        self.fin_blocks = self.fin_pad.reshape(nb, _BLOCK)
+        self.bmin = np.full(nb, np.inf)
+        self.flow_done_at = np.full(F, np.inf)
+        self.usage = np.zeros(L)
+        # per-coflow state
+        self.cf_left = np.diff(inst.ptr).astype(np.int64)  # flows not completed
+        self.cf_active = np.zeros(K, np.int64)  # admitted and not completed
+        self.cf_sent = np.zeros(K)
+        self.cf_rate = np.zeros(K)
+        self.cf_t = 0.0
+        self.completion = np.full(K, np.inf)
+        # when each coflow would complete at the current rates (inf: a flow waits), and
+        # the last completion among its flows that run; used to skip flow-by-flow events
+        # for policies that only react to coflows
+        self.cf_finish = np.full(K, np.inf)
+        self.cf_lastrun = np.full(K, -np.inf)
+        self.batch = False
+        self.start = np.full(K, np.inf)
+        self.admitted = np.full(K, np.inf)
+        self.active_coflows: list[int] = []
+        # recording
+        self._pieces: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []
+        self.t = 0.0
+        self.events = 0
+        self.decisions = 0
+        self._prepare_admissions()
+        self._active_cache: IntArray | None = None
+        # what happened since the last decision
+        self.new_coflows: list[int] = []
+        self.new_flows: list[IntArray] = []
+        self.done_flows: list[IntArray] = []
+        self.done_coflows: list[int] = []
+        self.woke = False
+        self.stalled = False
+        self.prio: IntArray | None = None
+
+    # ------------------------------------------------------------------ admissions
+
+    def _prepare_admissions(self) -> None:
+        inst = self.instance
+        F, K = self.F, self.K
+        held = np.zeros(F, bool)
+        self.anchor = np.full(K, -1, np.int64)
+        self.wait_sa = [set(map(int, inst.starts_after[k])) for k in range(K)]
+        self.wait_fb = [set(map(int, inst.finishes_before[k])) for k in range(K)]
+        self.succ: list[list[int]] = [[] for _ in range(K)]
+        for k in range(K):
+            for j in self.wait_sa[k] | self.wait_fb[k]:
+                self.succ[j].append(k)
+            sl = inst.flows_of(k)
+            if self.wait_sa[k]:
+                held[sl] = True
+            if self.wait_fb[k]:
+                # the smallest flow waits for the finishes-before predecessors
+                a = sl.start + int(np.argmin(inst.flow_size[sl]))
+                self.anchor[k] = a
+                held[a] = True
+        self.sa_released = np.array([not s for s in self.wait_sa], bool)
+        self.anchor_released = self.anchor < 0
+        free = np.flatnonzero(~held)
+        times = _ceil_to(inst.flow_release[free], self.batch_interval)
+        order = np.argsort(times, kind="stable")
+        self.adm_flows = free[order]
+        self.adm_times = times[order]
+        self.adm_pos = 0
+        self.adm_heap: list[tuple[float, int, IntArray]] = []
+        self._adm_seq = 0
+
+    def _next_admission(self) -> float:
+        t = self.adm_times[self.adm_pos] if self.adm_pos < self.adm_times.size else math.inf
+        if self.adm_heap and self.adm_heap[0][0] < t:
+            t = self.adm_heap[0][0]
+        return float(t)
+
+    def _schedule_admission(self, flows: IntArray, now: float) -> None:
+        if flows.size == 0:
+            return
+        avail = np.maximum(self.instance.flow_release[flows], now)
+        times = _ceil_to(avail, self.batch_interval)
+        for t in np.unique(times):
+            self._adm_seq += 1
+            heapq.heappush(self.adm_heap, (float(t), self._adm_seq, flows[times == t]))
+
+    def _admit(self, thr: float) -> None:
+        parts = []
+        j = self.adm_pos
+        if j < self.adm_times.size and self.adm_times[j] <= thr:
+            e = int(np.searchsorted(self.adm_times, thr, side="right"))
+            parts.append(self.adm_flows[j:e])
+            self.adm_pos = e
+        while self.adm_heap and self.adm_heap[0][0] <= thr:
+            parts.append(heapq.heappop(self.adm_heap)[2])
+        if not parts:
+            return
+        flows = parts[0] if len(parts) == 1 else np.concatenate(parts)
+        t = self.t
+        self.status[flows] = 1
+        self.tsync[flows] = t
+        ks = self.fco[flows]
+        counts = np.bincount(ks, minlength=self.K)
+        touched = np.flatnonzero(counts)
+        fresh = touched[self.admitted[touched] == np.inf]
+        self.admitted[fresh] = t
+        self.cf_active += counts
+        self.cf_finish[touched] = np.inf
+        if fresh.size:
+            self.active_coflows.extend(int(k) for k in fresh)
+            self.new_coflows.extend(int(k) for k in fresh)
+        self.new_flows.append(flows)
+        self._active_cache = None
+
+    def _release_dependents(self, j: int) -> None:
+        for k in self.succ[j]:
+            self.wait_sa[k].discard(j)
+            self.wait_fb[k].discard(j)
+            lo, hi = int(self.ptr[k]), int(self.ptr[k + 1])
+            a = int(self.anchor[k])
+            if not self.sa_released[k]:
+                if self.wait_sa[k]:
+                    continue
+                self.sa_released[k] = True
+                flows = np.arange(lo, hi, dtype=np.int64)
+                if a >= 0:
+                    flows = flows[flows != a]
+                self._schedule_admission(flows, self.t)
+            if a >= 0 and not self.anchor_released[k] and not self.wait_fb[k]:
+                self.anchor_released[k] = True
+                self._schedule_admission(np.array([a], np.int64), self.t)
+
+    # ------------------------------------------------------------------ rates
+
+    def _sync_coflows(self) -> None:
+        dt = self.t - self.cf_t
+        if dt > 0:
+            self.cf_sent += self.cf_rate * dt
+            self.cf_t = self.t
+
+    def _set_fin(self, flows: IntArray, new: FloatArray) -> None:
+        """Set predicted completion times and keep the per-block minima exact."""
+        old = self.fin[flows]
+        b = flows >> _BLOCK_BITS
+        # a block's minimum can only rise if the flow holding it got later
+        rise = (new > old) & (old <= self.bmin[b])
+        self.fin[flows] = new
+        np.minimum.at(self.bmin, b, new)
+        if rise.any():
+            br = b[rise]
+            if br.size > 64:
+                mark = np.zeros(self.nb, bool)
+                mark[br] = True
+                bs = np.flatnonzero(mark)
+            else:
+                bs = np.unique(br)
+            self.bmin[bs] = self.fin_blocks[bs].min(axis=1)
+
+    def _link_sum(self, flows: IntArray, values: FloatArray) -> FloatArray:
+        if self.two_link:
+            L = self.L
+            return np.bincount(self.link_a[flows], values, minlength=L).astype(float) + np.bincount(
+                self.link_b[flows], values, minlength=L
+            )
+        return self.routes[flows].T @ values
+
+    def _record(self, flows: IntArray, t0: FloatArray, t1: float | FloatArray, r: FloatArray) -> None:
+        keep = (r > 0) & (t1 > t0)
+        if keep.all():
+            self._pieces.append((flows, t0, np.broadcast_to(t1, flows.shape).copy(), r))
+        elif keep.any():
+            t1a = np.broadcast_to(t1, flows.shape)
+            self._pieces.append((flows[keep], t0[keep], t1a[keep].copy(), r[keep]))
+
+    def apply(self, flows: npt.ArrayLike, rates: npt.ArrayLike) -> None:
+        """Set new rates for some admitted flows at the current time."""
+        f = np.asarray(flows, dtype=np.int64).reshape(-1)
+        r = np.asarray(rates, dtype=np.float64).reshape(-1)
+        if f.size != r.size:
+            raise PolicyError(
+                f"policy '{self.policy.name}' gave {f.size} flows but {r.size} rates"
+            )
+        if f.size == 0:
+            return
+        if self.check:
+            self._validate(f, r)
+        cur = self.rate[f]
+        ch = r != cur
+        if not ch.all():
+            f, r, cur = f[ch], r[ch], cur[ch]
+            if f.size == 0:
+                return
+        t = self.t
+        t0 = self.tsync[f]
+        if self.record:
+            self._record(f, t0, t, cur)
+        self._sync_coflows()
+        self.sent[f] += cur * (t - t0)
+        self.tsync[f] = t
+        delta = r - cur
+        self.cf_rate += np.bincount(self.fco[f], delta, minlength=self.K)
+        self.rate[f] = r
+        pos = r > 0
+        with np.errstate(divide="ignore"):
+            left = np.maximum(self.size[f] - self.sent[f], 0.0)
+            self._set_fin(f, np.where(pos, t + left / np.where(pos, r, 1.0), np.inf))
+        if self.check:
+            self.usage += self._link_sum(f, delta)
+            over = self.usage > self.cap * (1.0 + _CAP_TOL) + 1e-300
+            if over.any():
+                self._resync_usage()
+                over = self.usage > self.cap * (1.0 + _CAP_TOL)
+                if over.any():
+                    link = int(np.flatnonzero(over)[0])
+                    raise PolicyError(
+                        f"policy '{self.policy.name}' exceeds the capacity of "
+                        f"{self.instance.fabric.link_name(link)} at time {t:.9g}: "
+                        f"{self.usage[link]:.9g} > {self.cap[link]:.9g}"
+                    )
+        if pos.any():
+            ks = self.fco[f[pos]]
+            new = ks[self.start[ks] == np.inf]
+            if new.size:
+                self.start[new] = t
+        if self.batch:
+            mark = np.zeros(self.K, bool)
+            mark[self.fco[f]] = True
+            self._refresh_finish(np.flatnonzero(mark))
+
+    def _set_priorities(self, order: IntArray) -> None:
+        """A new priority order from the policy: zero the unlisted flows, then greedy rates."""
+        if self.check and order.size:
+            if np.unique(order).size != order.size:
+                raise PolicyError(f"policy '{self.policy.name}' lists a flow twice in its order")
+            bad = order[self.status[order] != 1]
+            if bad.size:
+                raise PolicyError(
+                    f"policy '{self.policy.name}' orders flow {bad[0]}, which is not admitted "
+                    "or already complete"
+                )
+        act = self.active_flows()
+        listed = np.zeros(self.F, bool)
+        listed[order] = True
+        rest = act[~listed[act] & (self.rate[act] > 0)]
+        if rest.size:
+            self.apply(rest, np.zeros(rest.size))
+        self.prio = order
+        self._regreedy()
+
+    def _regreedy(self) -> None:
+        """Greedy order-preserving rates for the current priority order."""
+        o = self.prio
+        assert o is not None
+        o = o[self.status[o] == 1]
+        self.prio = o
+        if o.size == 0:
+            return
+        rates = alloc_greedy(_usage(self, o), self.cap, np.arange(o.size))
+        self.apply(o, rates)
+
+    def _refresh_finish(self, ks: IntArray) -> None:
+        """Recompute ``cf_finish`` and ``cf_lastrun`` of coflows ``ks``."""
+        ptr, st, fin, rate = self.ptr, self.status, self.fin, self.rate
+        for k in ks.tolist():
+            lo, hi = int(ptr[k]), int(ptr[k + 1])
+            act = st[lo:hi] == 1
+            if not act.any():
+                self.cf_finish[k], self.cf_lastrun[k] = np.inf, -np.inf
+                continue
+            r = rate[lo:hi][act]
+            fk = fin[lo:hi][act]
+            run = r > 0
+            self.cf_lastrun[k] = fk[run].max() if run.any() else -np.inf
+            whole = self.cf_active[k] == self.cf_left[k]
+            self.cf_finish[k] = fk.max() if whole and run.all() else np.inf
+
+    def _resync_usage(self) -> None:
+        act = self.active_flows()
+        self.usage = self._link_sum(act, self.rate[act]) if act.size else np.zeros(self.L)
+
+    def _validate(self, f: IntArray, r: FloatArray) -> None:
+        name = self.policy.name
+        if f.min() < 0 or f.max() >= self.F:
+            raise PolicyError(f"policy '{name}' gave a rate to an unknown flow")
+        bad = np.flatnonzero(self.status[f] != 1)
+        if bad.size and np.any(r[bad] != 0):
+            i = bad[r[bad] != 0][0]
+            state = "not admitted yet" if self.status[f[i]] == 0 else "already complete"
+            raise PolicyError(
+                f"policy '{name}' gave rate {r[i]:.6g} to flow {f[i]}, which is {state} "
+                f"at time {self.t:.9g}"
+            )
+        if not np.all(np.isfinite(r)) or r.min() < 0:
+            i = int(np.flatnonzero(~np.isfinite(r) | (r < 0))[0])
+            raise PolicyError(f"policy '{name}' gave flow {f[i]} the rate {r[i]!r}")
+        if f.size > 1 and np.unique(f).size != f.size:
+            raise PolicyError(f"policy '{name}' gave two rates to the same flow")
+
+    # ------------------------------------------------------------------ completions
+
+    def _complete(self, thr: float) -> float:
+        """Finish every flow predicted to complete by ``thr``; returns the latest such time."""
+        bs = np.flatnonzero(self.bmin <= thr)
+        if bs.size == 1:
+            b = int(bs[0])
+            local = np.flatnonzero(self.fin_blocks[b] <= thr)
+            flows = local + (b << _BLOCK_BITS)
+        else:
+            sub = self.fin_blocks[bs]
+            rows, cols = np.nonzero(sub <= thr)
+            flows = (bs[rows] << _BLOCK_BITS) + cols
+        fin = self.fin[flows]
+        r = self.rate[flows]
+        if self.record:
+            self._record(flows, self.tsync[flows], fin, r)
+        self._sync_coflows()
+        # the coflow totals were synced to now; take back what ran past each flow's end
+        self.cf_sent -= np.bincount(self.fco[flows], r * (self.t - fin), minlength=self.K)
+        self.cf_rate -= np.bincount(self.fco[flows], r, minlength=self.K)
+        if self.check:
+            self.usage -= self._link_sum(flows, r)
+        self.sent[flows] = self.size[flows]
+        self.rate[flows] = 0.0
+        self.tsync[flows] = fin
+        self._set_fin(flows, np.full(flows.size, np.inf))
+        self.status[flows] = 2
+        self.flow_done_at[flows] = fin
+        ks = self.fco[flows]
+        counts = np.bincount(ks, minlength=self.K)
+        self.cf_left -= counts
+        self.cf_active -= counts
+        self.done_flows.append(flows)
+        self._active_cache = None
+        t_last = float(fin.max())
+        if self.batch:
+            touched = np.flatnonzero(counts)
+            idle = touched[self.cf_lastrun[touched] <= thr]
+            self.cf_lastrun[idle] = -np.inf
+        done = np.flatnonzero((counts > 0) & (self.cf_left == 0))
+        if done.size:
+            last = np.full(self.K, -np.inf)
+            np.maximum.at(last, ks, fin)
+            self.cf_finish[done] = np.inf
+            self.cf_lastrun[done] = -np.inf
+            for k in done.tolist():
+                self.completion[k] = last[k]
+                self.active_coflows.remove(k)
+                self.done_coflows.append(k)
+        return t_last
+
+    # ------------------------------------------------------------------ queries
+
+    def active_flows(self) -> IntArray:
+        """Admitted, unfinished flows, coflow by coflow in admission order."""
+        if self._active_cache is None:
+            ptr, st = self.ptr, self.status
+            parts = []
+            for k in self.active_coflows:
+                lo, hi = int(ptr[k]), int(ptr[k + 1])
+                if self.cf_active[k] == hi - lo:
+                    parts.append(np.arange(lo, hi, dtype=np.int64))
+                elif self.cf_active[k]:
+                    parts.append(np.flatnonzero(st[lo:hi] == 1) + lo)
+            self._active_cache = np.concatenate(parts) if parts else _EMPTY_I
+        return self._active_cache
+
+    # ------------------------------------------------------------------ loop
+
+    def run(self) -> RunData:
+        wall = time.perf_counter()
+        policy = self.policy
+        view = SimView(self)
+        policy.start(view)
+        # a policy that ignores single flow completions sees no difference if all of them
+        # up to its next decision are processed in one batch
+        self.batch = not (policy.on_flow_completion or policy.priority)
+        wake = math.inf
+        total = float(self.size.sum()) or 1.0
+        last_report = 0.0
+        t = self._next_admission()
+        if not math.isfinite(t):
+            t = 0.0
+        self.t = self.cf_t = t
+        self._admit(t + _TOL * max(1.0, abs(t)))
+        need = True
+        stalled = False
+        bumped = 0
+        while True:
+            if need:
+                alloc = policy.decide(view)
+                self.decisions += 1
+                if alloc.order is not None:
+                    self._set_priorities(np.asarray(alloc.order, np.int64).reshape(-1))
+                elif alloc.flows.size:
+                    self.apply(alloc.flows, alloc.rates)
+                wake = alloc.wake
+                if wake != wake:
+                    raise PolicyError(f"policy '{policy.name}' asked to wake at time nan")
+                # a wake-up within the time tolerance (rounding in a crossing time) is
+                # moved just past it, so that time advances and the policy sees the crossing
+                floor = self.t + 2 * _TOL * max(1.0, abs(self.t))
+                if wake < floor:
+                    wake = floor
+                    bumped += 1
+                    if bumped > 1000:
+                        raise PolicyError(
+                            f"policy '{policy.name}' keeps asking to wake at the current time "
+                            f"{self.t:.12g}"
+                        )
+                else:
+                    bumped = 0
+                self.new_coflows.clear()
+                self.new_flows.clear()
+                self.done_flows.clear()
+                self.done_coflows.clear()
+                self.woke = self.stalled = False
+            t_adm = self._next_admission()
+            if self.batch:
+                t_fin = float(self.cf_finish.min()) if self.K else math.inf
+                idle = float(self.cf_lastrun.max()) if self.K else -math.inf
+                if idle > -math.inf and idle < t_fin:
+                    t_fin = idle  # every running flow is done by then: the fabric idles
+            else:
+                t_fin = float(self.bmin.min()) if self.F else math.inf
+            t_next = min(t_adm, t_fin, wake)
+            if t_next == math.inf:
+                if self.active_coflows and not stalled:
+                    # the fabric would go idle with work left: ask the policy once more
+                    stalled = self.stalled = need = True
+                    continue
+                if self.active_coflows:
+                    n = int(self.cf_active.sum())
+                    raise SimulationError(
+                        f"policy '{policy.name}' leaves {n} admitted flows without service at "
+                        f"time {self.t:.9g} and asks for no further event"
+                    )
+                if np.any(self.cf_left > 0):
+                    raise SimulationError(
+                        "some flows can never be admitted (unsatisfiable dependencies)"
+                    )
+                break
+            stalled = False
+            t_next = max(t_next, self.t)
+            thr = t_next + _TOL * max(1.0, abs(t_next))
+            self.events += 1
+            self.t = t_next
+            if (t_fin if not self.batch else float(self.bmin.min())) <= thr:
+                self.t = max(self.t, self._complete(thr))
+                for k in self.done_coflows:
+                    self._release_dependents(k)
+            if t_adm <= thr or (self.adm_heap and self.adm_heap[0][0] <= thr):
+                self._admit(thr)
+            if wake <= thr:
+                self.woke = True
+                wake = math.inf
+            need = bool(
+                self.new_flows
+                or self.done_coflows
+                or self.woke
+                or (self.done_flows and policy.on_flow_completion)
+            )
+            if not need and self.done_flows and self.prio is not None:
+                self._regreedy()
+                self.done_flows.clear()
+            if self.progress is not None and self.events % 1024 == 0:
+                now = time.perf_counter()
+                if now - last_report > 0.1:
+                    last_report = now
+                    done = float(np.dot(self.status == 2, self.size)) / total
+                    self.progress(done)
+        info = policy.finish(view)
+        schedule = None
+        if self.record:
+            if self._pieces:
+                cols = list(zip(*self._pieces, strict=True))
+                schedule = Schedule(*(np.concatenate(c) for c in cols))
+            else:
+                schedule = Schedule.empty()
+        return RunData(
+            completion=self.completion,
+            start=self.start,
+            admitted=self.admitted,
+            flow_completion=self.flow_done_at,
+            schedule=schedule,
+            events=self.events,
+            decisions=self.decisions,
+            runtime=time.perf_counter() - wall,
+            info=info,
+        )
+
+
+def _usage(e: Engine, f: IntArray) -> sp.csr_array:
+    """Route incidence rows of flows ``f`` (built directly on two-link fabrics)."""
+    if not e.two_link:
+        return e.routes[f]
+    n = f.size
+    idx = np.empty(2 * n, np.int64)
+    idx[0::2] = e.link_a[f]
+    idx[1::2] = e.link_b[f]
+    return sp.csr_array(
+        (np.ones(2 * n), idx, np.arange(0, 2 * n + 1, 2, dtype=np.int64)), shape=(n, e.L)
+    )
+
+
+class SimView:
+    """What a policy sees of the running simulation.
+
+    Structure (ports, routes, which flow belongs to which coflow, which flows
+    are admitted or complete) is visible to every policy; flow sizes and
+    remaining amounts only to clairvoyant policies; coflow widths before all
+    flows are admitted only to policies whose seed assumes them known.
+    Bytes sent so far are visible to all.
+    """
+
+    __slots__ = ("_e", "clairvoyant", "knows_width")
+
+    def __init__(self, engine: Engine) -> None:
+        self._e = engine
+        self.clairvoyant = bool(engine.policy.clairvoyant)
+        self.knows_width = bool(engine.policy.knows_width)
+
+    # -------------------------------------------------------------- structure
+
+    @property
+    def t(self) -> float:
+        return self._e.t
+
+    @property
+    def instance_name(self) -> str:
+        return self._e.instance.name
+
+    @property
+    def coflow_ids(self) -> tuple[str, ...]:
+        return self._e.instance.ids
+
+    def workload_coflow_sizes(self) -> FloatArray:
+        """Sizes of all coflows of the workload, for parameters set offline.
+
+        The seeds tune some non-clairvoyant policies on the workload's size
+        distribution beforehand (Baraat's heavy threshold at its 80th
+        percentile, §6.8.2); this is that offline input, not knowledge of a
+        running coflow.
+        """
+        return self._e.instance.size
+
+    @property
+    def num_ports(self) -> int:
+        return self._e.instance.num_ports
+
+    @property
+    def num_flows(self) -> int:
+        return self._e.F
+
+    @property
+    def num_coflows(self) -> int:
+        return self._e.K
+
+    @property
+    def num_links(self) -> int:
+        return self._e.L
+
+    @property
+    def capacity(self) -> FloatArray:
+        return self._e.cap
+
+    @property
+    def routes(self) -> sp.csr_array:
+        """Flows x links incidence of every flow's route."""
+        return self._e.routes
+
+    @property
+    def two_link(self) -> bool:
+        """True when every route crosses exactly two links (the big switch)."""
+        return self._e.two_link
+
+    @property
+    def link_a(self) -> IntArray:
+        """First link of each flow's route (two-link fabrics: the uplink)."""
+        return self._e.link_a
+
+    @property
+    def link_b(self) -> IntArray:
+        """Second link of each flow's route (two-link fabrics: the downlink)."""
+        return self._e.link_b
+
+    @property
+    def flow_coflow(self) -> IntArray:
+        return self._e.fco
+
+    @property
+    def flow_src(self) -> IntArray:
+        return self._e.instance.flow_src
+
+    @property
+    def flow_dst(self) -> IntArray:
+        return self._e.instance.flow_dst
+
+    @property
+    def ptr(self) -> IntArray:
+        return self._e.ptr
+
+    @property
+    def coflow_weight(self) -> FloatArray:
+        return self._e.instance.weight
+
+    @property
+    def coflow_release(self) -> FloatArray:
+        return self._e.instance.release
+
+    @property
+    def coflow_admitted(self) -> FloatArray:
+        """Time each coflow's first flow was admitted (``inf`` before)."""
+        return self._e.admitted
+
+    @property
+    def topological_rank(self) -> IntArray:
+        """Position of each coflow in a dependency-respecting order."""
+        inst = self._e.instance
+        rank = np.empty(inst.num_coflows, np.int64)
+        rank[inst.topological_order] = np.arange(inst.num_coflows)
+        return rank
+
+    def link_sum(self, flows: IntArray, values: FloatArray) -> FloatArray:
+        """Per-link sums of ``values`` over the routes of ``flows``."""
+        return self._e._link_sum(np.asarray(flows, np.int64), np.asarray(values, float))
+
+    def usage(self, flows: IntArray) -> sp.csr_array:
+        """Route incidence rows of ``flows`` (a usage matrix for :mod:`coflowopt.alloc`)."""
+        return _usage(self._e, np.asarray(flows, np.int64))
+
+    # -------------------------------------------------------------- state
+
+    @property
+    def active_coflows(self) -> list[int]:
+        """Coflows with admitted flows that are not complete, in admission order."""
+        return self._e.active_coflows
+
+    def active_flows(self) -> IntArray:
+        """Admitted, unfinished flows, grouped by coflow in admission order."""
+        return self._e.active_flows()
+
+    def flows_of(self, k: int) -> IntArray:
+        """Admitted, unfinished flows of coflow ``k``."""
+        e = self._e
+        lo, hi = int(e.ptr[k]), int(e.ptr[k + 1])
+        if e.cf_active[k] == hi - lo:
+            return np.arange(lo, hi, dtype=np.int64)
+        return np.flatnonzero(e.status[lo:hi] == 1) + lo
+
+    def is_active(self, flows: IntArray) -> npt.NDArray[np.bool_]:
+        """Which of ``flows`` are admitted and not complete."""
+        return self._e.status[flows] == 1
+
+    def num_active(self, k: int) -> int:
+        """Number of admitted, unfinished flows of coflow ``k``."""
+        return int(self._e.cf_active[k])
+
+    def fully_admitted(self, k: int) -> bool:
+        """True when every flow of coflow ``k`` has been admitted."""
+        e = self._e
+        return bool(e.cf_active[k] == e.cf_left[k])
+
+    def rate(self, flows: IntArray) -> FloatArray:
+        return self._e.rate[flows]
+
+    def sent(self, flows: IntArray) -> FloatArray:
+        """Bytes each flow has received up to now."""
+        e = self._e
+        return e.sent[flows] + e.rate[flows] * (e.t - e.tsync[flows])
+
+    def coflow_sent(self) -> FloatArray:
+        """Bytes each coflow has received up to now (all coflows)."""
+        e = self._e
+        return e.cf_sent + e.cf_rate * (e.t - e.cf_t)
+
+    def coflow_rate(self) -> FloatArray:
+        """Current total rate of each coflow (all coflows)."""
+        return self._e.cf_rate
+
+    @property
+    def completed_flows(self) -> IntArray:
+        """Flows completed since the last decision."""
+        e = self._e
+        if not e.done_flows:
+            return _EMPTY_I
+        return e.done_flows[0] if len(e.done_flows) == 1 else np.concatenate(e.done_flows)
+
+    @property
+    def completed_coflows(self) -> list[int]:
+        """Coflows completed since the last decision."""
+        return self._e.done_coflows
+
+    @property
+    def arrived_coflows(self) -> list[int]:
+        """Coflows whose first flows were admitted since the last decision."""
+        return self._e.new_coflows
+
+    @property
+    def arrived_flows(self) -> IntArray:
+        """Flows admitted since the last decision."""
+        e = self._e
+        if not e.new_flows:
+            return _EMPTY_I
+        return e.new_flows[0] if len(e.new_flows) == 1 else np.concatenate(e.new_flows)
+
+    @property
+    def woke(self) -> bool:
+        """True when this decision was triggered (also) by the policy's wake-up."""
+        return self._e.woke
+
+    @property
+    def stalled(self) -> bool:
+        """True when no flow has a positive rate and nothing else is pending.
+
+        The engine then asks the policy once more (policies that do not react
+        to single flow completions would otherwise leave the fabric idle).
+        """
+        return self._e.stalled
+
+    # -------------------------------------------------------------- clairvoyant
+
+    def _need(self, what: str) -> None:
+        if not self.clairvoyant:
+            raise InformationError(
+                f"policy '{self._e.policy.name}' is non-clairvoyant and cannot see {what}"
+            )
+
+    def size(self, flows: IntArray) -> FloatArray:
+        """Flow sizes (clairvoyant policies only)."""
+        self._need("flow sizes")
+        return self._e.size[flows]
+
+    def remaining(self, flows: IntArray) -> FloatArray:
+        """Bytes each flow still has to receive (clairvoyant policies only)."""
+        self._need("remaining flow sizes")
+        e = self._e
+        return np.maximum(e.size[flows] - self.sent(flows), 0.0)
+
+    def deadline(self) -> FloatArray:
+        """Absolute deadline of each coflow (``nan`` for none; clairvoyant only)."""
+        self._need("deadlines")
+        return self._e.instance.deadline
+
+    def width(self, ks: Sequence[int] | IntArray) -> IntArray:
+        """Total number of flows of coflows ``ks`` (policies that know widths)."""
+        if not (self.clairvoyant or self.knows_width):
+            raise InformationError(
+                f"policy '{self._e.policy.name}' cannot see coflow widths"
+            )
+        return self._e.instance.width[np.asarray(ks, np.int64)]

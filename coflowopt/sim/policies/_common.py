@@ -1,0 +1,145 @@
+"""Building blocks shared by the policies: route classes and the allocation calls.
+
+Every rate computation goes through :mod:`coflowopt.alloc` (``max_min``,
+``greedy``, ``madd``); the helpers here only shape the inputs. Flows that
+cross the same links are interchangeable for max-min fairness, so
+:func:`max_min_flows` solves the problem once per *route class* (weighted by
+the number of flows in it) and hands every flow its per-unit share: the
+result is the same as per-flow max-min, on a much smaller problem.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+import scipy.sparse as sp
+
+from ... import alloc
+from ..engine import SimView
+
+__all__ = [
+    "RouteClasses",
+    "coflow_order",
+    "greedy_flows",
+    "madd_flows",
+    "max_min_flows",
+    "remaining_gamma",
+    "saturated",
+]
+
+FloatArray = npt.NDArray[np.float64]
+IntArray = npt.NDArray[np.int64]
+
+SAT = 1e-9
+"""A link whose residual is below ``SAT`` times its capacity counts as saturated."""
+
+
+@dataclass(frozen=True, slots=True)
+class RouteClasses:
+    """Flows grouped by route: ``of[f]`` is the class of flow ``f``."""
+
+    of: IntArray
+    usage: sp.csr_array
+    """Classes x links incidence (one representative route per class)."""
+    split: int | None = None
+    """Two-link fabrics where every first link lies below ``split`` and every
+    second link at or above it (the big switch): max-min then goes straight to
+    :func:`coflowopt.alloc.max_min_bipartite_levels`."""
+
+    @classmethod
+    def build(cls, view: SimView) -> RouteClasses:
+        A = view.routes
+        F = view.num_flows
+        if F == 0:
+            return cls(np.zeros(0, np.int64), sp.csr_array((0, view.num_links)))
+        split = None
+        if view.two_link:
+            key = view.link_a * view.num_links + view.link_b
+            _, first, of = np.unique(key, return_index=True, return_inverse=True)
+            s = int(view.link_a.max()) + 1
+            if int(view.link_b.min()) >= s:
+                split = s
+        else:
+            rows = [tuple(A.indices[A.indptr[f] : A.indptr[f + 1]]) + tuple(
+                A.data[A.indptr[f] : A.indptr[f + 1]]) for f in range(F)]
+            index: dict[tuple, int] = {}
+            of = np.array([index.setdefault(r, len(index)) for r in rows], np.int64)
+            first = np.zeros(len(index), np.int64)
+            first[of[::-1]] = np.arange(F - 1, -1, -1)
+        return cls(np.asarray(of, np.int64).reshape(-1), A[np.asarray(first)], split)
+
+    @property
+    def count(self) -> int:
+        return int(self.usage.shape[0])
+
+
+def saturated(residual: FloatArray, capacity: FloatArray) -> npt.NDArray[np.bool_]:
+    return residual <= SAT * capacity
+
+
+def max_min_flows(
+    view: SimView,
+    classes: RouteClasses,
+    flows: IntArray,
+    capacity: FloatArray,
+    weights: FloatArray | None = None,
+) -> FloatArray:
+    """Per-flow (weighted) max-min fair rates of ``flows`` within ``capacity``."""
+    if flows.size == 0:
+        return np.zeros(0)
+    if classes.split is not None:
+        # the big switch: per-pair weights and the water levels of alloc.max_min's
+        # bipartite method, without building a usage matrix
+        s = classes.split
+        R = view.num_links - s
+        a = view.link_a[flows]
+        b = view.link_b[flows] - s
+        W = np.bincount(a * R + b, weights, minlength=s * R).reshape(s, R)
+        lam_l, lam_r = alloc.max_min_bipartite_levels(W, capacity[:s], capacity[s:])
+        level = np.minimum(lam_l[a], lam_r[b])
+        level = np.where(np.isfinite(level), np.maximum(level, 0.0), 0.0)
+        return level if weights is None else level * weights
+    c = classes.of[flows]
+    wsum = np.bincount(c, weights, minlength=classes.count)
+    act = np.flatnonzero(wsum)
+    x = alloc.max_min(classes.usage[act], capacity, weights=wsum[act])
+    unit = np.zeros(classes.count)
+    unit[act] = x / wsum[act]
+    r = unit[c]
+    if weights is not None:
+        r = r * weights
+    return r
+
+
+def greedy_flows(view: SimView, flows: IntArray, capacity: FloatArray) -> FloatArray:
+    """Strict-priority greedy rates for ``flows`` listed first to last."""
+    if flows.size == 0:
+        return np.zeros(0)
+    return alloc.greedy(view.usage(flows), capacity, np.arange(flows.size))
+
+
+def madd_flows(
+    view: SimView, flows: IntArray, remaining: FloatArray, capacity: FloatArray
+) -> tuple[FloatArray, float]:
+    """MADD rates of one coflow's flows on the residual ``capacity``.
+
+    Links with a residual below :data:`SAT` times their full capacity count as
+    full, so a coflow that needs one of them gets nothing (Varys' simulator
+    skips such coflows rather than crawl at a vanishing rate).
+    """
+    cap = np.where(saturated(capacity, view.capacity), 0.0, capacity)
+    return alloc.madd(view.usage(flows), remaining, cap)
+
+
+def remaining_gamma(view: SimView, flows: IntArray, remaining: FloatArray) -> float:
+    """Isolation time of the given remaining data on the full fabric (Eq. 4.1)."""
+    load = view.link_sum(flows, remaining)
+    return float((load / view.capacity).max(initial=0.0))
+
+
+def coflow_order(keys: list[float], ks: list[int]) -> list[int]:
+    """Coflows sorted by key; ties keep the given (admission) order."""
+    idx = sorted(range(len(ks)), key=lambda i: keys[i])
+    return [ks[i] for i in idx]

@@ -1,0 +1,129 @@
+"""Multi-level coflow queues: the allocation shared by ``aalo`` and ``mcs``.
+
+Aalo's D-CLAS (dissertation §6.5.4, Pseudocode 4) and MCS (which "directly
+adopts the priority queues of Aalo") schedule at three granularities:
+
+- among flows of a coflow: max-min fairness (line 6);
+- among coflows of a queue: FIFO (line 4): each coflow in turn takes what
+  the coflows before it in the queue left;
+- among queues: weighted sharing (lines 15-19) or strict priority.
+
+Strict priority is sequential: queue by queue, coflow by coflow, each coflow
+gets the max-min fair rates of its flows on what is left of every link.
+
+Weighted sharing follows Pseudocode 4's loop "while the fabric is not
+saturated" as rounds: in each round every link's spare capacity is split
+among the queues that have a flow on it that can still grow, in proportion
+to their weights (line 17: ``Q_i.share = Q_i.weight / W``); each queue fills
+its shares FIFO with max-min inside each coflow; what a queue cannot use
+stays spare and is split again in the next round among the queues that can
+(line 10 / 19: unused share goes to the other queues by weighted max-min).
+Rounds stop when no rate grows by more than a relative 1e-9, after at most
+``MAX_ROUNDS``; a final strict-priority pass hands out any remainder so the
+allocation is work-conserving.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..engine import SimView
+from ._common import SAT, RouteClasses, max_min_flows
+
+__all__ = ["MAX_ROUNDS", "queue_rates"]
+
+MAX_ROUNDS = 8
+
+
+def _usable(view: SimView, flows: np.ndarray, dead: np.ndarray) -> np.ndarray:
+    """Flows whose every link still has capacity."""
+    if view.two_link:
+        return ~(dead[view.link_a[flows]] | dead[view.link_b[flows]])
+    hit = view.usage(flows) @ dead.astype(float)
+    return hit == 0
+
+
+def _strict(
+    view: SimView, classes: RouteClasses, order: list[np.ndarray], residual: np.ndarray,
+    rates: list[np.ndarray],
+) -> None:
+    cap = view.capacity
+    for i, f in enumerate(order):
+        if f.size == 0:
+            continue
+        dead = residual <= SAT * cap
+        if dead.all():
+            return
+        ok = _usable(view, f, dead)
+        if not ok.any():
+            continue
+        g = f[ok] if not ok.all() else f
+        x = max_min_flows(view, classes, g, np.where(dead, 0.0, residual))
+        if ok.all():
+            rates[i] = rates[i] + x
+        else:
+            add = np.zeros(f.size)
+            add[ok] = x
+            rates[i] = rates[i] + add
+        residual -= view.link_sum(g, x)
+        np.maximum(residual, 0.0, out=residual)
+
+
+def queue_rates(
+    view: SimView,
+    classes: RouteClasses,
+    queues: list[list[int]],
+    weights: np.ndarray | None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Rates of every active flow given coflows per queue (FIFO order within).
+
+    ``weights[i]`` is queue ``i``'s weight; ``None`` means strict priority
+    (queue 0 first).
+    """
+    ks = [k for q in queues for k in q]
+    flows = [view.flows_of(k) for k in ks]
+    rates = [np.zeros(f.size) for f in flows]
+    residual = view.capacity.astype(float).copy()
+    cap = view.capacity
+    if weights is not None and len([q for q in queues if q]) > 1:
+        qid = np.concatenate([np.full(len(q), i) for i, q in enumerate(queues)]).astype(int)
+        for _ in range(MAX_ROUNDS):
+            dead = residual <= SAT * cap
+            if dead.all():
+                break
+            live = [_usable(view, f, dead) if f.size else np.zeros(0, bool) for f in flows]
+            present = np.zeros((len(queues), view.num_links), bool)
+            for i, (f, ok) in enumerate(zip(flows, live, strict=True)):
+                if ok.any():
+                    present[qid[i]] |= view.link_sum(f[ok], np.ones(int(ok.sum()))) > 0
+            wl = weights[:, None] * present
+            total = wl.sum(axis=0)
+            if not total.any():
+                break
+            with np.errstate(invalid="ignore", divide="ignore"):
+                share = np.where(total > 0, wl / total, 0.0) * residual
+            grew = 0.0
+            used = np.zeros(view.num_links)
+            for i, (f, ok) in enumerate(zip(flows, live, strict=True)):
+                if not ok.any():
+                    continue
+                b = share[qid[i]]
+                g = f[ok]
+                x = max_min_flows(view, classes, g, np.maximum(b, 0.0))
+                if not x.any():
+                    continue
+                add = np.zeros(f.size)
+                add[ok] = x
+                rates[i] = rates[i] + add
+                u = view.link_sum(g, x)
+                b -= u
+                used += u
+                grew = max(grew, float((u / cap).max()))
+            residual -= used
+            np.maximum(residual, 0.0, out=residual)
+            if grew <= 1e-9:
+                break
+    _strict(view, classes, flows, residual, rates)
+    if not flows:
+        return np.zeros(0, np.int64), np.zeros(0)
+    return np.concatenate(flows), np.concatenate(rates)

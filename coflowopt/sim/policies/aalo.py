@@ -1,0 +1,141 @@
+"""``aalo``: Discretized Coflow-Aware Least-Attained Service (D-CLAS).
+
+Dissertation §6.5.2-6.5.4 and Pseudocode 4; defaults from §6.8.1 (K = E =
+10, Q1^hi = 10 MB, queue weights K - i + 1).
+
+- Queues Q_1..Q_K hold coflows by the bytes they have sent so far: Q_i has
+  ``[Q_i^lo, Q_i^hi)`` with ``Q_1^lo = 0``, ``Q_1^hi = first_threshold``,
+  ``Q_{i+1}^hi = E * Q_i^hi``, ``Q_K^hi = inf``.
+- A coflow enters Q_1 when its first flows are admitted and is demoted the
+  moment its bytes sent reach the queue's upper threshold; the engine is
+  woken exactly then (the crossing time follows from the coflow's current
+  total rate), so demotions are exact, not checked every Δ.
+- Within a queue coflows are served FIFO by admission time (ties: a
+  coflow's position in a dependency-respecting order, then its index: the
+  CoflowId ordering of §6.6.1 for coflows of one DAG); within a coflow flows
+  share by max-min fairness; across queues ``sharing="weighted"`` (default,
+  weights ``K - i + 1`` as in §6.8.1, or ``weights`` given) or
+  ``sharing="strict"`` (strict priority, which is what coflowsim's
+  implementation does). See :mod:`._queues` for the exact allocation.
+- Non-clairvoyant: the policy sees bytes sent, never sizes or widths.
+  Re-allocation at every flow arrival and completion and every demotion
+  (Aalo's coordinator recomputes every Δ = 10 ms; the fluid model does it
+  at the events where the allocation changes).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from ...instance import MB
+from ..engine import Allocation, SimulationError, SimView
+from . import register
+from ._base import Params, Policy, check_choice, check_positive
+from ._common import RouteClasses
+from ._queues import queue_rates
+
+__all__ = ["Aalo", "AaloParams", "demotion_wake", "fifo_key", "reached"]
+
+
+@dataclass(frozen=True, slots=True)
+class AaloParams(Params):
+    num_queues: int = 10
+    """K, the number of queues."""
+    multiplier: float = 10.0
+    """E, the ratio between consecutive queue thresholds."""
+    first_threshold: float = 10 * MB
+    """Q1^hi in bytes (10 MB, MB = 2^20 bytes as in the trace)."""
+    sharing: str = "weighted"
+    """"weighted" sharing across queues or "strict" priority."""
+    weights: tuple[float, ...] = ()
+    """Queue weights, highest-priority queue first; empty: K - i + 1."""
+
+    def __post_init__(self) -> None:
+        k = self.num_queues
+        if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
+            raise SimulationError(f"parameter num_queues must be an integer >= 1, got {k!r}")
+        check_positive(self.multiplier, "multiplier")
+        if self.multiplier <= 1:
+            raise SimulationError(f"parameter multiplier must be > 1, got {self.multiplier!r}")
+        check_positive(self.first_threshold, "first_threshold")
+        check_choice(self.sharing, "sharing", ("weighted", "strict"))
+        object.__setattr__(self, "weights", tuple(float(w) for w in self.weights))
+        if self.weights:
+            if len(self.weights) != k:
+                raise SimulationError(
+                    f"parameter weights needs {k} values (one per queue), got {len(self.weights)}"
+                )
+            for w in self.weights:
+                check_positive(w, "weights")
+
+    def queue_weights(self) -> np.ndarray:
+        if self.weights:
+            return np.array(self.weights, float)
+        k = self.num_queues
+        return np.arange(k, 0, -1, dtype=float)  # K - i + 1 for i = 1..K
+
+    def thresholds(self) -> np.ndarray:
+        """Upper thresholds Q_1^hi .. Q_{K-1}^hi (Q_K has none)."""
+        return self.first_threshold * self.multiplier ** np.arange(self.num_queues - 1)
+
+
+def fifo_key(view: SimView, k: int) -> tuple[float, int, int]:
+    """FIFO position: admission time, then dependency rank, then index."""
+    return (float(view.coflow_admitted[k]), int(view.topological_rank[k]), k)
+
+
+def reached(sent: float, rate: float, threshold: float, tol: float) -> bool:
+    """True when ``sent`` is at ``threshold`` or would reach it within ``tol`` time units."""
+    return sent >= threshold or (rate > 0 and (threshold - sent) / rate <= tol)
+
+
+def demotion_wake(t: float, sent: float, rate: float, threshold: float) -> float:
+    """When a coflow sending at ``rate`` reaches ``threshold`` (``inf`` if never)."""
+    if rate <= 0 or not math.isfinite(threshold):
+        return math.inf
+    return t + max(threshold - sent, 0.0) / rate
+
+
+@register
+class Aalo(Policy):
+    name = "aalo"
+    summary = "D-CLAS: K queues by bytes sent, FIFO within, max-min within a coflow"
+    clairvoyant = False
+    Params = AaloParams
+
+    def start(self, view: SimView) -> None:
+        p: AaloParams = self.params
+        self.classes = RouteClasses.build(view)
+        self.hi = np.r_[p.thresholds(), np.inf]
+        self.queue = np.zeros(view.num_coflows, np.int64)
+        self.weights = p.queue_weights() if p.sharing == "weighted" else None
+        self.rank = view.topological_rank
+
+    def _demote(self, view: SimView, sent: np.ndarray) -> None:
+        rate = view.coflow_rate()
+        tol = 1e-12 * max(1.0, abs(view.t))
+        last = len(self.hi) - 1
+        for k in view.active_coflows:
+            q = int(self.queue[k])
+            while q < last and reached(sent[k], rate[k], self.hi[q], tol):
+                q += 1
+            self.queue[k] = q
+
+    def decide(self, view: SimView) -> Allocation:
+        if not view.active_coflows:
+            return Allocation()
+        sent = view.coflow_sent()
+        self._demote(view, sent)
+        queues: list[list[int]] = [[] for _ in self.hi]
+        for k in sorted(view.active_coflows, key=lambda k: fifo_key(view, k)):
+            queues[int(self.queue[k])].append(k)
+        flows, rates = queue_rates(view, self.classes, queues, self.weights)
+        # the earliest demotion under these rates
+        per = np.bincount(view.flow_coflow[flows], rates, minlength=view.num_coflows)
+        wake = math.inf
+        for k in view.active_coflows:
+            wake = min(wake, demotion_wake(view.t, sent[k], per[k], self.hi[self.queue[k]]))
+        return Allocation(flows, rates, wake)

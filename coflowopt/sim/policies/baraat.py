@@ -1,0 +1,98 @@
+"""``baraat``: FIFO with limited multiplexing (FIFO-LM), decided at each link.
+
+Baraat (Dogar et al., SIGCOMM 2014) as the dissertation evaluates it
+(§6.8.2, "FIFO-LM"): every link serves coflows first-in first-out, but a
+coflow that has become *heavy* there (sent at least ``heavy_threshold``
+bytes through that link) lets the next coflow in line run beside it. So on
+each link the coflows allowed to send are those up to and including the
+first one that is still light; a flow runs if its coflow is allowed on all
+its links, and running flows share by per-flow max-min fairness ("fair
+sharing among heavy coflows"). Decisions are local to each link, without
+coordination, as in Baraat. The threshold defaults to the
+``heavy_percentile``-th percentile (80th, the choice §6.8.2 reports) of the
+workload's coflow sizes, set offline. Re-allocation at every flow arrival
+and completion and whenever a coflow turns heavy on a link (computed from
+its current rate there). FIFO ties: admission time, then coflow index.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..engine import Allocation, SimView
+from . import register
+from ._base import Params, Policy, check_positive
+from ._common import RouteClasses, max_min_flows
+
+
+@dataclass(frozen=True, slots=True)
+class BaraatParams(Params):
+    heavy_threshold: float | None = None
+    """Bytes through a link after which a coflow is heavy there; None: use the percentile."""
+    heavy_percentile: float = 80.0
+    """Percentile of the workload's coflow sizes used when no threshold is given."""
+
+    def __post_init__(self) -> None:
+        check_positive(self.heavy_threshold, "heavy_threshold", allow_none=True)
+        check_positive(self.heavy_percentile, "heavy_percentile", allow_zero=True)
+        if self.heavy_percentile > 100:
+            raise ValueError("heavy_percentile must be at most 100")
+
+
+@register
+class Baraat(Policy):
+    name = "baraat"
+    summary = "FIFO with limited multiplexing: heavy coflows let the next one run (per link)"
+    clairvoyant = False
+    Params = BaraatParams
+
+    def start(self, view: SimView) -> None:
+        p: BaraatParams = self.params
+        self.classes = RouteClasses.build(view)
+        if p.heavy_threshold is not None:
+            self.threshold = float(p.heavy_threshold)
+        else:
+            sizes = view.workload_coflow_sizes()
+            self.threshold = float(np.percentile(sizes, p.heavy_percentile)) if sizes.size else 0.0
+
+    def decide(self, view: SimView) -> Allocation:
+        ks = sorted(view.active_coflows, key=lambda k: (view.coflow_admitted[k], k))
+        if not ks:
+            return Allocation()
+        L = view.num_links
+        flows = [view.flows_of(k) for k in ks]
+        sent = np.zeros((len(ks), L))
+        present = np.zeros((len(ks), L), bool)
+        for i, f in enumerate(flows):
+            sent[i] = view.link_sum(f, view.sent(f))
+            present[i] = view.link_sum(f, np.ones(f.size)) > 0
+        # what a flow has received crossed every link of its route
+        heavy = sent >= self.threshold * (1 - 2e-9)  # slack for rounding of the wake-up time
+        light = present & ~heavy
+        before: np.ndarray = np.cumsum(light, axis=0) - light
+        allowed = present & (before == 0)
+        all_f = np.concatenate(flows)
+        row = np.repeat(np.arange(len(ks)), [f.size for f in flows])
+        if view.two_link:
+            ok = allowed[row, view.link_a[all_f]] & allowed[row, view.link_b[all_f]]
+        else:
+            blocked = (view.usage(all_f).multiply((~allowed)[row])).sum(axis=1)
+            ok = np.asarray(blocked).reshape(-1) == 0
+        rates = np.zeros(all_f.size)
+        rates[ok] = max_min_flows(view, self.classes, all_f[ok], view.capacity)
+        # the next time a light, running coflow turns heavy on some link
+        wake = math.inf
+        if ok.any():
+            per = np.zeros((len(ks), L))
+            for i, f in enumerate(flows):
+                sel = row == i
+                if np.any(rates[sel] > 0):
+                    per[i] = view.link_sum(f, rates[sel])
+            grow = light & (per > 0)
+            if grow.any():
+                dt = (self.threshold * (1 - 1e-9) - sent[grow]) / per[grow]
+                wake = view.t + float(dt.min())
+        return Allocation(all_f, rates, wake)

@@ -1,0 +1,189 @@
+"""``fair``: per-flow max-min fairness, the TCP baseline of the seeds.
+
+Dissertation §3.2.1 and §5.7.1: "the flows between senders and receivers
+experience unweighted fair sharing due to TCP". Every admitted flow gets its
+max-min fair rate over all links (progressive filling), recomputed whenever
+a flow arrives or completes; the policy is non-clairvoyant and
+work-conserving.
+
+On the big switch the policy keeps the per-pair flow counts between events
+and re-rates only the flows whose rate changes (see ``_PairState``); the
+rates are the same as recomputing the max-min allocation from scratch.
+
+Option ``max_flows_per_receiver``: at most that many flows of each coflow
+into the same egress port are active at once, as Hadoop's reducers fetch
+from a limited number of mappers (§4.5.2 and its footnote 3: five by
+default); waiting flows start in flow order as earlier ones complete. The
+default (``None``) has no limit, which is what the seeds' simulations use.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ... import alloc
+from ..engine import Allocation, SimulationError, SimView
+from . import register
+from ._base import Params, Policy
+from ._common import RouteClasses, max_min_flows
+
+
+@dataclass(frozen=True, slots=True)
+class FairParams(Params):
+    max_flows_per_receiver: int | None = None
+    """At most this many concurrent flows per (coflow, egress port); None: no limit."""
+
+    def __post_init__(self) -> None:
+        n = self.max_flows_per_receiver
+        if n is not None and (isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1):
+            raise SimulationError(f"parameter max_flows_per_receiver must be an integer >= 1, got {n!r}")
+
+
+def receiver_limit(view: SimView, flows: np.ndarray, limit: int) -> np.ndarray:
+    """Mask of the flows among ``flows`` that may run: the first ``limit`` per (coflow, egress)."""
+    key = view.flow_coflow[flows] * view.num_ports + view.flow_dst[flows]
+    order = np.lexsort((flows, key))
+    sk = key[order]
+    start = np.r_[0, np.flatnonzero(sk[1:] != sk[:-1]) + 1]
+    rank = np.arange(flows.size) - np.repeat(start, np.diff(np.r_[start, flows.size]))
+    ok = np.empty(flows.size, bool)
+    ok[order] = rank < limit
+    return ok
+
+
+class _PairState:
+    """Per-flow max-min on a bipartite fabric, kept up to date between events.
+
+    Flows are counted per (uplink, downlink) pair in a dense matrix ``W``;
+    each event adjusts ``W`` for the flows that arrived or completed,
+    recomputes the links' water levels (:func:`coflowopt.alloc.
+    max_min_bipartite_levels`, exactly what ``alloc.max_min`` computes) and
+    re-rates only the flows that arrived or cross a link whose level
+    changed: a flow's max-min rate is the smaller level of its two links.
+    """
+
+    def __init__(self, view: SimView, split: int) -> None:
+        L = view.num_links
+        self.s = split
+        self.W = np.zeros((split, L - split))
+        self.cap_l = view.capacity[:split]
+        self.cap_r = view.capacity[split:]
+        self.lam_l = np.full(split, np.inf)
+        self.lam_r = np.full(L - split, np.inf)
+        self.lists_l: list[np.ndarray] = [_EMPTY] * split
+        self.lists_r: list[np.ndarray] = [_EMPTY] * (L - split)
+
+    def _count(self, view: SimView, flows: np.ndarray, sign: float) -> None:
+        if flows.size:
+            a = view.link_a[flows]
+            b = view.link_b[flows] - self.s
+            R = self.W.shape[1]
+            self.W += sign * np.bincount(a * R + b, minlength=self.W.size).reshape(self.W.shape)
+
+    def _add_lists(self, view: SimView, flows: np.ndarray) -> None:
+        for links, lists in (
+            (view.link_a[flows], self.lists_l),
+            (view.link_b[flows] - self.s, self.lists_r),
+        ):
+            order = np.argsort(links, kind="stable")
+            sl, sf = links[order], flows[order]
+            cut = np.flatnonzero(np.diff(sl)) + 1
+            for part in np.split(np.arange(sf.size), cut):
+                if part.size:
+                    i = int(sl[part[0]])
+                    lists[i] = np.concatenate([lists[i], sf[part]]) if lists[i].size else sf[part]
+
+    def _gather(self, view: SimView, lists: list[np.ndarray], links: np.ndarray) -> np.ndarray:
+        out = []
+        for i in links.tolist():
+            f = lists[i]
+            if f.size:
+                f = f[view.is_active(f)]
+                lists[i] = f  # drop completed flows for good
+                out.append(f)
+        return np.concatenate(out) if out else _EMPTY
+
+    def update(self, view: SimView) -> tuple[np.ndarray, np.ndarray]:
+        new = view.arrived_flows
+        done = view.completed_flows
+        self._count(view, new, 1.0)
+        self._count(view, done, -1.0)
+        np.maximum(self.W, 0.0, out=self.W)
+        if new.size:
+            self._add_lists(view, new)
+        lam_l, lam_r = alloc.max_min_bipartite_levels(self.W, self.cap_l, self.cap_r)
+        ch_l = np.flatnonzero(_changed(lam_l, self.lam_l))
+        ch_r = np.flatnonzero(_changed(lam_r, self.lam_r))
+        self.lam_l, self.lam_r = lam_l, lam_r
+        fl = self._gather(view, self.lists_l, ch_l)
+        fr = self._gather(view, self.lists_r, ch_r)
+        if fr.size and ch_l.size:
+            on_changed_l = np.zeros(lam_l.size, bool)
+            on_changed_l[ch_l] = True
+            fr = fr[~on_changed_l[view.link_a[fr]]]  # already in fl
+        parts = [fl, fr]
+        if new.size:
+            mark_l = np.zeros(lam_l.size, bool)
+            mark_l[ch_l] = True
+            mark_r = np.zeros(lam_r.size, bool)
+            mark_r[ch_r] = True
+            fresh = new[view.is_active(new)]
+            fresh = fresh[~mark_l[view.link_a[fresh]] & ~mark_r[view.link_b[fresh] - self.s]]
+            parts.append(fresh)
+        flows = np.concatenate(parts)
+        if flows.size == 0:
+            return flows, np.zeros(0)
+        rates = np.minimum(lam_l[view.link_a[flows]], lam_r[view.link_b[flows] - self.s])
+        return flows, np.where(np.isfinite(rates), rates, 0.0)
+
+
+_EMPTY = np.zeros(0, np.int64)
+
+
+def _changed(new: np.ndarray, old: np.ndarray) -> np.ndarray:
+    both = np.isfinite(new) & np.isfinite(old)
+    diff = np.zeros(new.size, bool)
+    diff[both] = np.abs(new[both] - old[both]) > 1e-13 * np.maximum(np.abs(old[both]), 1e-300)
+    return np.where(both, diff, np.isfinite(new) != np.isfinite(old))
+
+
+@register
+class Fair(Policy):
+    name = "fair"
+    summary = "per-flow max-min fairness (TCP)"
+    clairvoyant = False
+    Params = FairParams
+
+    def start(self, view: SimView) -> None:
+        self.classes = RouteClasses.build(view)
+        self.pairs = None
+        split = _split(view)
+        if split is not None and self.params.max_flows_per_receiver is None:
+            self.pairs = _PairState(view, split)
+
+    def decide(self, view: SimView) -> Allocation:
+        if self.pairs is not None:
+            flows, rates = self.pairs.update(view)
+            return Allocation(flows, rates)
+        flows = view.active_flows()
+        if flows.size == 0:
+            return Allocation()
+        limit = self.params.max_flows_per_receiver
+        if limit is None:
+            return Allocation(flows, max_min_flows(view, self.classes, flows, view.capacity))
+        ok = receiver_limit(view, flows, limit)
+        rates = np.zeros(flows.size)
+        rates[ok] = max_min_flows(view, self.classes, flows[ok], view.capacity)
+        return Allocation(flows, rates)
+
+
+def _split(view: SimView) -> int | None:
+    """The first downlink index if every flow goes from a link below it to one above it."""
+    if not view.two_link or view.num_flows == 0:
+        return None
+    s = int(view.link_a.max()) + 1
+    if int(view.link_b.min()) < s:
+        return None
+    return s

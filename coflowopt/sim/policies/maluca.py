@@ -1,0 +1,152 @@
+"""``maluca``: largest-load-first across uplinks, smallest-time-first within a link.
+
+Maluca (Jiang et al.; seed ``004_...``), Algorithm 1 and §IV-B/C, invoked
+"whenever a new coflow arrives in, or an old coflow departs from the
+network" (``reschedule="coflow"``, default):
+
+1. LARGESTLOADFIRST: uplinks sorted by decreasing current load, the data
+   still to send through them divided by their capacity (Eq. 12); ties by
+   port index.
+2. SMALLESTTIMEFIRST, uplink by uplink in that order: the coflows with data
+   on the uplink sorted by ``T_k``, their remaining isolation time (line 9:
+   the largest remaining load of the coflow on any uplink or downlink over
+   its capacity; ties by admission order). In that order, strict priority:
+   the ``n_i^p`` flows of coflow ``p`` on uplink ``i`` each get
+   ``min(B_R(P_i) / n_i^p, B_R(P_j) / n_j^p)`` (line 15, "flows belonging to
+   the same coflow on a given link equally share the available
+   bandwidth"), where ``n_j^p`` counts ``p``'s flows into downlink ``j`` and
+   ``B_R`` is what earlier allocations left (read before ``p``'s turn on
+   this uplink).
+3. Soft reservation (§IV-C): "each uplink softly reserves a portion of
+   bandwidth (α) for flows belonging to low priority coflows". The strict
+   pass of step 2 may use only ``(1 - α)`` of the uplink; what is left of
+   the uplink (at least ``α B_i``) is then shared equally among the flows on
+   it whose coflows got nothing in step 2, each also limited to an equal
+   share of its downlink's remainder among those flows. The paper leaves
+   the exact sharing rule open; this is our reading. α = 0.1 as in §V.
+4. BACKFILLING (lines 18-24): uplinks in the same order, coflows in the same
+   order, flows by index, each flow adds ``min`` of what its uplink and its
+   downlink still have.
+
+Maluca is defined on access links (an uplink and a downlink per flow); the
+policy requires a two-link fabric.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from ... import alloc
+from ..engine import Allocation, SimulationError, SimView
+from . import register
+from ._base import Params, Policy, check_choice, check_positive
+from ._common import SAT
+
+
+@dataclass(frozen=True, slots=True)
+class MalucaParams(Params):
+    alpha: float = 0.1
+    """Fraction of each uplink softly reserved for low-priority coflows (0 <= alpha < 1)."""
+    reschedule: str = "coflow"
+    """Re-allocate on coflow arrivals/departures ("coflow", the paper) or every flow event."""
+
+    def __post_init__(self) -> None:
+        check_positive(self.alpha, "alpha", allow_zero=True)
+        if self.alpha >= 1:
+            raise SimulationError(f"parameter alpha must be below 1, got {self.alpha!r}")
+        check_choice(self.reschedule, "reschedule", ("coflow", "flow"))
+
+
+@register
+class Maluca(Policy):
+    name = "maluca"
+    summary = "largest-load-first uplinks, smallest-remaining-time coflows, backfilling"
+    clairvoyant = True
+    Params = MalucaParams
+
+    def start(self, view: SimView) -> None:
+        if not view.two_link:
+            raise SimulationError("maluca needs a fabric where every flow has an uplink and a downlink")
+        self.on_flow_completion = self.params.reschedule == "flow"
+
+    def decide(self, view: SimView) -> Allocation:
+        p: MalucaParams = self.params
+        ks = list(view.active_coflows)
+        if not ks:
+            return Allocation()
+        cap = view.capacity
+        L = view.num_links
+        flows = [view.flows_of(k) for k in ks]
+        f = np.concatenate(flows)
+        n = f.size
+        if n == 0:
+            return Allocation()
+        kloc = np.repeat(np.arange(len(ks)), [x.size for x in flows])
+        rem = view.remaining(f)
+        up = view.link_a[f]
+        down = view.link_b[f]
+        # T_k: remaining isolation time of each coflow (line 9)
+        loads = np.zeros((len(ks), L))
+        np.add.at(loads, (kloc, up), rem)
+        np.add.at(loads, (kloc, down), rem)
+        T = (loads / cap).max(axis=1)
+        trank = np.empty(len(ks), np.int64)
+        trank[np.argsort(T, kind="stable")] = np.arange(len(ks))
+        # uplinks by decreasing current load (Eq. 12)
+        uload = np.bincount(up, rem, minlength=L) / cap
+        urank = np.empty(L, np.int64)
+        urank[np.lexsort((np.arange(L), -uload))] = np.arange(L)
+        order = np.lexsort((f, trank[kloc], urank[up]))
+        # n_j^p: flows of each coflow into each downlink
+        ndown = np.bincount(kloc * L + down, minlength=len(ks) * L)[kloc * L + down]
+        residual = cap.astype(float).copy()
+        rates = np.zeros(n)
+        su, sk = up[order], kloc[order]
+        cut = np.flatnonzero((su[1:] != su[:-1]) | (sk[1:] != sk[:-1])) + 1
+        starts = np.r_[0, cut]
+        ends = np.r_[cut, n]
+        seg_up = su[starts]
+        ustart = np.r_[0, np.flatnonzero(seg_up[1:] != seg_up[:-1]) + 1]
+        uend = np.r_[ustart[1:], seg_up.size]
+        alpha = p.alpha
+        for a, b in zip(ustart, uend, strict=True):
+            i = int(seg_up[a])
+            budget = (1.0 - alpha) * residual[i]
+            low = []
+            # downlinks only fill up while this uplink is served, so a segment none of
+            # whose downlinks has room now gets nothing in the strict pass: skip it cheaply
+            lo_pos, hi_pos = int(starts[a]), int(ends[b - 1])
+            room = (residual[down[order[lo_pos:hi_pos]]] > 0).astype(np.int64)
+            seg_room = np.add.reduceat(room, starts[a:b] - lo_pos) > 0
+            for s, has_room in zip(range(a, b), seg_room.tolist(), strict=True):
+                pos = order[starts[s] : ends[s]]
+                if not has_room or budget <= SAT * cap[i]:
+                    low.append(pos)
+                    continue
+                d = down[pos]
+                r = np.minimum(budget / pos.size, residual[d] / ndown[pos])
+                r = np.maximum(r, 0.0)
+                if not r.any():
+                    low.append(pos)
+                    continue
+                rates[pos] = r
+                budget -= r.sum()
+                residual[i] -= r.sum()
+                np.subtract.at(residual, d, r)
+            if low and residual[i] > SAT * cap[i]:
+                pos = np.concatenate(low)
+                d = down[pos]
+                m = np.bincount(d, minlength=L)[d]
+                r = np.minimum(residual[i] / pos.size, np.maximum(residual[d], 0.0) / m)
+                rates[pos] = r
+                residual[i] -= r.sum()
+                np.subtract.at(residual, d, r)
+            np.maximum(residual, 0.0, out=residual)
+        # backfilling: every flow in the same order takes what its two links have left
+        residual[residual <= SAT * cap] = 0.0
+        if residual.any():
+            rates[order] += alloc.greedy(view.usage(f[order]), residual, np.arange(n))
+        return Allocation(f, rates, math.inf)

@@ -1,0 +1,191 @@
+"""``mcs``: multi-attribute coflow scheduling (SNCF initial queue + double thresholds).
+
+MCS (Wang et al., IEEE/ACM ToN 2018; seed ``000_...``), Algorithm 2 and
+§VIII-A's simulation parameters:
+
+- NEWCOFLOW: a new coflow of width ``w`` joins queue ``p_i`` of the class
+  ``i`` with ``Δ_{i-1} <= w < Δ_i``; the simulations use ``Δ_i = 10^i``
+  and ``p_i = i`` (so widths 1-9 start in queue 1, 10-99 in queue 2, ...).
+  The width is known in advance (the paper obtains it from the framework's
+  API or CODA's identification), so the policy may read it; sizes it may
+  not.
+- RESCHEDULE (double thresholds): a narrow coflow (``w <= Δ_w``) in queue
+  ``i`` is demoted when its bytes sent exceed ``θ^n_i = 10^i MB``; a wide
+  one when its longest flow's bytes sent exceed ``θ^w_i = 2^(i-1) MB``.
+  The paper does not state Δ_w for its simulations; the default 50 is the
+  seeds' narrow/wide boundary (at most 50 flows is narrow). Demotions
+  happen exactly when the threshold is crossed (the engine is woken then),
+  repeatedly if a coflow crosses several.
+- Queues: "coflows from higher-priority queues are scheduled first" (strict
+  priority, default ``sharing="strict"``), FIFO within a queue, max-min
+  among a coflow's flows, as in Aalo (:mod:`._queues`); ``sharing=
+  "weighted"`` uses Aalo's weights K - i + 1 instead.
+
+Thresholds are in bytes (MB = 2^20 bytes). K defaults to 10 queues as in
+Aalo; coflows never move past the last queue.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from ...instance import MB
+from ..engine import Allocation, SimulationError, SimView
+from . import register
+from ._base import Params, Policy, check_choice, check_positive
+from ._common import RouteClasses
+from ._queues import queue_rates
+from .aalo import demotion_wake, fifo_key, reached
+
+__all__ = ["MCS", "MCSParams"]
+
+
+def _default_width() -> tuple[float, ...]:
+    return tuple(float(10**i) for i in range(1, 10))
+
+
+def _default_narrow() -> tuple[float, ...]:
+    return tuple(float(10**i * MB) for i in range(1, 10))
+
+
+def _default_wide() -> tuple[float, ...]:
+    return tuple(float(2 ** (i - 1) * MB) for i in range(1, 10))
+
+
+@dataclass(frozen=True, slots=True)
+class MCSParams(Params):
+    num_queues: int = 10
+    """K, the number of priority queues."""
+    width_thresholds: tuple[float, ...] = _default_width()
+    """Δ_1, Δ_2, ...: class i holds widths in [Δ_{i-1}, Δ_i) (Δ_0 = 0, last class unbounded)."""
+    initial_queues: tuple[int, ...] = ()
+    """p_i, the 1-based starting queue of class i; empty: p_i = i."""
+    narrow_width: int = 50
+    """Δ_w: coflows with at most this many flows are narrow."""
+    narrow_thresholds: tuple[float, ...] = _default_narrow()
+    """θ^n_i in bytes: narrow coflows leave queue i when their bytes sent exceed it."""
+    wide_thresholds: tuple[float, ...] = _default_wide()
+    """θ^w_i in bytes: wide coflows leave queue i when their longest flow's bytes exceed it."""
+    sharing: str = "strict"
+    """"strict" priority across queues (the paper) or Aalo's "weighted" sharing."""
+
+    def __post_init__(self) -> None:
+        k = self.num_queues
+        if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
+            raise SimulationError(f"parameter num_queues must be an integer >= 1, got {k!r}")
+        for name in ("width_thresholds", "narrow_thresholds", "wide_thresholds"):
+            vals = tuple(float(v) for v in getattr(self, name))
+            object.__setattr__(self, name, vals)
+            for v in vals:
+                check_positive(v, name)
+            if any(b <= a for a, b in itertools.pairwise(vals)):
+                raise SimulationError(f"parameter {name} must be increasing, got {vals}")
+        object.__setattr__(self, "initial_queues", tuple(int(q) for q in self.initial_queues))
+        if self.initial_queues:
+            if len(self.initial_queues) != len(self.width_thresholds) + 1:
+                raise SimulationError(
+                    "parameter initial_queues needs one queue per width class "
+                    f"({len(self.width_thresholds) + 1}), got {len(self.initial_queues)}"
+                )
+            if min(self.initial_queues) < 1 or max(self.initial_queues) > k:
+                raise SimulationError(f"initial_queues must lie in 1..{k}")
+        n = self.narrow_width
+        if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
+            raise SimulationError(f"parameter narrow_width must be an integer >= 1, got {n!r}")
+        check_choice(self.sharing, "sharing", ("strict", "weighted"))
+
+    def start_queue(self, width: int) -> int:
+        """0-based starting queue of a coflow of this width."""
+        cls = int(np.searchsorted(np.array(self.width_thresholds), width, side="right"))
+        q = self.initial_queues[cls] if self.initial_queues else cls + 1
+        return min(q, self.num_queues) - 1
+
+
+def _threshold(vals: tuple[float, ...], q: int) -> float:
+    return vals[q] if q < len(vals) else math.inf
+
+
+@register
+class MCS(Policy):
+    name = "mcs"
+    summary = "SNCF width classes for the first queue + double demotion thresholds"
+    clairvoyant = False
+    knows_width = True
+    Params = MCSParams
+
+    def start(self, view: SimView) -> None:
+        p: MCSParams = self.params
+        self.classes = RouteClasses.build(view)
+        self.queue = np.full(view.num_coflows, -1, np.int64)
+        self.weights = (
+            np.arange(p.num_queues, 0, -1, dtype=float) if p.sharing == "weighted" else None
+        )
+        self.wide = np.zeros(view.num_coflows, bool)
+
+    def _progress(self, view: SimView, k: int, sent: np.ndarray) -> tuple[float, float]:
+        """The attribute compared with the thresholds and its current rate of growth."""
+        if not self.wide[k]:
+            return float(sent[k]), float(view.coflow_rate()[k])
+        f = view.flows_of(k)
+        if f.size == 0:
+            return 0.0, 0.0
+        s = view.sent(f)
+        r = view.rate(f)
+        i = int(np.argmax(s))
+        return float(s[i]), float(r[i])
+
+    def decide(self, view: SimView) -> Allocation:
+        p: MCSParams = self.params
+        if not view.active_coflows:
+            return Allocation()
+        for k in view.arrived_coflows:
+            if self.queue[k] < 0:
+                w = int(view.width([k])[0])
+                self.queue[k] = p.start_queue(w)
+                self.wide[k] = w > p.narrow_width
+        sent = view.coflow_sent()
+        tol = 1e-12 * max(1.0, abs(view.t))
+        last = p.num_queues - 1
+        for k in view.active_coflows:
+            q = int(self.queue[k])
+            vals = p.wide_thresholds if self.wide[k] else p.narrow_thresholds
+            while q < last:
+                if self.wide[k]:
+                    f = view.flows_of(k)
+                    th = _threshold(vals, q)
+                    s = view.sent(f) if f.size else np.zeros(1)
+                    r = view.rate(f) if f.size else np.zeros(1)
+                    hit = bool(np.any((s >= th) | ((r > 0) & ((th - s) <= tol * r))))
+                else:
+                    hit = reached(sent[k], view.coflow_rate()[k], _threshold(vals, q), tol)
+                if not hit:
+                    break
+                q += 1
+            self.queue[k] = q
+        queues: list[list[int]] = [[] for _ in range(p.num_queues)]
+        for k in sorted(view.active_coflows, key=lambda k: fifo_key(view, k)):
+            queues[int(self.queue[k])].append(k)
+        flows, rates = queue_rates(view, self.classes, queues, self.weights)
+        wake = math.inf
+        per = np.bincount(view.flow_coflow[flows], rates, minlength=view.num_coflows)
+        pos = {int(k): None for k in view.active_coflows}
+        for k in pos:
+            q = int(self.queue[k])
+            if q >= last:
+                continue
+            if self.wide[k]:
+                th = _threshold(p.wide_thresholds, q)
+                sel = view.flow_coflow[flows] == k
+                fk, rk = flows[sel], rates[sel]
+                ok = rk > 0
+                if ok.any():
+                    s = view.sent(fk[ok])
+                    wake = min(wake, view.t + float(((th - s) / rk[ok]).min()))
+            else:
+                wake = min(wake, demotion_wake(view.t, sent[k], per[k],
+                                               _threshold(p.narrow_thresholds, q)))
+        return Allocation(flows, rates, wake)

@@ -1,0 +1,73 @@
+"""``sincronia``: Bottleneck-Select-Scale-Iterate order, greedy order-preserving rates.
+
+Sincronia (Agarwal et al., SIGCOMM 2018; THEORY.md, "Lower bounds"): the
+coflow order comes from :func:`coflowopt.orders.bssi` on the coflows'
+*remaining* loads (``v[k, l]`` = data coflow ``k`` still has to send over
+link ``l`` divided by its capacity) and their weights, recomputed whenever
+a coflow arrives or departs. Rates are the greedy order-preserving
+allocation: flows in coflow order (within a coflow by flow index) each take
+all their links still have (:func:`coflowopt.alloc.greedy`), recomputed at
+every flow completion so the allocation stays work-conserving, as
+Sincronia's own flow-level simulator does (``reschedule="coflow"``
+re-allocates only on coflow arrivals and departures).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ...orders import bssi
+from ..engine import Allocation, SimView
+from . import register
+from ._base import Params, Policy, check_choice
+from ._common import greedy_flows
+
+
+@dataclass(frozen=True, slots=True)
+class SincroniaParams(Params):
+    reschedule: str = "flow"
+    """Re-run the greedy allocation at every flow completion ("flow") or only on coflow events."""
+
+    def __post_init__(self) -> None:
+        check_choice(self.reschedule, "reschedule", ("flow", "coflow"))
+
+
+@register
+class Sincronia(Policy):
+    name = "sincronia"
+    summary = "BSSI coflow order + greedy order-preserving per-flow rates"
+    clairvoyant = True
+    priority = True
+    Params = SincroniaParams
+
+    def start(self, view: SimView) -> None:
+        # priorities: the engine recomputes the greedy rates at every flow completion
+        self.on_flow_completion = False
+        self.by_rates = self.params.reschedule == "coflow"
+        self.order: list[int] = []
+
+    def _reorder(self, view: SimView) -> None:
+        ks = list(view.active_coflows)
+        if not ks:
+            self.order = []
+            return
+        v = np.zeros((len(ks), view.num_links))
+        for i, k in enumerate(ks):
+            f = view.flows_of(k)
+            v[i] = view.link_sum(f, view.remaining(f)) / view.capacity
+        res = bssi(v, view.coflow_weight[ks])
+        self.order = [ks[i] for i in res.order]
+
+    def decide(self, view: SimView) -> Allocation:
+        if view.arrived_coflows or view.completed_coflows or not self.order:
+            self._reorder(view)
+        active = set(view.active_coflows)
+        self.order = [k for k in self.order if k in active]
+        if not self.order:
+            return Allocation()
+        flows = np.concatenate([view.flows_of(k) for k in self.order])
+        if self.by_rates:  # greedy rates fixed until the next coflow event
+            return Allocation(flows, greedy_flows(view, flows, view.capacity))
+        return Allocation(order=flows)

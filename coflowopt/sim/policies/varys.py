@@ -1,0 +1,381 @@
+"""``varys``: Smallest Effective Bottleneck First with MADD and backfilling.
+
+Dissertation §5.5.3 and Pseudocode 1 (MINCCTOFFLINE / MINCCTONLINE), with
+the online rules of §5.6.2:
+
+1. *Order* (SEBF). Active coflows sorted by their effective bottleneck
+   Γ (Eq. 4.1): the largest load on any link divided by its capacity.
+   ``order="remaining"`` (default) uses the data each coflow still has to
+   send, the online reading of "SORT_ASC using SEBF" at every call and of
+   SEBF as the coflow analogue of shortest-remaining-time-first;
+   ``order="static"`` uses the full coflow, fixed at arrival, as the Varys
+   simulator (coflowsim) did. Ties keep admission order.
+2. *MADD* (lines 7-10). In that order each coflow gets rates
+   ``r_ij = remaining_ij / Γ`` with Γ computed on what the coflows before it
+   left of each link (``Rem(.)`` in Eq. 4.1); a coflow that needs a link
+   with no capacity left gets nothing in this pass.
+3. *Backfilling* (line 16, "work conservation"). ``backfill="proportional"``
+   (default) follows the text: for each ingress port in turn, and each coflow
+   on it in SEBF order, the port's spare capacity goes to that coflow's
+   flows "in their current r_ij ratios", as far as their egress ports allow
+   (:func:`coflowopt.alloc.greedy` over (coflow, ingress) groups). MADD's
+   rates are proportional to the remaining data ``d_ij``, so the ratios are
+   those of ``d_ij``; a coflow that got no MADD rates (it needs a full link)
+   is backfilled in the same ``d_ij`` ratios rather than left idle, which
+   is what makes the pass work-conserving at the ports it can use.
+   ``backfill="greedy"`` is what coflowsim does: flows in arrival order each
+   take ``min`` of their two ports' spare capacity. ``backfill="none"``
+   leaves spare capacity idle.
+4. *When*: Varys reschedules "upon coflow arrival and completion events"
+   (§5.6.2), so the default ``reschedule="coflow"`` re-allocates only then
+   (and when the fabric would otherwise go idle); capacity freed by a single
+   flow stays unused until the next such event. ``reschedule="flow"`` also
+   re-allocates at every flow completion.
+5. *Starvation avoidance* (lines 19-27), off unless ``starvation_period``
+   (T) is given: after each T-interval the coflows that received no
+   service during it are treated as one coflow and get MADD for
+   ``starvation_delta`` (δ) time while all others wait; then the T-interval
+   restarts. §5.7.1 uses T = 2 s and δ = 200 ms.
+
+The same machinery with another order gives ``fifo``, ``scf``, ``ncf`` and
+``tcf`` (their modules).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse as sp
+
+from ... import alloc
+from ..engine import Allocation, SimView
+from . import register
+from ._base import AnyParams, Params, Policy, check_choice, check_positive
+from ._common import madd_flows, saturated
+
+__all__ = [
+    "BACKFILLS",
+    "OrderedMADD",
+    "Varys",
+    "VarysParams",
+    "backfill_greedy",
+    "backfill_proportional",
+]
+
+BACKFILLS = ("proportional", "greedy", "none")
+
+
+@dataclass(frozen=True, slots=True)
+class VarysParams(Params):
+    order: str = "remaining"
+    """Order key on the data still to send ("remaining") or fixed at arrival ("static")."""
+    backfill: str = "proportional"
+    """Spare capacity: "proportional" (dissertation text), "greedy" (coflowsim), "none"."""
+    reschedule: str = "coflow"
+    """Re-allocate on coflow arrivals/departures ("coflow", §5.6.2) or every flow event ("flow")."""
+    starvation_period: float | None = None
+    """T of Pseudocode 1 (seconds); None turns starvation avoidance off."""
+    starvation_delta: float = 0.2
+    """δ of Pseudocode 1 (seconds); §5.7.1 default 200 ms."""
+
+    def __post_init__(self) -> None:
+        check_choice(self.order, "order", ("remaining", "static"))
+        check_choice(self.backfill, "backfill", BACKFILLS)
+        check_choice(self.reschedule, "reschedule", ("coflow", "flow"))
+        check_positive(self.starvation_period, "starvation_period", allow_none=True)
+        check_positive(self.starvation_delta, "starvation_delta")
+
+
+def _alive(view: SimView, flows: np.ndarray, dead: np.ndarray) -> np.ndarray:
+    """Flows none of whose links is full."""
+    if view.two_link:
+        return ~(dead[view.link_a[flows]] | dead[view.link_b[flows]])
+    return (view.usage(flows) @ dead.astype(float)) == 0
+
+
+def _first_link(view: SimView, flows: np.ndarray) -> np.ndarray:
+    if view.two_link:
+        return view.link_a[flows]
+    return view.routes.indices[view.routes.indptr[flows]]
+
+
+def backfill_proportional(
+    view: SimView, parts: list[tuple[np.ndarray, np.ndarray]], residual: np.ndarray
+) -> list[np.ndarray]:
+    """Spare capacity to each (coflow, ingress) group in its flows' ``d_ij`` ratios.
+
+    ``parts`` lists ``(flows, remaining)`` coflow by coflow in priority order.
+    Groups are served ingress link by ingress link (the first link of each
+    route), coflows in priority order within a link; a group's flows grow
+    together, each by the same multiple of its remaining data, until a link
+    they use is full (:func:`coflowopt.alloc.greedy` over the groups). For a
+    coflow with MADD rates these are "their current r_ij ratios" (MADD makes
+    rates proportional to the remaining data); a coflow that got no MADD
+    rates grows in the same ratios. Returns the extra rate of each flow.
+    """
+    extra = [np.zeros(f.size) for f, _ in parts]
+    dead = residual <= 0
+    if dead.all():
+        return extra
+    L = view.num_links
+    cand_f, cand_d, cand_rank, cand_pos = [], [], [], []
+    for rank, (f, d) in enumerate(parts):
+        ok = _alive(view, f, dead) & (d > 0)
+        if not ok.any():
+            continue
+        first = _first_link(view, f)
+        # a group grows only if all its flows can: drop groups with a blocked flow
+        blocked = np.zeros(L, bool)
+        blocked[first[~ok & (d > 0)]] = True
+        ok &= ~blocked[first]
+        pos = np.flatnonzero(ok)
+        if pos.size:
+            cand_f.append(f[pos])
+            cand_d.append(d[pos])
+            cand_rank.append(np.full(pos.size, rank, np.int64))
+            cand_pos.append((rank, pos))
+    if not cand_f:
+        return extra
+    f = np.concatenate(cand_f)
+    d = np.concatenate(cand_d)
+    ranks = np.concatenate(cand_rank)
+    key = _first_link(view, f) * len(parts) + ranks
+    seen = np.zeros(L * len(parts), bool)
+    seen[key] = True
+    number = np.cumsum(seen) - 1
+    g = number[key]  # groups numbered in serving order: ingress link, then coflow rank
+    coo = view.usage(f).tocoo()
+    usage = sp.csr_array(
+        (coo.data * d[coo.row], (g[coo.row], coo.col)), shape=(int(number[-1]) + 1, L)
+    )
+    scale = alloc.greedy(usage, residual, np.arange(usage.shape[0]))
+    add = d * scale[g]
+    residual -= view.link_sum(f, add)
+    np.maximum(residual, 0.0, out=residual)
+    off = 0
+    for r, pos in cand_pos:
+        extra[r][pos] = add[off : off + pos.size]
+        off += pos.size
+    return extra
+
+
+def backfill_greedy(
+    view: SimView, flows: list[np.ndarray], residual: np.ndarray
+) -> list[np.ndarray]:
+    """Flows coflow by coflow (in the given order) each take what their links have (coflowsim)."""
+    extra = [np.zeros(f.size) for f in flows]
+    dead = residual <= 0
+    if dead.all() or not flows:
+        return extra
+    alive = [np.flatnonzero(_alive(view, f, dead)) for f in flows]
+    cand = np.concatenate([f[a] for f, a in zip(flows, alive, strict=True)])
+    if cand.size == 0:
+        return extra
+    x = alloc.greedy(view.usage(cand), residual, np.arange(cand.size))
+    residual -= view.link_sum(cand, x)
+    np.maximum(residual, 0.0, out=residual)
+    off = 0
+    for i, a in enumerate(alive):
+        extra[i][a] = x[off : off + a.size]
+        off += a.size
+    return extra
+
+
+@dataclass(slots=True)
+class _CoflowState:
+    """What the policy knows of one coflow, kept while the coflow receives nothing."""
+
+    k: int
+    sent: float
+    active: int
+    flows: np.ndarray
+    rem: np.ndarray
+    load: np.ndarray
+    key: float = math.nan
+    links_a: np.ndarray | None = None
+    """Two-link fabrics: which first links (uplinks) the coflow's flows use."""
+    links_b: np.ndarray | None = None
+
+
+_NONE = np.zeros(0, np.int64)
+_NONE_F = np.zeros(0)
+
+
+def _may_grow(st: _CoflowState, open_: np.ndarray) -> bool:
+    """False when no flow of the coflow can have room on all its links (a cheap test)."""
+    if st.links_a is None or st.links_b is None:
+        return bool(np.any(open_ & (st.load > 0)))
+    return bool(np.any(open_ & st.links_a)) and bool(np.any(open_ & st.links_b))
+
+
+class OrderedMADD(Policy):
+    """A coflow order, MADD rates in that order, and backfilling (Pseudocode 1).
+
+    Work per decision: the flows of coflows that received data since the
+    previous decision or get rates now; a coflow that waited keeps its
+    cached remaining data and loads, so waiting costs O(links) for its
+    order key and MADD test plus a vectorized check of its flows' links in
+    the backfilling pass.
+    """
+
+    clairvoyant = True
+    Params = VarysParams
+
+    def __init__(self, params: AnyParams) -> None:
+        super().__init__(params)
+        p: VarysParams = self.params
+        self.on_flow_completion = p.reschedule == "flow"
+        self.static_key: dict[int, float] = {}
+        self.states: dict[int, _CoflowState] = {}
+        self.served: set[int] = set()
+        # starvation avoidance state
+        self.phase = "T"
+        self.phase_end = math.inf
+        self.snapshot = np.zeros(0)
+
+    # -------------------------------------------------------------- order
+
+    def key(self, view: SimView, st: _CoflowState, rem: np.ndarray, load: np.ndarray) -> float:
+        """Sort key of a coflow (smaller first) from the given data and its link loads."""
+        raise NotImplementedError
+
+    def state(self, view: SimView, k: int, sent: float) -> _CoflowState:
+        st = self.states.get(k)
+        n = view.num_active(k)
+        if st is not None and st.sent == sent and st.active == n:
+            return st
+        f = view.flows_of(k)
+        rem = view.remaining(f)
+        st = _CoflowState(k, sent, n, f, rem, view.link_sum(f, rem))
+        if view.two_link:
+            st.links_a = np.bincount(view.link_a[f], minlength=view.num_links) > 0
+            st.links_b = np.bincount(view.link_b[f], minlength=view.num_links) > 0
+        p: VarysParams = self.params
+        if p.order == "static":
+            if k not in self.static_key:
+                size = view.size(f)
+                self.static_key[k] = self.key(view, st, size, view.link_sum(f, size))
+            st.key = self.static_key[k]
+        else:
+            st.key = self.key(view, st, rem, st.load)
+        self.states[k] = st
+        return st
+
+    def order(self, view: SimView) -> list[_CoflowState]:
+        """Active coflows in priority order (ties: admission order)."""
+        sent = view.coflow_sent()
+        live = set(view.active_coflows)
+        for k in [k for k in self.states if k not in live]:
+            del self.states[k]
+        states = [self.state(view, k, float(sent[k])) for k in view.active_coflows]
+        return sorted(states, key=lambda st: st.key)
+
+    # -------------------------------------------------------------- allocation
+
+    def allocate(self, view: SimView, order: list[_CoflowState]) -> tuple[np.ndarray, np.ndarray]:
+        p: VarysParams = self.params
+        cap = view.capacity
+        residual = cap.astype(float).copy()
+        rates: list[np.ndarray | None] = []
+        for st in order:
+            need = st.load > 0
+            if not need.any() or np.any(saturated(residual[need], cap[need])):
+                rates.append(None)  # a link it needs is full: nothing in this pass
+                continue
+            x, gamma = madd_flows(view, st.flows, st.rem, residual)
+            if not math.isfinite(gamma) or gamma <= 0:
+                rates.append(None)
+                continue
+            rates.append(x)
+            residual -= st.load / gamma  # the links' share of x = remaining / gamma
+            np.maximum(residual, 0.0, out=residual)
+        residual[saturated(residual, cap)] = 0.0
+        if p.backfill == "proportional":
+            open_ = residual > 0
+            parts = [
+                (st.flows, st.rem) if _may_grow(st, open_) else (_NONE, _NONE_F)
+                for st in order
+            ]
+            extra = backfill_proportional(view, parts, residual)
+            extra = [e if e.size else np.zeros(st.flows.size) for e, st in zip(extra, order,
+                                                                               strict=True)]
+        elif p.backfill == "greedy":
+            # coflowsim refills in earliest-deadline order, i.e. arrival order without deadlines
+            adm = view.coflow_admitted
+            idx = sorted(range(len(order)), key=lambda i: (adm[order[i].k], order[i].k))
+            ex = backfill_greedy(view, [order[i].flows for i in idx], residual)
+            extra = [np.zeros(0)] * len(order)
+            for j, i in enumerate(idx):
+                extra[i] = ex[j]
+        else:
+            extra = [np.zeros(st.flows.size) for st in order]
+        out_f, out_r = [], []
+        served = set()
+        for st, base, e in zip(order, rates, extra, strict=True):
+            total = e if base is None else base + e
+            if total.any():
+                served.add(st.k)
+            elif st.k not in self.served:
+                continue  # was idle and stays idle: nothing to tell the engine
+            out_f.append(st.flows)
+            out_r.append(total)
+        self.served = served
+        if not out_f:
+            return np.zeros(0, np.int64), np.zeros(0)
+        return np.concatenate(out_f), np.concatenate(out_r)
+
+    def decide(self, view: SimView) -> Allocation:
+        p: VarysParams = self.params
+        if not view.active_coflows:
+            self.served = set()
+            self.phase, self.phase_end = "T", math.inf  # the next T-interval starts on arrival
+            return Allocation()
+        if p.starvation_period is not None:
+            return self._decide_starvation(view, p)
+        f, r = self.allocate(view, self.order(view))
+        return Allocation(f, r)
+
+    def _decide_starvation(self, view: SimView, p: VarysParams) -> Allocation:
+        t = view.t
+        T, delta = float(p.starvation_period), p.starvation_delta  # type: ignore[arg-type]
+        sent = view.coflow_sent()
+        tol = 1e-12 * max(1.0, abs(t))
+        if self.phase_end == math.inf:
+            self.phase, self.phase_end, self.snapshot = "T", t + T, sent.copy()
+        if t >= self.phase_end - tol:
+            if self.phase == "T":
+                # coflows that received nothing during the T-interval
+                starved = [k for k in view.active_coflows if sent[k] <= self.snapshot[k]]
+                if starved:
+                    self.phase, self.phase_end = "delta", t + delta
+                    f = np.concatenate([view.flows_of(k) for k in starved])
+                    x, gamma = madd_flows(view, f, view.remaining(f), view.capacity.astype(float))
+                    if not (math.isfinite(gamma) and gamma > 0):
+                        x = np.zeros(f.size)
+                    waiting = set(starved)
+                    others = [view.flows_of(k) for k in view.active_coflows if k not in waiting]
+                    o = np.concatenate(others) if others else np.zeros(0, np.int64)
+                    self.served = set(starved)
+                    return Allocation(
+                        np.concatenate([f, o]), np.concatenate([x, np.zeros(o.size)]),
+                        self.phase_end,
+                    )
+            self.phase, self.phase_end, self.snapshot = "T", t + T, sent.copy()
+            # everything may have changed during the δ-interval: tell the engine all rates
+            self.served = set(view.active_coflows)
+        if self.phase == "delta":
+            # within the δ-interval only the starved coflows run; keep their MADD rates
+            return Allocation(wake=self.phase_end)
+        f, r = self.allocate(view, self.order(view))
+        return Allocation(f, r, self.phase_end)
+
+
+@register
+class Varys(OrderedMADD):
+    name = "varys"
+    summary = "SEBF order + MADD rates + backfilling (clairvoyant)"
+
+    def key(self, view: SimView, st: _CoflowState, rem: np.ndarray, load: np.ndarray) -> float:
+        return float((load / view.capacity).max(initial=0.0))

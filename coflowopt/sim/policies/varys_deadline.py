@@ -1,0 +1,135 @@
+"""``varys-deadline``: Varys' admission control for deadlines (Pseudocode 2).
+
+Dissertation §5.5.4 and Pseudocode 2 (MEETDEADLINE). At every decision the
+admitted coflows, in arrival order, get their minimum rates: MADD at the
+deadline, ``r_ij = remaining_ij / (D - t)`` (ALLOCBANDWIDTH with
+``cct = false``). A coflow with a deadline that arrives is admitted if and
+only if its effective bottleneck Γ on what those minimum rates leave
+(Eq. 4.1 on ``Rem(.)``) is at most the time left to its deadline; admitted
+coflows are never preempted, so they all finish by their deadlines. Spare
+capacity then goes to the admitted coflows by backfilling (``backfill``, as
+in :mod:`.varys`: proportional by default).
+
+Coflows that are not admitted, and coflows without a deadline, are not
+dropped (a schedule must deliver every byte): they are served best effort
+from whatever capacity is left after that, flow by flow in arrival order
+(coflowsim's work-conservation pass). They count as missing their
+deadlines. The per-coflow table gets a column ``admitted_deadline``.
+
+Re-allocation happens on coflow arrivals and departures (§5.6.2); with
+``reschedule="flow"`` also on every flow completion.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ..engine import Allocation, SimView
+from . import register
+from ._base import Params, Policy, check_choice
+from ._common import madd_flows, saturated
+from .varys import BACKFILLS, backfill_greedy, backfill_proportional
+
+
+@dataclass(frozen=True, slots=True)
+class DeadlineParams(Params):
+    backfill: str = "proportional"
+    """Spare capacity for admitted coflows: "proportional", "greedy" or "none"."""
+    reschedule: str = "coflow"
+    """Re-allocate on coflow events ("coflow") or also on every flow completion ("flow")."""
+
+    def __post_init__(self) -> None:
+        check_choice(self.backfill, "backfill", BACKFILLS)
+        check_choice(self.reschedule, "reschedule", ("coflow", "flow"))
+
+
+@register
+class VarysDeadline(Policy):
+    name = "varys-deadline"
+    summary = "Varys deadline admission control: MADD at the deadline + backfilling"
+    clairvoyant = True
+    Params = DeadlineParams
+
+    def start(self, view: SimView) -> None:
+        p: DeadlineParams = self.params
+        self.on_flow_completion = p.reschedule == "flow"
+        self.deadline = view.deadline()
+        self.admitted: list[int] = []  # admitted coflows in arrival order
+        self.decided = np.zeros(view.num_coflows, bool)
+        self.accepted = np.zeros(view.num_coflows, bool)
+
+    def _minimum_rates(
+        self, view: SimView, ks: list[int], residual: np.ndarray
+    ) -> tuple[list[np.ndarray], list[np.ndarray], list[np.ndarray]]:
+        flows, rates, rems = [], [], []
+        t = view.t
+        for k in ks:
+            f = view.flows_of(k)
+            rem = view.remaining(f)
+            r = rem / (self.deadline[k] - t)
+            flows.append(f)
+            rates.append(r)
+            rems.append(rem)
+            residual -= view.link_sum(f, r)
+        np.maximum(residual, 0.0, out=residual)
+        return flows, rates, rems
+
+    def decide(self, view: SimView) -> Allocation:
+        p: DeadlineParams = self.params
+        active = set(view.active_coflows)
+        t = view.t
+        # an admitted coflow still running at its deadline (rounding) continues best effort
+        self.admitted = [
+            k for k in self.admitted
+            if k in active and self.deadline[k] > t + 1e-12 * max(1.0, abs(t))
+        ]
+        residual = view.capacity.astype(float).copy()
+        flows, rates, rems = self._minimum_rates(view, self.admitted, residual)
+        for k in view.active_coflows:
+            if self.decided[k] or not view.fully_admitted(k):
+                continue  # a multi-wave coflow is judged once all its flows are there
+            self.decided[k] = True
+            d = self.deadline[k]
+            if not math.isfinite(d) or d <= t:
+                continue
+            f = view.flows_of(k)
+            rem = view.remaining(f)
+            _, gamma = madd_flows(view, f, rem, residual)
+            if math.isfinite(gamma) and gamma <= (d - t) * (1 + 1e-12):
+                r = rem / (d - t)
+                residual -= view.link_sum(f, r)
+                np.maximum(residual, 0.0, out=residual)
+                self.admitted.append(k)
+                self.accepted[k] = True
+                flows.append(f)
+                rates.append(r)
+                rems.append(rem)
+        residual[saturated(residual, view.capacity)] = 0.0
+        if p.backfill == "proportional":
+            extra = backfill_proportional(view, list(zip(flows, rems, strict=True)), residual)
+        elif p.backfill == "greedy":
+            extra = backfill_greedy(view, flows, residual)
+        else:
+            extra = [np.zeros(f.size) for f in flows]
+        rates = [r + e for r, e in zip(rates, extra, strict=True)]
+        # best effort for the rest, in arrival order
+        taken = set(self.admitted)
+        rest = [view.flows_of(k) for k in view.active_coflows if k not in taken]
+        if rest:
+            rates += backfill_greedy(view, rest, residual)
+            flows += rest
+        if not flows:
+            return Allocation()
+        return Allocation(np.concatenate(flows), np.concatenate(rates))
+
+    def finish(self, view: SimView) -> dict[str, Any]:
+        has = np.isfinite(self.deadline)
+        return {
+            "deadline_coflows": int(has.sum()),
+            "admitted": int(self.accepted.sum()),
+            "coflow_columns": {"admitted_deadline": self.accepted.copy()},
+        }

@@ -1,0 +1,250 @@
+"""What a simulation returns: per-coflow table, summary, and conversions.
+
+:class:`SimulationResult` keeps the absolute times the engine measured and
+derives everything else on demand: the per-coflow table (id, release,
+admission, start, finish, CCT, width, length, size, bin), the summary of
+:func:`coflowopt.metrics.summarize` plus what the simulator adds (mean flow
+completion time, events, wall time, admissions of deadline policies, link
+utilization when the schedule was recorded), and JSON, CSV, text and
+pandas forms. :meth:`SimulationResult.to_result` gives the
+:class:`coflowopt.Result` every solver returns.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import IO, Any
+
+import numpy as np
+import numpy.typing as npt
+
+from ..errors import require
+from ..instance import MB, Instance
+from ..metrics import Summary, link_utilization, summarize
+from ..result import Result, Status
+from ..schedule import Schedule
+
+__all__ = ["COLUMNS", "SimulationResult"]
+
+FloatArray = npt.NDArray[np.float64]
+
+COLUMNS = ("id", "release", "admitted", "start", "finish", "cct", "width", "length", "size", "bin")
+"""Columns of the per-coflow table, in order (policies may add more, e.g. ``admitted_deadline``)."""
+
+
+def _num(x: Any) -> Any:
+    if isinstance(x, (np.floating, float)):
+        v = float(x)
+        return v if math.isfinite(v) else None
+    if isinstance(x, np.integer):
+        return int(x)
+    if isinstance(x, np.bool_):
+        return bool(x)
+    return x
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class SimulationResult:
+    """Outcome of one simulation run.
+
+    Times are absolute: ``completion[k]`` is ``C_k`` and the coflow
+    completion time is ``C_k - r_k`` (from the release in the instance, so
+    waiting for a batch boundary counts). ``schedule`` is the recorded
+    :class:`~coflowopt.Schedule` (``None`` when recording was off).
+    """
+
+    instance: Instance
+    scheduler: str
+    params: Mapping[str, Any]
+    batch_interval: float | None
+    completion: FloatArray
+    start: FloatArray
+    admitted: FloatArray
+    flow_completion: FloatArray
+    schedule: Schedule | None
+    events: int
+    decisions: int
+    runtime: float
+    info: Mapping[str, Any] = field(default_factory=dict)
+    coflow_columns: Mapping[str, np.ndarray] = field(default_factory=dict)
+    """Extra per-coflow columns from the policy (e.g. deadline admission)."""
+    _summary: list[Summary] = field(default_factory=list, repr=False)
+
+    # ------------------------------------------------------------------ derived
+
+    @property
+    def cct(self) -> FloatArray:
+        """Coflow completion times ``C_k - r_k``."""
+        return self.completion - self.instance.release
+
+    @property
+    def summary(self) -> Summary:
+        if not self._summary:
+            self._summary.append(summarize(self.instance, self.completion))
+        return self._summary[0]
+
+    @property
+    def mean_fct(self) -> float:
+        """Mean flow completion time, each flow measured from its availability."""
+        if self.instance.num_flows == 0:
+            return float("nan")
+        return float(np.mean(self.flow_completion - self.instance.flow_release))
+
+    def extras(self) -> dict[str, Any]:
+        """What the simulator adds to the summary."""
+        out: dict[str, Any] = {
+            "mean_fct": self.mean_fct,
+            "events": self.events,
+            "decisions": self.decisions,
+            "runtime_s": self.runtime,
+        }
+        if self.schedule is not None and self.schedule.num_pieces:
+            out["mean_link_utilization"] = link_utilization(self.instance, self.schedule).mean
+        out.update({k: v for k, v in self.info.items() if np.isscalar(v)})
+        return out
+
+    def table(self) -> dict[str, np.ndarray]:
+        """The per-coflow table as columns (see :data:`COLUMNS`)."""
+        inst = self.instance
+        cols: dict[str, np.ndarray] = {
+            "id": np.array(inst.ids, dtype=object),
+            "release": inst.release,
+            "admitted": self.admitted,
+            "start": self.start,
+            "finish": self.completion,
+            "cct": self.cct,
+            "width": inst.width,
+            "length": inst.length,
+            "size": inst.size,
+            "bin": inst.bins(),
+        }
+        cols.update(self.coflow_columns)
+        return cols
+
+    def rows(self) -> list[dict[str, Any]]:
+        cols = self.table()
+        names = list(cols)
+        return [
+            {n: _num(cols[n][k]) for n in names} for k in range(self.instance.num_coflows)
+        ]
+
+    # ------------------------------------------------------------------ conversions
+
+    def to_dict(self, *, coflows: bool = True) -> dict[str, Any]:
+        """A JSON-ready dict: run facts, summary, and (optionally) the per-coflow rows."""
+        s = self.summary.as_dict()
+        s.update(self.extras())
+        out: dict[str, Any] = {
+            "instance": self.instance.name,
+            "scheduler": self.scheduler,
+            "params": dict(self.params),
+            "batch_interval": self.batch_interval,
+            "coflows": self.instance.num_coflows,
+            "flows": self.instance.num_flows,
+            "summary": {k: _clean(v) for k, v in s.items()},
+        }
+        if coflows:
+            out["coflow_results"] = self.rows()
+        return out
+
+    def to_json(self, path: str | None = None, *, coflows: bool = True) -> str:
+        text = json.dumps(self.to_dict(coflows=coflows), indent=2, allow_nan=False)
+        if path is not None:
+            with open(path, "w", encoding="utf-8") as fh:
+                fh.write(text + "\n")
+        return text
+
+    def to_csv(self, out: str | IO[str] | None = None) -> str:
+        """The per-coflow table as CSV (written to ``out`` when given)."""
+        buf = io.StringIO()
+        cols = self.table()
+        names = list(cols)
+        w = csv.writer(buf, lineterminator="\n")
+        w.writerow(names)
+        for k in range(self.instance.num_coflows):
+            w.writerow(["" if (v := _num(cols[n][k])) is None else v for n in names])
+        text = buf.getvalue()
+        if isinstance(out, str):
+            with open(out, "w", encoding="utf-8", newline="") as fh:
+                fh.write(text)
+        elif out is not None:
+            out.write(text)
+        return text
+
+    def to_pandas(self):
+        """The per-coflow table as a pandas DataFrame indexed by coflow id."""
+        pd = require("pandas", "pandas", "SimulationResult.to_pandas()")
+        cols = self.table()
+        return pd.DataFrame({k: v for k, v in cols.items() if k != "id"}, index=pd.Index(
+            list(cols["id"]), name="id"))
+
+    def to_result(self) -> Result:
+        """The common :class:`coflowopt.Result` (objective: sum of w_k C_k)."""
+        s = self.summary
+        info = {"summary": s.as_dict(), **self.extras()}
+        return Result(
+            status=Status.FEASIBLE if np.all(np.isfinite(self.completion)) else Status.NO_SOLUTION,
+            objective=s.weighted_completion,
+            bound=float("nan"),
+            runtime=self.runtime,
+            method=f"simulate:{self.scheduler}",
+            schedule=self.schedule,
+            completion=self.completion,
+            info=info,
+        )
+
+    # ------------------------------------------------------------------ text
+
+    def format(self, *, coflows: bool = False, unit: str = "s") -> str:
+        """A readable report: summary, per-bin means, optionally every coflow."""
+        s = self.summary
+        ex = self.extras()
+        lines = [
+            f"{self.instance.name or 'instance'}: {self.scheduler}"
+            + (f" ({_params_text(self.params)})" if self.params else "")
+            + (f", batch interval {self.batch_interval:g}" if self.batch_interval else ""),
+            f"{s.num_coflows} coflows, {self.instance.num_flows} flows; "
+            f"{self.events} events, {self.decisions} decisions, {self.runtime:.3g} s wall",
+            f"CCT ({unit}): mean {s.mean_cct:.6g}, p50 {s.p50_cct:.6g}, p95 {s.p95_cct:.6g}, "
+            f"p99 {s.p99_cct:.6g}, max {s.max_cct:.6g}",
+            f"sum of w*C {s.weighted_completion:.6g}, sum of w*CCT {s.weighted_cct:.6g}, "
+            f"makespan {s.makespan:.6g}, mean FCT {ex['mean_fct']:.6g}",
+            f"utilization (Maluca Eq. 10) {s.utilization:.4g}"
+            + (f", mean link utilization {ex['mean_link_utilization']:.4g}"
+               if "mean_link_utilization" in ex else ""),
+        ]
+        if s.deadlines_met is not None:
+            n_dl = int(np.isfinite(self.instance.deadline).sum())
+            lines.append(f"deadlines met: {s.deadlines_met} of {n_dl}")
+        for k, v in self.info.items():
+            if np.isscalar(v) and k not in ("mean_fct",):
+                lines.append(f"{k.replace('_', ' ')}: {v!s}")
+        from ..cli._util import format_table  # the text table formatter is shared
+
+        rows = [[b, s.bin_count[b], s.bin_mean_cct[b]] for b in s.bin_count]
+        lines.append("")
+        lines.append(format_table(rows, ["bin", "coflows", "mean CCT"],
+                                  title=f"per bin (short: longest flow < 5 MB = {5 * MB} B; "
+                                  "narrow: <= 50 flows)"))
+        if coflows:
+            cols = self.table()
+            names = list(cols)
+            body = [[cols[n][k] for n in names] for k in range(self.instance.num_coflows)]
+            lines.append("")
+            lines.append(format_table(body, names))
+        return "\n".join(lines)
+
+
+def _clean(v: Any) -> Any:
+    if isinstance(v, Mapping):
+        return {str(k): _clean(x) for k, x in v.items()}
+    return _num(v)
+
+
+def _params_text(params: Mapping[str, Any]) -> str:
+    return ", ".join(f"{k}={v}" for k, v in params.items())

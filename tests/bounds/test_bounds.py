@@ -1,0 +1,165 @@
+"""Lower bounds: never above the optimum, the best permutation or any heuristic schedule."""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from coflowopt import Coflow, Fabric, Instance
+from coflowopt.bounds import BOUNDS, compute_bound
+from coflowopt.bounds._highs import LPBuilder, safe_dual_bound
+from coflowopt.bounds.simple import (
+    completion_caps,
+    earliest_completion,
+    sequential_completion,
+    single_machine_bound,
+)
+from coflowopt.bounds.sincronia import bssi_release, sincronia_bound
+from coflowopt.errors import CoflowoptError
+from coflowopt.exact.permutation import permutation_schedule
+from coflowopt.orders import bssi
+from coflowopt.result import Status
+from coflowopt.solve import bound, solve
+from tests.strategies import instances
+
+TOL = 1e-6
+
+
+def all_bounds(inst: Instance) -> dict[str, float]:
+    out = {name: bound(inst, method=name).bound for name in BOUNDS}
+    out["interval-fine"] = bound(inst, method="interval", ratio=1.05).bound
+    out["pairwise-all-thresholds"] = bound(inst, method="pairwise", thresholds="all").bound
+    return out
+
+
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(instances(max_ports=3, max_coflows=3, max_flows=2, delays=True))
+def test_bounds_below_optimum_below_best_permutation(inst):
+    exact = solve(inst, method="exact")
+    perm = solve(inst, method="permutation")
+    sinc = solve(inst, method="sincronia")
+    pair = solve(inst, method="pairwise-order")
+    assert exact.objective <= perm.objective * (1 + 1e-7)
+    assert perm.objective <= min(sinc.objective, pair.objective) * (1 + 1e-7)
+    for name, value in all_bounds(inst).items():
+        assert math.isfinite(value), name
+        assert value <= exact.objective * (1 + TOL) + TOL, name
+    for res in (sinc, pair):
+        assert res.bound <= exact.objective * (1 + TOL)
+        assert res.info["certified_ratio"] >= 1 - 1e-9
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(instances(max_ports=4, max_coflows=6, max_flows=4), st.integers(0, 2**31))
+def test_bounds_below_any_permutation_schedule(inst, seed):
+    order = np.random.default_rng(seed).permutation(inst.num_coflows)
+    _, comp = permutation_schedule(inst, order)
+    value = float(np.dot(inst.weight, comp))
+    for name, b in all_bounds(inst).items():
+        assert b <= value * (1 + TOL) + TOL, name
+    # the caps derived from the one-at-a-time schedule never cut off a better schedule
+    seq = float(np.dot(inst.weight, sequential_completion(inst)))
+    if value <= seq:
+        assert np.all(comp <= completion_caps(inst))
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.lists(st.tuples(st.integers(1, 5), st.integers(0, 4), st.integers(1, 3)),
+                min_size=1, max_size=5))
+def test_single_machine_bounds(jobs):
+    """SRPT equals the preemptive optimum (equal weights); Goemans' bound stays below it."""
+    p = np.array([j[0] for j in jobs], float)
+    r = np.array([j[1] for j in jobs], float)
+    w = np.array([j[2] for j in jobs], float)
+    inst = Instance(Fabric.uniform(1), tuple(
+        Coflow.from_flows(f"j{i}", [(0, 0, p[i])], release=r[i], weight=w[i])
+        for i in range(p.size)))
+    opt_w = solve(inst, method="exact").objective
+    assert single_machine_bound(p, r, w, unweighted=False) <= opt_w * (1 + TOL)
+    ones = np.ones_like(w)
+    opt_1 = solve(inst.replace(coflows=tuple(
+        Coflow(c.id, c.src, c.dst, c.sizes, release=c.release) for c in inst.coflows)),
+        method="exact").objective
+    assert single_machine_bound(p, r, ones, unweighted=True) == pytest.approx(opt_1, rel=1e-9)
+
+
+def test_port_bound_uses_srpt_on_the_busiest_link():
+    inst = Instance(Fabric.uniform(1), (Coflow.from_flows("a", [(0, 0, 3.0)]),
+                                        Coflow.from_flows("b", [(0, 0, 1.0)], release=1.0)))
+    # SRPT: a runs [0,1], b [1,2], a [2,4] -> 2 + 4 = 6 = optimum
+    res = bound(inst, method="port")
+    assert res.bound == pytest.approx(6.0)
+    assert res.info["rule"].startswith("SRPT")
+
+
+@settings(max_examples=30, deadline=None)
+@given(instances(max_ports=4, max_coflows=6, max_flows=4, releases=False))
+def test_sincronia_bound_is_the_bssi_dual_without_releases(inst):
+    v = inst.load / inst.fabric.capacity
+    res = sincronia_bound(inst)
+    assert res.bound == pytest.approx(bssi(v, inst.weight).dual, rel=1e-12)
+    # and the pairwise LP is at least as strong as the ordering LP's dual
+    assert bound(inst, method="pairwise").bound >= res.bound * (1 - 1e-7) - 1e-9
+
+
+@settings(max_examples=30, deadline=None)
+@given(instances(max_ports=4, max_coflows=6, max_flows=4), st.floats(0.1, 10))
+def test_release_variant_dual_is_feasible(inst, factor):
+    """Residual weights stay non-negative, so the dual point is feasible; the value bounds."""
+    v = inst.load / inst.fabric.capacity
+    order, dual = bssi_release(v, inst.weight, inst.release, earliest_completion(inst),
+                               release_factor=factor)
+    assert sorted(order.tolist()) == list(range(inst.num_coflows))
+    _, comp = permutation_schedule(inst, order)
+    assert dual <= float(np.dot(inst.weight, comp)) * (1 + TOL)
+
+
+def test_best_is_the_largest_finished_bound():
+    rng = np.random.default_rng(1)
+    coflows = [Coflow(f"c{k}", rng.integers(0, 3, 3), rng.integers(0, 3, 3),
+                      rng.uniform(0.5, 4, 3), release=float(rng.uniform(0, 3))) for k in range(6)]
+    inst = Instance(Fabric.uniform(3), tuple(coflows))
+    best = compute_bound(inst, "best")
+    assert best.status is Status.BOUND
+    assert best.bound == pytest.approx(max(best.info["bounds"].values()))
+    assert set(best.info["bounds"]) == set(BOUNDS)
+
+
+def test_bound_options_raise():
+    inst = Instance(Fabric.uniform(1), (Coflow.from_flows("a", [(0, 0, 1.0)]),))
+    with pytest.raises(CoflowoptError, match="unknown bound 'lagrange'"):
+        bound(inst, method="lagrange")
+    with pytest.raises(CoflowoptError, match="does not take option"):
+        bound(inst, method="isolation", ratio=2.0)
+    with pytest.raises(CoflowoptError, match="ratio must be a number > 1"):
+        bound(inst, method="interval", ratio=1.0)
+    with pytest.raises(CoflowoptError, match="takes no options"):
+        bound(inst, method="best", ratio=2.0)
+    with pytest.raises(CoflowoptError, match="thresholds must be"):
+        bound(inst, method="pairwise", thresholds=-1)
+    with pytest.raises(CoflowoptError, match="solver must be"):
+        bound(inst, method="pairwise", solver="gurobi")
+
+
+def test_safe_dual_bound_is_a_lower_bound_for_any_multipliers():
+    lp = LPBuilder()
+    lp.add_cols(2, cost=[1.0, 2.0], lo=0.0, hi=10.0)
+    lp.add_rows([0, 0, 1], [0, 1, 1], [1.0, 1.0, 1.0], [3.0, 1.0], np.inf, num=2)
+    sol = lp.solve()
+    assert sol.objective == pytest.approx(4.0) and sol.bound == pytest.approx(4.0)
+    c, a, rlo, rhi, lo, hi = lp.arrays()
+    for y in itertools.product([0.0, 0.5, 1.0, 2.0, -1.0], repeat=2):
+        assert safe_dual_bound(c, a, rlo, rhi, lo, hi, np.array(y)) <= 4.0 + 1e-12
+
+
+def test_isolation_bound_counts_delays():
+    c = Coflow.from_flows("a", [(0, 0, 1.0, 2.0), (1, 1, 1.0)])  # second wave at t = 2
+    inst = Instance(Fabric.uniform(2), (c,))
+    assert inst.gamma[0] == pytest.approx(1.0)
+    assert bound(inst, method="isolation").bound == pytest.approx(3.0)
+    assert solve(inst, method="exact").objective == pytest.approx(3.0)

@@ -1,0 +1,90 @@
+"""``coflowopt solve`` and ``coflowopt bound``."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from coflowopt import check_feasible, read
+from coflowopt.cli import main
+from coflowopt.io.schedule_file import read_schedule
+
+ROOT = Path(__file__).resolve().parents[2]
+GAP = ROOT / "instances" / "permutation_gap.json"
+GOOD = ROOT / "tests" / "data" / "good_instance.json"
+KEYS = {"status", "objective", "bound", "gap", "runtime_s", "completion"}
+
+
+def run(capsys, *argv):
+    code = main([str(a) for a in argv])
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def test_solve_json_exact(capsys, tmp_path):
+    out_file = tmp_path / "sched.json"
+    code, out, _ = run(capsys, "solve", GAP, "--method", "exact", "--json", "--schedule", out_file)
+    doc = json.loads(out)
+    assert code == 0 and KEYS <= set(doc)
+    assert doc["status"] == "optimal"
+    assert doc["objective"] == pytest.approx(13.0)
+    assert doc["completion"] == pytest.approx({"C1": 8.0, "C2": 4.0, "C3": 1.0})
+    inst = read(GAP)
+    assert check_feasible(inst, read_schedule(out_file, inst))
+
+
+def test_solve_readable_shows_weighted_cct(capsys):
+    code, out, _ = run(capsys, "solve", GOOD, "--method", "exact")
+    assert code == 0
+    assert "sum of w_k C_k" in out and "sum of w_k (C_k - r_k)" in out
+    assert "optimal" in out
+
+
+@pytest.mark.parametrize(("method", "objective", "params"), [
+    ("permutation", "wcct", []),
+    ("time-indexed", "wcct", ["--param", "slots=6"]),
+    ("sincronia", "wcct", []),
+    ("exact", "makespan", ["--param", "crossbar=true"]),
+])
+def test_solve_methods_json(capsys, method, objective, params):
+    code, out, _ = run(capsys, "solve", GAP, "--method", method, "--objective", objective,
+                       "--json", *params)
+    doc = json.loads(out)
+    assert code == 0 and KEYS <= set(doc)
+    assert doc["objective"] >= doc["bound"] - 1e-9
+
+
+def test_solve_deadlines_json(capsys, tmp_path):
+    inst_file = tmp_path / "d.json"
+    inst_file.write_text(json.dumps({
+        "format": "coflowopt-instance/1", "ports": {"ingress": [1], "egress": [1]},
+        "coflows": [{"id": "a", "flows": [[0, 0, 2.0]], "deadline": 2.0},
+                    {"id": "b", "flows": [[0, 0, 1.5]], "deadline": 2.0}]}))
+    code, out, _ = run(capsys, "solve", inst_file, "--objective", "deadlines", "--json")
+    doc = json.loads(out)
+    assert code == 0 and doc["objective"] == 1 and doc["sense"] == "max"
+    # the rejected coflow is not served: no completion time
+    assert sorted(v is None for v in doc["completion"].values()) == [False, True]
+
+
+def test_bound_json_and_readable(capsys):
+    code, out, _ = run(capsys, "bound", GAP, "--json")
+    doc = json.loads(out)
+    assert code == 0 and KEYS <= set(doc)
+    assert doc["status"] == "bound" and doc["bound"] <= 13.0 + 1e-9
+    code, out, _ = run(capsys, "bound", GAP, "--method", "interval", "--param", "ratio=1.1")
+    assert code == 0 and "lower bound on sum of w_k C_k (interval)" in out
+
+
+def test_bad_options_exit_2(capsys):
+    code, _, err = run(capsys, "solve", GAP, "--param", "warp=9")
+    assert code == 2 and "does not take option(s) warp" in err
+    code, _, err = run(capsys, "solve", GAP, "--method", "permutation", "--objective", "makespan")
+    assert code == 2 and "not available for objective 'makespan'" in err
+    code, _, err = run(capsys, "bound", GAP, "--param", "nonsense")
+    assert code == 2 and "key=value" in err
+    with pytest.raises(SystemExit):
+        main(["solve", str(GAP), "--method", "simplex"])
+    capsys.readouterr()

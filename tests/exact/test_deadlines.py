@@ -1,0 +1,139 @@
+"""Maximum number (or weight) of coflows meeting deadlines, against a brute force over subsets."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from scipy.optimize import linprog
+
+from coflowopt import Coflow, Fabric, Instance, check_feasible
+from coflowopt.errors import CoflowoptError
+from coflowopt.result import Status
+from coflowopt.solve import solve
+from tests.strategies import instances
+
+
+def feasible_subset(inst: Instance, subset) -> bool:
+    """Can every coflow in ``subset`` finish by its deadline? One flow-level LP."""
+    if not subset:
+        return True
+    flows = [f for k in subset for f in range(inst.ptr[k], inst.ptr[k + 1])]
+    pts = sorted({float(inst.flow_release[f]) for f in flows}
+                 | {float(inst.deadline[k]) for k in subset})
+    J = len(pts) - 1
+    if J < 1:
+        return False
+    n = len(flows) * J
+    P = inst.num_ports
+    cap = np.concatenate([inst.fabric.ingress, inst.fabric.egress])
+    bounds, a_eq, b_eq = [], [], []
+    for i, f in enumerate(flows):
+        k = int(inst.flow_coflow[f])
+        for j in range(J):
+            ok = pts[j] >= inst.flow_release[f] - 1e-12 and pts[j + 1] <= inst.deadline[k] + 1e-12
+            bounds.append((0.0, None if ok else 0.0))
+        row = np.zeros(n)
+        row[i * J:(i + 1) * J] = 1.0
+        a_eq.append(row)
+        b_eq.append(inst.flow_size[f])
+    a_ub, b_ub = [], []
+    for j in range(J):
+        for link in range(2 * P):
+            row = np.zeros(n)
+            for i, f in enumerate(flows):
+                on = inst.flow_src[f] == link if link < P else inst.flow_dst[f] == link - P
+                if on:
+                    row[i * J + j] = 1.0
+            if row.any():
+                a_ub.append(row)
+                b_ub.append(cap[link] * (pts[j + 1] - pts[j]))
+    res = linprog(np.zeros(n), A_ub=np.array(a_ub), b_ub=b_ub, A_eq=np.array(a_eq), b_eq=b_eq,
+                  bounds=bounds, method="highs")
+    return res.status == 0
+
+
+def brute_force_deadlines(inst: Instance, weighted: bool) -> float:
+    ks = [k for k in range(inst.num_coflows) if np.isfinite(inst.deadline[k])]
+    best = 0.0
+    for r in range(len(ks), 0, -1):
+        for subset in itertools.combinations(ks, r):
+            value = float(sum(inst.weight[k] if weighted else 1.0 for k in subset))
+            if value > best and feasible_subset(inst, subset):
+                best = value
+    return best
+
+
+def admitted_part(inst: Instance, res):
+    """The admitted coflows as an instance and the schedule restricted to them."""
+    adm = [inst.index(i) for i in res.info["admitted"]]
+    sub = inst.subset(adm)
+    flows = np.concatenate([np.arange(inst.ptr[k], inst.ptr[k + 1]) for k in adm]) if adm \
+        else np.zeros(0, np.int64)
+    keep = np.isin(res.schedule.flow, flows)
+    remap = np.full(inst.num_flows, -1)
+    remap[flows] = np.arange(flows.size)
+    from coflowopt import Schedule
+
+    sched = Schedule(remap[res.schedule.flow[keep]], res.schedule.start[keep],
+                     res.schedule.end[keep], res.schedule.rate[keep])
+    return sub, sched
+
+
+def with_a_deadline(inst: Instance) -> Instance:
+    if inst.has_deadlines:
+        return inst
+    c = inst.coflows[0]
+    first = Coflow(c.id, c.src, c.dst, c.sizes, release=c.release, weight=c.weight,
+                   deadline=c.release + 3.0)
+    return inst.replace(coflows=(first, *inst.coflows[1:]))
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(instances(max_ports=3, max_coflows=4, max_flows=2, deadlines=True, delays=True))
+def test_deadline_milp_equals_brute_force(inst):
+    inst = with_a_deadline(inst)
+    weighted = inst.num_flows % 2 == 1
+    res = solve(inst, method="exact", objective="deadlines", weighted=weighted)
+    assert res.status is Status.OPTIMAL
+    assert res.objective == pytest.approx(brute_force_deadlines(inst, weighted), abs=1e-9)
+    assert res.bound >= res.objective - 1e-9
+    assert res.info["lp_relaxation"] >= res.objective - 1e-6
+    sub, sched = admitted_part(inst, res)
+    assert check_feasible(sub, sched, deadlines=True)
+
+
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(instances(max_ports=3, max_coflows=4, max_flows=2, deadlines=True))
+def test_rejected_coflows_served_after_give_a_complete_schedule(inst):
+    inst = with_a_deadline(inst)
+    res = solve(inst, method="exact", objective="deadlines", rejected="after")
+    assert check_feasible(inst, res.schedule)
+    assert np.all(np.isfinite(res.completion))
+    sub, sched = admitted_part(inst, res)
+    assert check_feasible(sub, sched, deadlines=True)
+
+
+def test_two_coflows_one_deadline_slot():
+    # two coflows with a common deadline on one link; only one can make it
+    a = Coflow.from_flows("a", [(0, 0, 2.0)], deadline=2.0)
+    b = Coflow.from_flows("b", [(0, 0, 1.5)], deadline=2.0)
+    res = solve(Instance(Fabric.uniform(1), (a, b)), method="exact", objective="deadlines")
+    assert res.objective == 1.0
+    # LP: b whole (1.5 of the 2 units of capacity), a a quarter (0.5 of its 2)
+    assert res.info["lp_relaxation"] == pytest.approx(1.25)
+    assert res.bound == 1.0
+    assert np.isinf(res.completion).sum() == 1
+
+
+def test_deadline_options_and_inputs():
+    a = Coflow.from_flows("a", [(0, 0, 1.0)])
+    inst = Instance(Fabric.uniform(1), (a,))
+    with pytest.raises(CoflowoptError, match="at least one coflow with a deadline"):
+        solve(inst, method="exact", objective="deadlines")
+    b = Coflow.from_flows("b", [(0, 0, 1.0)], deadline=5.0)
+    with pytest.raises(CoflowoptError, match="rejected must be one of"):
+        solve(Instance(Fabric.uniform(1), (b,)), method="exact", objective="deadlines",
+              rejected="later")

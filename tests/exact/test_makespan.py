@@ -1,0 +1,89 @@
+"""Minimum makespan: closed form, LP with releases, crossbar decomposition, utilization."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+
+from coflowopt import Coflow, Fabric, Instance, check_feasible
+from coflowopt.errors import CoflowoptError
+from coflowopt.exact.makespan import check_crossbar, crossbar_schedule, min_makespan
+from coflowopt.exact.permutation import permutation_schedule
+from coflowopt.metrics import utilization
+from coflowopt.solve import solve
+from tests.strategies import instances
+
+
+@settings(max_examples=30, deadline=None)
+@given(instances(max_ports=4, max_coflows=4, max_flows=4, releases=False))
+def test_lp_equals_closed_form_without_releases(inst):
+    closed = min_makespan(inst)
+    lp = min_makespan(inst, closed_form=False)
+    expected = float((inst.load.sum(axis=0) / inst.fabric.capacity).max())
+    assert closed.objective == pytest.approx(expected, rel=1e-12)
+    assert lp.objective == pytest.approx(expected, rel=1e-7)
+    for res in (closed, lp):
+        assert check_feasible(inst, res.schedule)
+        assert res.bound <= res.objective * (1 + 1e-9)
+
+
+def horn_bound(inst: Instance) -> float:
+    """max over links and release thresholds rho of rho + (load released at >= rho) / capacity."""
+    best = 0.0
+    routes = inst.fabric.routes(inst.flow_src, inst.flow_dst)
+    for rho in np.unique(inst.flow_release):
+        late = inst.flow_release >= rho
+        load = routes[np.flatnonzero(late)].T @ inst.flow_size[late]
+        best = max(best, float(rho + (load / inst.fabric.capacity).max()))
+    return best
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(instances(max_ports=3, max_coflows=4, max_flows=3, delays=True))
+def test_release_lp_is_feasible_and_between_bound_and_schedules(inst):
+    res = solve(inst, method="exact", objective="makespan")
+    assert check_feasible(inst, res.schedule)
+    assert res.objective >= horn_bound(inst) * (1 - 1e-7)
+    _, comp = permutation_schedule(inst, np.arange(inst.num_coflows))
+    assert res.objective <= comp.max() * (1 + 1e-7)
+    assert res.info["utilization"] == pytest.approx(utilization(inst, res.completion))
+
+
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(instances(max_ports=3, max_coflows=3, max_flows=3, uniform=True))
+def test_crossbar_decomposition_keeps_the_makespan(inst):
+    res = min_makespan(inst, crossbar=True)
+    xs = res.info["crossbar_schedule"]
+    assert check_feasible(inst, xs)
+    assert check_crossbar(inst, xs) == []
+    assert res.info["crossbar_makespan"] == pytest.approx(res.objective, rel=1e-7)
+    # every piece runs at the full port rate
+    live = xs.rate > 0
+    np.testing.assert_allclose(xs.rate[live], inst.fabric.capacity[0], rtol=1e-7)
+
+
+def test_fluid_schedule_is_not_a_crossbar_schedule():
+    inst = Instance(Fabric.uniform(2), (Coflow.from_flows("a", [(0, 0, 1.0), (0, 1, 1.0)]),))
+    res = min_makespan(inst)
+    assert check_crossbar(inst, res.schedule)  # two flows share ingress 0
+    assert check_crossbar(inst, crossbar_schedule(inst, res.schedule)) == []
+
+
+def test_maluca_utilization_at_minimum_makespan():
+    # loads: ingress 0 carries 3, egress 0 carries 2, egress 1 carries 1; T* = 3
+    inst = Instance(Fabric.uniform(2), (Coflow.from_flows("a", [(0, 0, 2.0), (0, 1, 1.0)]),))
+    res = solve(inst, method="exact", objective="makespan")
+    assert res.objective == pytest.approx(3.0)
+    # Eq. 10: sum of data over all links / (L * total capacity) = (3 + 3) / (3 * 4)
+    assert res.info["utilization"] == pytest.approx(0.5)
+
+
+def test_makespan_rejects_dependencies_and_nonuniform_crossbar():
+    a = Coflow.from_flows("a", [(0, 0, 1.0)])
+    b = Coflow.from_flows("b", [(0, 0, 1.0)], finishes_before=("a",))
+    with pytest.raises(CoflowoptError, match="dependencies"):
+        min_makespan(Instance(Fabric.uniform(1), (a, b)))
+    inst = Instance(Fabric([1.0, 2.0], [1.0, 1.0]), (a,))
+    with pytest.raises(CoflowoptError, match="equal capacities"):
+        min_makespan(inst, crossbar=True)

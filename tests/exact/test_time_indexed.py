@@ -1,0 +1,53 @@
+"""Time-indexed MILP: a feasible grid schedule above the optimum, a valid bound below it."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+
+from coflowopt import Coflow, Fabric, Instance, check_feasible
+from coflowopt.errors import CoflowoptError
+from coflowopt.solve import solve
+from tests.strategies import instances
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(instances(max_ports=3, max_coflows=3, max_flows=2, delays=True))
+def test_grid_schedule_and_bounds_sandwich_the_optimum(inst):
+    exact = solve(inst, method="exact")
+    for lower in ("lp", "milp"):
+        res = solve(inst, method="time-indexed", slots=8, lower=lower)
+        assert check_feasible(inst, res.schedule)
+        assert res.objective >= exact.objective * (1 - 1e-7)
+        assert res.bound <= exact.objective * (1 + 1e-7)
+        np.testing.assert_allclose(res.schedule.coflow_completion(inst), res.completion)
+
+
+def test_finer_grid_never_worse_on_halving():
+    rng = np.random.default_rng(4)
+    coflows = [Coflow(f"c{k}", rng.integers(0, 2, 2), rng.integers(0, 2, 2),
+                      rng.integers(1, 4, 2).astype(float), release=float(rng.integers(0, 3)))
+               for k in range(3)]
+    inst = Instance(Fabric.uniform(2), tuple(coflows))
+    exact = solve(inst, method="exact").objective
+    coarse = solve(inst, method="time-indexed", step=1.0, lower="milp")
+    fine = solve(inst, method="time-indexed", step=0.5, lower="milp")
+    # the 0.5 grid contains every 1.0 grid schedule
+    assert fine.objective <= coarse.objective * (1 + 1e-9)
+    assert coarse.bound <= exact * (1 + 1e-9) and fine.bound <= exact * (1 + 1e-9)
+    assert fine.info["grid_objective"] <= coarse.info["grid_objective"] + 1e-9
+
+
+def test_time_indexed_options():
+    inst = Instance(Fabric.uniform(1), (Coflow.from_flows("a", [(0, 0, 1.0)]),))
+    with pytest.raises(CoflowoptError, match="step must be a number > 0"):
+        solve(inst, method="time-indexed", step=-1.0)
+    with pytest.raises(CoflowoptError, match="lower must be one of"):
+        solve(inst, method="time-indexed", lower="exact")
+    with pytest.raises(CoflowoptError, match="slots must be an integer"):
+        solve(inst, method="time-indexed", slots=0)
+    with pytest.raises(CoflowoptError, match="too large"):
+        solve(inst, method="time-indexed", step=1e-7)
+    res = solve(inst, method="time-indexed", step=0.5)
+    assert res.objective == pytest.approx(1.0)

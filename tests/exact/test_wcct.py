@@ -1,0 +1,244 @@
+"""Exact minimum of sum w_k C_k: cross-checked against an independent brute force.
+
+The brute force below enumerates every order of events (coflow completions
+interleaved with release times), writes the flow-level LP of each order
+from scratch and solves it with scipy's linprog. It shares no code with
+``coflowopt.exact``.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from scipy.optimize import linprog
+
+from coflowopt import Coflow, Fabric, Instance, check_feasible, read
+from coflowopt.errors import CoflowoptError
+from coflowopt.result import Status
+from coflowopt.solve import solve
+from tests.strategies import instances
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "instances" / "examples"
+
+
+def brute_force_wcct(inst: Instance) -> float:
+    """min sum w_k C_k by enumerating event orders; one flow-level LP per order."""
+    K, F, P = inst.num_coflows, inst.num_flows, inst.num_ports
+    cap = np.concatenate([inst.fabric.ingress, inst.fabric.egress])
+    rel = np.asarray(inst.flow_release, dtype=float)
+    rhos = sorted({float(r) for r in rel if r > 0})
+    R = len(rhos)
+    E = K + R
+    best = math.inf
+    for perm in itertools.permutations(range(K)):
+        for rpos in itertools.combinations(range(E), R):
+            kinds, it_c, it_r = [], iter(perm), iter(range(R))
+            for e in range(E):
+                kinds.append(("R", next(it_r)) if e in rpos else ("D", next(it_c)))
+            relpos = {j: i + 1 for i, (kd, j) in enumerate(kinds) if kd == "R"}
+            done = {k: i + 1 for i, (kd, k) in enumerate(kinds) if kd == "D"}
+            if any(done[j] > done[k] for k in range(K) for j in inst.finishes_before[k]):
+                continue
+            nv = E + F * E
+            c = np.zeros(nv)
+            for k in range(K):
+                c[done[k] - 1] += inst.weight[k]
+            bounds = [(0.0, None)] * nv
+            for i, (kd, j) in enumerate(kinds):
+                if kd == "R":
+                    bounds[i] = (rhos[j], rhos[j])
+            a_ub, b_ub, a_eq, b_eq = [], [], [], []
+            for e in range(1, E):
+                row = np.zeros(nv)
+                row[e - 1], row[e] = 1.0, -1.0
+                a_ub.append(row)
+                b_ub.append(0.0)
+            possible = True
+            for f in range(F):
+                k = int(inst.flow_coflow[f])
+                first = 1 if rel[f] <= 0 else relpos[rhos.index(float(rel[f]))] + 1
+                for j in inst.starts_after[k]:
+                    first = max(first, done[int(j)] + 1)
+                last = done[k]
+                if first > last:
+                    possible = False
+                for e in range(1, E + 1):
+                    if not first <= e <= last:
+                        bounds[E + f * E + e - 1] = (0.0, 0.0)
+                row = np.zeros(nv)
+                row[E + f * E : E + (f + 1) * E] = 1.0
+                a_eq.append(row)
+                b_eq.append(inst.flow_size[f])
+            if not possible:
+                continue
+            for e in range(1, E + 1):
+                for link in range(2 * P):
+                    row = np.zeros(nv)
+                    for f in range(F):
+                        on = (inst.flow_src[f] == link) if link < P else (
+                            inst.flow_dst[f] == link - P)
+                        if on:
+                            row[E + f * E + e - 1] = 1.0
+                    if not row.any():
+                        continue
+                    row[e - 1] -= cap[link]
+                    if e >= 2:
+                        row[e - 2] += cap[link]
+                    a_ub.append(row)
+                    b_ub.append(0.0)
+            res = linprog(c, A_ub=np.array(a_ub) if a_ub else None, b_ub=b_ub or None,
+                          A_eq=np.array(a_eq), b_eq=b_eq, bounds=bounds, method="highs")
+            if res.status == 0:
+                best = min(best, float(res.fun))
+    return best
+
+
+def assert_result_consistent(inst: Instance, res, tol: float = 1e-6) -> None:
+    assert res.schedule is not None and res.completion is not None
+    report = check_feasible(inst, res.schedule)
+    assert report, str(report)
+    np.testing.assert_allclose(res.schedule.coflow_completion(inst), res.completion, rtol=1e-9)
+    assert res.objective == pytest.approx(float(np.dot(inst.weight, res.completion)), rel=1e-9)
+    assert res.bound <= res.objective * (1 + tol) + tol
+
+
+tiny = instances(max_ports=3, max_coflows=3, max_flows=2, integer=True)
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(tiny)
+def test_exact_equals_brute_force_over_event_orders(inst):
+    res = solve(inst, method="exact", time_limit=60)
+    assert res.status is Status.OPTIMAL
+    assert_result_consistent(inst, res)
+    assert res.objective == pytest.approx(brute_force_wcct(inst), rel=1e-6, abs=1e-9)
+
+
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(instances(max_ports=3, max_coflows=3, max_flows=2, integer=True, dependencies=True,
+                 delays=True))
+def test_exact_with_dependencies_and_delays_equals_brute_force(inst):
+    res = solve(inst, method="exact", time_limit=60)
+    assert res.status is Status.OPTIMAL
+    assert_result_consistent(inst, res)
+    assert res.objective == pytest.approx(brute_force_wcct(inst), rel=1e-6, abs=1e-9)
+
+
+@settings(max_examples=25, deadline=None)
+@given(instances(max_ports=4, max_coflows=1, max_flows=5))
+def test_single_coflow_optimum_is_release_plus_isolation_time(inst):
+    res = solve(inst, method="exact")
+    k = 0
+    assert res.objective == pytest.approx(inst.weight[k] * (inst.release[k] + inst.gamma[k]),
+                                          rel=1e-7)
+    assert_result_consistent(inst, res)
+
+
+def shuffle() -> Instance:
+    path = EXAMPLES / "dissertation_3_2_shuffle.json"
+    if path.exists():
+        return read(path)
+    flows = [(0, 0, 1.0), (0, 1, 1.0), (1, 0, 1.0), (1, 1, 1.0), (2, 0, 2.0), (2, 1, 2.0)]
+    return Instance(Fabric.uniform(3), (Coflow.from_flows("shuffle", flows),))
+
+
+def test_dissertation_3_2_shuffle_optimum_is_4():
+    inst = shuffle()
+    for method in ("exact", "exact-milp", "time-indexed"):
+        res = solve(inst, method=method)
+        assert res.objective == pytest.approx(4.0, rel=1e-7), method
+        assert_result_consistent(inst, res)
+    assert solve(inst, method="exact", objective="makespan").objective == pytest.approx(4.0)
+
+
+def test_exact_on_8_coflows_with_releases_is_optimal_and_feasible():
+    rng = np.random.default_rng(3)
+    coflows = []
+    for k in range(6):
+        n = int(rng.integers(1, 4))
+        coflows.append(Coflow(f"c{k}", rng.integers(0, 3, n), rng.integers(0, 3, n),
+                              rng.uniform(0.5, 3, n), release=float(rng.uniform(0, 3)),
+                              weight=float(rng.uniform(0.5, 2))))
+    inst = Instance(Fabric.uniform(3), tuple(coflows))
+    res = solve(inst, method="exact", time_limit=120)
+    assert res.status is Status.OPTIMAL
+    assert_result_consistent(inst, res)
+    milp = solve(inst, method="exact-milp", time_limit=120)
+    assert milp.objective == pytest.approx(res.objective, rel=1e-6)
+
+
+def test_time_limit_returns_incumbent_and_bound():
+    rng = np.random.default_rng(11)
+    coflows = [Coflow(f"c{k}", rng.integers(0, 4, 4), rng.integers(0, 4, 4),
+                      rng.uniform(0.5, 5, 4), release=float(rng.uniform(0, 2)),
+                      weight=float(rng.uniform(0.5, 3))) for k in range(12)]
+    inst = Instance(Fabric.uniform(4), tuple(coflows))
+    res = solve(inst, method="exact", time_limit=1e-3)
+    assert res.status is Status.TIME_LIMIT
+    assert 0 < res.bound < res.objective
+    assert_result_consistent(inst, res)
+
+
+def test_bad_options_raise():
+    inst = shuffle()
+    with pytest.raises(CoflowoptError, match="does not take option"):
+        solve(inst, method="exact", cuts=3)
+    with pytest.raises(CoflowoptError, match="not available for objective 'wcct'"):
+        solve(inst, method="branch-and-price")
+    with pytest.raises(CoflowoptError, match="unknown objective"):
+        solve(inst, method="exact", objective="tardiness")
+    with pytest.raises(CoflowoptError, match="time_limit must be"):
+        solve(inst, method="exact", time_limit=0)
+    with pytest.raises(CoflowoptError, match="expected an Instance"):
+        solve("shuffle.json", method="exact")  # type: ignore[arg-type]
+
+
+def test_empty_instance():
+    inst = Instance(Fabric.uniform(2), ())
+    for method in ("exact", "permutation", "time-indexed"):
+        res = solve(inst, method=method)
+        assert res.objective == 0.0
+
+
+@pytest.mark.parametrize("weights", [False, True])
+def test_exact_milp_matches_branch_and_bound(weights):
+    rng = np.random.default_rng(5 + weights)
+    coflows = [Coflow(f"c{k}", rng.integers(0, 3, 2), rng.integers(0, 3, 2),
+                      rng.uniform(0.5, 3, 2), release=float(rng.integers(0, 3)),
+                      weight=float(rng.uniform(0.5, 3)) if weights else 1.0) for k in range(4)]
+    inst = Instance(Fabric.uniform(3), tuple(coflows))
+    a = solve(inst, method="exact")
+    b = solve(inst, method="exact-milp")
+    assert a.objective == pytest.approx(b.objective, rel=1e-6)
+    assert_result_consistent(inst, b)
+
+
+def test_exact_milp_rejects_dependencies():
+    a = Coflow.from_flows("a", [(0, 0, 1.0)])
+    b = Coflow.from_flows("b", [(0, 0, 1.0)], starts_after=("a",))
+    inst = Instance(Fabric.uniform(1), (a, b))
+    with pytest.raises(CoflowoptError, match="dependencies"):
+        solve(inst, method="exact-milp")
+    res = solve(inst, method="exact")  # the branch and bound models them
+    assert res.objective == pytest.approx(3.0)
+
+
+@settings(max_examples=15, deadline=None)
+@given(st.integers(0, 10**6))
+def test_exact_never_above_a_permutation_schedule(seed):
+    from coflowopt.exact.permutation import permutation_schedule
+
+    rng = np.random.default_rng(seed)
+    coflows = [Coflow(f"c{k}", rng.integers(0, 3, 2), rng.integers(0, 3, 2),
+                      rng.uniform(0.5, 3, 2), release=float(rng.uniform(0, 2)),
+                      weight=float(rng.uniform(0.5, 2))) for k in range(4)]
+    inst = Instance(Fabric.uniform(3), tuple(coflows))
+    res = solve(inst, method="exact")
+    _, comp = permutation_schedule(inst, rng.permutation(4))
+    assert res.objective <= float(np.dot(inst.weight, comp)) * (1 + 1e-9)

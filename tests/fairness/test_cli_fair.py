@@ -1,0 +1,73 @@
+"""``coflowopt fair``: mechanisms, exact output, LP check and the lie search."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from coflowopt.cli import main
+
+ROOT = Path(__file__).resolve().parents[2]
+EX = ROOT / "instances" / "fairness"
+DATA = ROOT / "tests" / "data"
+
+
+def run(capsys, *argv):
+    code = main([str(a) for a in argv])
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def test_hug_on_the_running_example_prints_exact_values(capsys) -> None:
+    code, out, _ = run(capsys, "fair", EX / "hug_two_coflows_elastic.json", "--mechanism", "hug", "--verify")
+    assert code == 0
+    assert "isolation guarantee (min progress / weight): 2/3" in out
+    assert "utilization: 2 of 2 links (100% of capacity)" in out
+    assert "max-min LP (HiGHS): isolation guarantee 0.666666667 (agrees)" in out
+    assert "feasible: every link within capacity" in out
+
+
+def test_json_output_holds_floats_and_exact_strings(capsys) -> None:
+    code, out, _ = run(capsys, "fair", EX / "hug_three_coflows_elastic.json", "--mechanism", "drf", "--json")
+    doc = json.loads(out)
+    assert code == 0 and doc["exact"] and doc["feasible"]
+    assert doc["exact_values"]["progress"] == ["2/5", "2/5", "2/5"]
+    assert doc["isolation_guarantee"] == 0.4
+    assert doc["exact_values"]["allocation"][1] == ["2/5", "1/15"]
+
+
+def test_inelastic_flag_and_psp(capsys) -> None:
+    code, out, _ = run(capsys, "fair", EX / "hug_three_coflows_elastic.json", "--mechanism", "psp",
+                       "--inelastic", "--json")
+    assert code == 0
+    assert json.loads(out)["exact_values"]["progress"] == ["2/3", "1/3", "1/3"]
+
+
+def test_lie_search_reports_the_witness(capsys) -> None:
+    code, out, _ = run(capsys, "fair", EX / "hug_two_coflows_elastic.json", "--mechanism", "drf+highest",
+                       "--lie-search", "A", "--samples", "50")
+    assert code == 0
+    assert "PROFITABLE LIE: report <link-1=1, link-2=1> gives progress 11/12 (+1/4) [exact]" in out
+    code, out, _ = run(capsys, "fair", EX / "hug_two_coflows_elastic.json", "--mechanism", "hug",
+                       "--lie-search", "B", "--samples", "50", "--json")
+    doc = json.loads(out)
+    assert code == 0 and doc["found"] is False and doc["evaluations"] > 50 and doc["witness"] is None
+
+
+def test_flow_level_mechanisms_on_an_instance(capsys) -> None:
+    code, out, _ = run(capsys, "fair", EX / "hug_fig7_2_fabric.json", "--mechanism", "perflow", "--json")
+    assert code == 0 and json.loads(out)["feasible"]
+    code, out, _ = run(capsys, "fair", DATA / "good_instance.json", "--mechanism", "perendpoint")
+    assert code == 0 and "isolation guarantee" in out
+
+
+def test_errors_exit_2_with_a_message(capsys) -> None:
+    code, _, err = run(capsys, "fair", EX / "hug_two_coflows_elastic.json", "--mechanism", "perflow")
+    assert code == 2 and "needs the coflows' flows" in err
+    code, _, err = run(capsys, "fair", EX / "hug_two_coflows_elastic.json", "--mechanism", "drf",
+                       "--cooperative")
+    assert code == 2 and "--cooperative does not apply to mechanism 'drf'" in err
+    code, _, err = run(capsys, "fair", EX / "hug_two_coflows_elastic.json", "--lie-search", "Z")
+    assert code == 2 and "no coflow with id 'Z'" in err
+    code, _, err = run(capsys, "fair", EX / "missing.json")
+    assert code == 2 and "no such file" in err

@@ -1,0 +1,112 @@
+"""The closed form (Eq. 7.2), its incremental form, capacities and weights."""
+
+from __future__ import annotations
+
+from fractions import Fraction as F
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from hypothesis import given, settings
+
+from coflowopt import Coflow, Fabric, Instance
+from coflowopt.errors import InstanceError
+from coflowopt.fairness import (
+    FairnessProblem,
+    IncrementalDRF,
+    correlation_vectors,
+    drf,
+    drf_level,
+    drf_progress,
+    evaluate,
+    max_min_progress_lp,
+)
+from coflowopt.fairness._arith import as_float
+
+from ..strategies import instances
+from ._strategies import problems
+
+
+def test_equation_7_2_on_the_running_example() -> None:
+    d = np.array([[F(1, 2), F(1)], [F(1), F(1, 6)]], dtype=object)
+    assert drf_level(d) == F(2, 3)
+    assert list(drf_progress(d)) == [F(2, 3), F(2, 3)]
+    # weights multiply the vectors (§7.6.3)
+    assert drf_level(d, [2, 1]) == F(6, 13)  # 1 / max(2/2 + 1, 2 + 1/6)
+    assert list(drf_progress(d, np.array([2, 1], dtype=object))) == [F(12, 13), F(6, 13)]
+
+
+def test_closed_form_on_dense_and_sparse_input_agrees() -> None:
+    rng = np.random.default_rng(0)
+    d = rng.random((20, 300)) * (rng.random((20, 300)) < 0.1)
+    d[:, 0] = 0.5
+    w = rng.random(20) + 0.5
+    assert drf_level(sp.csr_array(d), w) == pytest.approx(drf_level(d, w), rel=1e-15)
+    with pytest.raises(InstanceError, match="unbounded"):
+        drf_level(np.zeros((2, 3)))
+
+
+@settings(max_examples=40, deadline=None)
+@given(problems(bounds=False, elastic=True))
+def test_closed_form_equals_the_max_min_lp(prob: FairnessProblem) -> None:
+    level = float(drf(prob, method="closed_form").info["level"])
+    assert level == pytest.approx(max_min_progress_lp(prob).objective, rel=1e-8)
+
+
+def test_incremental_drf_tracks_arrivals_departures_and_changes() -> None:
+    rng = np.random.default_rng(1)
+    L = 50
+    vecs = {f"c{k}": rng.random(L) * (rng.random(L) < 0.3) + (np.arange(L) == k) for k in range(8)}
+    w = {k: float(rng.integers(1, 3)) for k in vecs}
+    inc = IncrementalDRF(L)
+    assert inc.level == float("inf") and len(inc) == 0
+    for k, v in vecs.items():
+        inc.add(k, v if k != "c3" else sp.csr_array(v[None, :]), w[k])
+    names = list(vecs)
+    full = np.array([vecs[k] for k in names])
+    assert inc.level == pytest.approx(drf_level(full, [w[k] for k in names]))
+    inc.remove("c0")
+    inc.update("c1", np.ones(L), 2.0)
+    vecs.pop("c0")
+    vecs["c1"] = np.ones(L)
+    w["c1"] = 2.0
+    names = list(vecs)
+    assert inc.level == pytest.approx(drf_level(np.array([vecs[k] for k in names]), [w[k] for k in names]))
+    with pytest.raises(InstanceError, match="already present"):
+        inc.add("c1", np.ones(L))
+    with pytest.raises(InstanceError, match="no coflow 'c0'"):
+        inc.remove("c0")
+
+
+def test_heterogeneous_capacities_normalise_the_vectors() -> None:
+    # one 2x1 shuffle on a fabric whose egress port is twice as fast
+    inst = Instance(Fabric([1.0, 1.0], [2.0, 2.0]),
+                    (Coflow.from_flows("a", [(0, 0, 2.0), (1, 0, 2.0)]),
+                     Coflow.from_flows("b", [(1, 1, 1.0)])))
+    prob = FairnessProblem.from_instance(inst, exact=True)
+    # a loads each uplink with 2 (capacity 1) and downlink 0 with 4 (capacity 2): all equal
+    assert list(prob.vectors[0]) == [1, 1, 1, 0]
+    assert list(prob.vectors[1]) == [0, 1, 0, F(1, 2)]
+    assert drf(prob).info["level"] == F(1, 2)
+    assert list(correlation_vectors(inst.load, inst.fabric.capacity)[1]) == [0, 1, 0, 0.5]
+
+
+@settings(max_examples=30, deadline=None)
+@given(instances(max_ports=3, max_coflows=3, max_flows=3))
+def test_drf_on_instances_matches_the_lp_and_a_lone_coflow_has_progress_one(inst: Instance) -> None:
+    prob = FairnessProblem.from_instance(inst)
+    a = drf(prob)
+    lp = max_min_progress_lp(prob)
+    assert float(evaluate(a).isolation_guarantee) == pytest.approx(lp.objective, rel=1e-7)
+    # alone, a coflow has progress 1: its bottleneck links run at full speed (MADD)
+    alone = FairnessProblem.from_instance(inst.subset([0]))
+    assert float(drf(alone).info["stage1_progress"][0]) == pytest.approx(1.0)
+
+
+def test_bandwidth_in_absolute_units_uses_the_capacities() -> None:
+    prob = FairnessProblem([[1, 1]], capacity=[2, 3], num_ports=1)
+    r = evaluate(drf(prob))
+    assert r.progress[0] == 1
+    assert list(r.min_cut) == [2.0]  # min(uplink 2, downlink 3)
+    assert r.utilization_fraction == pytest.approx(1.0)
+    assert as_float(r.dominant_share)[0] == 1.0

@@ -1,0 +1,129 @@
+"""FairnessProblem validation and the coflowopt-demands/1 file format."""
+
+from __future__ import annotations
+
+import json
+import math
+from fractions import Fraction as F
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from coflowopt.errors import InputError, InstanceError
+from coflowopt.fairness import (
+    FairnessProblem,
+    load_problem,
+    read_demands,
+    write_demands,
+)
+
+DATA = Path(__file__).resolve().parents[1] / "data"
+
+
+def test_vectors_are_scaled_to_a_maximum_of_one_and_exactness_is_detected() -> None:
+    p = FairnessProblem([[1, 2], ["1/2", 0]])
+    assert p.exact
+    assert [list(r) for r in p.vectors] == [[F(1, 2), F(1)], [F(1), F(0)]]
+    q = FairnessProblem([[0.5, 1.0]])
+    assert not q.exact and q.vectors.dtype == np.float64
+    assert FairnessProblem([[1, 1]], exact=False).vectors.dtype == np.float64
+
+
+def test_bounded_demands_become_a_vector_and_a_bound() -> None:
+    p = FairnessProblem.from_demands([[F(1, 4), F(1, 8)], [1, 1]])
+    assert list(p.vectors[0]) == [1, F(1, 2)]
+    assert p.bounds[0] == F(1, 4) and p.bounds[1] == 1  # demand <1, 1> needs progress 1 at most
+    assert p.bounded
+    assert math.isinf(FairnessProblem([[1, 1]]).bounds[0])
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        ({"vectors": [[1, -1]]}, "demands must be finite and >= 0"),
+        ({"vectors": [[0, 0]]}, "coflow 'C0' has no demand on any link"),
+        ({"vectors": [[1, 1]], "weights": [0]}, "weight 0; it must be > 0"),
+        ({"vectors": [[1, 1]], "weights": [1, 2]}, "1 coflows but 2 weights"),
+        ({"vectors": [[1, 1]], "bounds": [-1]}, "bound -1; it must be > 0"),
+        ({"vectors": [[1, 1]], "capacity": [1]}, "2 links but 1 capacities"),
+        ({"vectors": [[1, 1]], "capacity": [1, 0]}, "capacities must be > 0"),
+        ({"vectors": [[1, 1], [1, 1]], "ids": ["a", "a"]}, "duplicate coflow id 'a'"),
+        ({"vectors": [[1, 1, 1]], "num_ports": 1}, "does not match 3 links"),
+        ({"vectors": [1, 2]}, "non-empty \\(coflows x links\\) matrix"),
+        ({"vectors": [[1, "x"]]}, "must be numbers"),
+    ],
+)
+def test_bad_problems_are_rejected_with_a_clear_message(kwargs: dict, match: str) -> None:
+    with pytest.raises(InstanceError, match=match):
+        FairnessProblem(**kwargs)
+
+
+def test_index_and_with_vector() -> None:
+    p = FairnessProblem([[1, 1], [1, 0]], ids=("x", "y"))
+    assert p.index("y") == 1 and p.index(0) == 0
+    with pytest.raises(InstanceError, match="no coflow with id 'z'"):
+        p.index("z")
+    q = p.with_vector("y", [0, 2])
+    assert list(q.vectors[1]) == [0, 1] and list(p.vectors[1]) == [1, 0]
+
+
+def test_demands_file_round_trip(tmp_path: Path) -> None:
+    p = FairnessProblem(
+        [[F(1, 2), 1], [1, F(1, 6)]], weights=[1, 2], bounds=[None, F(1, 3)], elastic=[True, False],
+        capacity=[1, 2], ids=("A", "B"), link_names=("up", "down"), name="demo",
+    )
+    path = tmp_path / "d.json"
+    write_demands(p, path, metadata={"_source": "test"})
+    doc = json.loads(path.read_text())
+    assert doc["coflows"][1]["vector"] == [1, "1/6"] and doc["_source"] == "test"
+    q = read_demands(path)
+    assert q.exact and q.ids == p.ids and q.link_names == p.link_names and q.name == "demo"
+    for field in ("vectors", "weights", "capacity"):
+        assert (getattr(q, field) == getattr(p, field)).all()
+    assert list(q.elastic) == [True, False] and q.bounds[1] == F(1, 3)
+
+
+def test_demand_key_gives_a_bounded_coflow(tmp_path: Path) -> None:
+    path = tmp_path / "b.json"
+    path.write_text(json.dumps({"format": "coflowopt-demands/1", "ports": 1,
+                                "coflows": [{"id": "a", "demand": ["1/4", "1/8"]}]}))
+    p = read_demands(path)
+    assert p.bounds[0] == F(1, 4) and list(p.vectors[0]) == [1, F(1, 2)]
+    assert p.link_names == ("in0", "out0") and p.num_ports == 1
+
+
+@pytest.mark.parametrize(
+    ("doc", "match"),
+    [
+        ({"format": "x", "coflows": []}, "'format' must be 'coflowopt-demands/1'"),
+        ({"format": "coflowopt-demands/1", "coflows": []}, "non-empty array"),
+        ({"format": "coflowopt-demands/1", "speed": 1, "coflows": [{"vector": [1]}]}, "unknown key 'speed'"),
+        ({"format": "coflowopt-demands/1", "coflows": [{"vector": [1], "demand": [1]}]},
+         "exactly one of 'vector' and 'demand'"),
+        ({"format": "coflowopt-demands/1", "coflows": [{"vector": ["1/0"]}]}, "not a number or fraction"),
+        ({"format": "coflowopt-demands/1", "coflows": [{"vector": [1, 2]}, {"vector": [1]}]},
+         "has 1 entries, expected 2"),
+        ({"format": "coflowopt-demands/1", "coflows": [{"vector": [0, 0]}]}, "at least one positive"),
+        ({"format": "coflowopt-demands/1", "coflows": [{"vector": [1], "weight": -1}]}, "weight must be > 0"),
+        ({"format": "coflowopt-demands/1", "coflows": [{"vector": [1], "elastic": "yes"}]},
+         "elastic must be true or false"),
+        ({"format": "coflowopt-demands/1",
+          "coflows": [{"id": "a", "vector": [1]}, {"id": "a", "vector": [1]}]},
+         "duplicate coflow id 'a'"),
+    ],
+)
+def test_bad_demands_files_name_the_place(tmp_path: Path, doc: dict, match: str) -> None:
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps(doc))
+    with pytest.raises(InputError, match=match) as info:
+        read_demands(path)
+    assert str(path) in str(info.value)
+
+
+def test_load_problem_reads_instances_too() -> None:
+    p = load_problem(DATA / "good_instance.json")
+    assert p.instance is not None and p.num_ports is not None
+    assert (p.vectors.max(axis=1) == 1).all()
+    q = load_problem(DATA / "good_instance.json", elastic=False, exact=True)
+    assert q.exact and not q.elastic.any()

@@ -1,0 +1,96 @@
+"""``coflowopt simulate`` and ``coflowopt compare``."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from pathlib import Path
+
+import pytest
+
+import coflowopt as co
+from coflowopt.cli import main
+
+EX = Path(__file__).resolve().parents[2] / "instances" / "examples"
+SHUFFLE = str(EX / "dissertation_3_2_shuffle.json")
+FIG51 = str(EX / "dissertation_5_1_varys_motivating_reconstructed.json")
+
+
+def test_simulate_prints_a_summary_and_per_bin_means(capsys):
+    assert main(["simulate", SHUFFLE, "--scheduler", "fair", "--coflows"]) == 0
+    out = capsys.readouterr().out
+    assert "CCT (time units): mean 5" in out
+    assert "per bin" in out and "shuffle" in out
+
+
+def test_simulate_json_csv_and_schedule(capsys, tmp_path):
+    assert main(["simulate", SHUFFLE, "-s", "varys", "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["summary"]["mean_cct"] == 4.0 and doc["coflow_results"][0]["id"] == "shuffle"
+    out = tmp_path / "t.csv"
+    sched = tmp_path / "s.json"
+    assert main(["simulate", SHUFFLE, "-s", "pfp", "--csv", str(out), "--schedule", str(sched)]) == 0
+    rows = list(csv.DictReader(io.StringIO(out.read_text())))
+    assert float(rows[0]["cct"]) == 6.0
+    assert main(["validate", SHUFFLE, "--schedule", str(sched)]) == 0
+    assert main(["simulate", SHUFFLE, "-s", "fair", "--csv", "-"]) == 0
+    assert capsys.readouterr().out.splitlines()[-1].startswith("shuffle,")
+
+
+def test_simulate_parameters_and_batching(capsys):
+    assert main(["simulate", FIG51, "-s", "aalo", "-p", "sharing=strict", "-p", "num_queues=2",
+                 "--batch-interval", "0.5", "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["params"]["sharing"] == "strict" and doc["batch_interval"] == 0.5
+
+
+def test_simulate_bad_input_exits_2(capsys):
+    assert main(["simulate", SHUFFLE, "-s", "varys", "-p", "backfill=up"]) == 2
+    assert "backfill must be one of" in capsys.readouterr().err
+    assert main(["simulate", SHUFFLE, "-s", "varys", "-p", "oops"]) == 2
+    with pytest.raises(SystemExit):
+        main(["simulate", SHUFFLE, "-s", "nonexistent"])
+
+
+def test_compare_prints_one_table_normalized_to_the_baseline(capsys):
+    assert main(["compare", FIG51, "--schedulers", "fair,varys,pfp", "--baseline", "fair"]) == 0
+    out = capsys.readouterr().out
+    assert "ratios are scheduler / fair" in out
+    lines = [ln for ln in out.splitlines() if ln.startswith(("fair ", "varys ", "pfp "))]
+    assert len(lines) == 3
+    assert "0.75x" in next(ln for ln in lines if ln.startswith("varys"))  # 3 / 4
+
+
+def test_compare_json_with_parameters_and_the_lower_bound(capsys):
+    assert main(["compare", FIG51, "--schedulers", "varys,fifo", "-p", "varys.backfill=greedy",
+                 "--bound", "best", "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["baseline"] == "varys"
+    rows = {r["scheduler"]: r for r in doc["schedulers"]}
+    assert rows["varys"]["params"]["backfill"] == "greedy"
+    assert rows["varys"]["norm_mean"] == 1.0
+    # a lower bound lies below every schedule's sum of w*C
+    assert doc["bound"] <= min(r["weighted_completion"] for r in rows.values()) + 1e-9
+    assert all(r["vs_bound"] >= 1 - 1e-9 for r in rows.values())
+
+
+def test_compare_rejects_bad_lists(capsys):
+    assert main(["compare", FIG51, "--schedulers", "fair,fair"]) == 2
+    assert main(["compare", FIG51, "--schedulers", "fair", "--baseline", "varys"]) == 2
+    assert main(["compare", FIG51, "--schedulers", "fair", "-p", "varys.order=static"]) == 2
+    assert main(["compare", FIG51, "--schedulers", "fair", "-p", "order=static"]) == 2
+    err = capsys.readouterr().err
+    assert "twice" in err and "baseline" in err
+
+
+def test_the_trace_reader_port_rate_reaches_the_simulation(tmp_path, capsys):
+    inst = co.read(SHUFFLE)
+    path = tmp_path / "t.txt"
+    co.write(inst.replace(fabric=co.Fabric.uniform(3, 1.25e8)), str(path).replace(".txt", ".json"))
+    text = "3 1\n1 0 2 0 1 1 2:1\n"
+    path.write_text(text)
+    assert main(["simulate", str(path), "-s", "fair", "--port-rate", "1048576", "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    # one reducer fetching 1 MB from two mappers at 1 MB/s
+    assert doc["summary"]["mean_cct"] == pytest.approx(1.0)

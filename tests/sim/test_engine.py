@@ -1,0 +1,192 @@
+"""The engine's contract: errors, information models, results and conversions."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import coflowopt as co
+from coflowopt import alloc
+from coflowopt.sim import (
+    Allocation,
+    InformationError,
+    PolicyError,
+    SimulationError,
+    get_policy,
+    make_policy,
+    simulate,
+)
+from coflowopt.sim.policies import Policy
+
+
+def two_on_one_link() -> co.Instance:
+    return co.Instance(
+        co.Fabric.uniform(2),
+        (
+            co.Coflow("a", [0, 1], [0, 1], [2.0, 1.0], release=0.0),
+            co.Coflow("b", [0], [1], [1.0], release=0.5),
+        ),
+        name="tiny",
+    )
+
+
+def test_unknown_scheduler_and_parameters_are_rejected():
+    inst = two_on_one_link()
+    with pytest.raises(SimulationError, match="unknown scheduler 'nope'"):
+        simulate(inst, "nope")
+    with pytest.raises(SimulationError, match="unknown parameter 'K' for scheduler 'aalo'"):
+        simulate(inst, "aalo", K=3)
+    with pytest.raises(SimulationError, match="backfill must be one of"):
+        simulate(inst, "varys", backfill="sideways")
+    with pytest.raises(SimulationError, match="num_queues"):
+        simulate(inst, "aalo", num_queues=0)
+    with pytest.raises(SimulationError, match="batch interval"):
+        simulate(inst, "fair", batch_interval=0)
+    with pytest.raises(SimulationError, match="expects a number"):
+        make_policy("maluca", {"alpha": "lots"}, strings=True)
+
+
+def test_parameters_from_strings_are_typed():
+    p = make_policy("aalo", {"sharing": "strict", "num_queues": "4", "weights": "4,3,2,1"},
+                    strings=True)
+    assert p.params.num_queues == 4 and p.params.weights == (4.0, 3.0, 2.0, 1.0)
+    q = make_policy("varys", {"starvation_period": "none"}, strings=True)
+    assert q.params.starvation_period is None
+    assert get_policy("mcs").defaults()["narrow_width"] == 50
+
+
+class Greedy(Policy):
+    name = "test-greedy"
+    clairvoyant = False
+
+    def decide(self, view):
+        f = view.active_flows()
+        return Allocation(f, np.full(f.size, 1.5))  # more than any link has
+
+
+class Peeker(Policy):
+    name = "test-peeker"
+    clairvoyant = False
+
+    def decide(self, view):
+        view.remaining(view.active_flows())
+        return Allocation()
+
+
+class Lazy(Policy):
+    name = "test-lazy"
+    clairvoyant = False
+
+    def decide(self, view):
+        return Allocation()
+
+
+def test_the_engine_enforces_capacities_and_information_models():
+    inst = two_on_one_link()
+    with pytest.raises(PolicyError, match="exceeds the capacity of"):
+        simulate(inst, Greedy(co.sim.policies.NoParams()))
+    with pytest.raises(InformationError, match="non-clairvoyant and cannot see remaining"):
+        simulate(inst, Peeker(co.sim.policies.NoParams()))
+    with pytest.raises(SimulationError, match="without service"):
+        simulate(inst, Lazy(co.sim.policies.NoParams()))
+
+
+def test_result_table_summary_and_conversions(tmp_path):
+    inst = two_on_one_link()
+    res = simulate(inst, "fair")
+    cols = res.table()
+    assert list(cols)[:10] == list(co.sim.COLUMNS)
+    assert res.cct.tolist() == pytest.approx((res.completion - inst.release).tolist())
+    d = json.loads(res.to_json())
+    assert d["scheduler"] == "fair" and len(d["coflow_results"]) == 2
+    assert d["summary"]["mean_cct"] == pytest.approx(res.summary.mean_cct)
+    text = res.to_csv(str(tmp_path / "out.csv"))
+    assert text.splitlines()[0].startswith("id,release,admitted,start,finish,cct")
+    assert (tmp_path / "out.csv").read_text() == text
+    r = res.to_result()
+    assert r.status is co.Status.FEASIBLE
+    assert r.objective == pytest.approx(float(np.dot(inst.weight, res.completion)))
+    assert r.schedule is res.schedule
+    assert "mean CCT" in res.format(coflows=True)
+    df = res.to_pandas()
+    assert list(df.index) == ["a", "b"] and "cct" in df.columns
+
+
+def test_to_pandas_names_the_extra_when_pandas_is_missing(monkeypatch):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "pandas", None)  # import fails as if not installed
+    res = simulate(two_on_one_link(), "fair")
+    with pytest.raises(co.MissingDependencyError, match=r"coflowopt\[pandas\]"):
+        res.to_pandas()
+
+
+def test_recording_can_be_switched_off():
+    res = simulate(two_on_one_link(), "varys", record=False)
+    assert res.schedule is None and np.all(np.isfinite(res.completion))
+
+
+def test_dependencies_start_and_finish_after_their_predecessors():
+    inst = co.Instance(
+        co.Fabric.uniform(2),
+        (
+            co.Coflow("p", [0], [0], [2.0]),
+            co.Coflow("s", [1], [1], [1.0], starts_after=("p",)),
+            co.Coflow("f", [1, 1], [1, 1], [0.5, 0.25], finishes_before=("p",)),
+        ),
+    )
+    for name in ("fair", "varys", "aalo", "sincronia"):
+        res = simulate(inst, name)
+        assert co.check_feasible(inst, res.schedule)
+        assert res.start[1] >= res.completion[0]
+        assert res.completion[2] > res.completion[0]
+
+
+def test_multi_wave_flows_start_at_their_own_time():
+    inst = co.Instance(
+        co.Fabric.uniform(1), (co.Coflow("w", [0, 0], [0, 0], [1.0, 1.0], delay=[0.0, 5.0]),)
+    )
+    res = simulate(inst, "fair")
+    assert res.flow_completion.tolist() == [1.0, 6.0]
+    assert res.completion[0] == 6.0
+
+
+def test_alloc_fast_paths_match_the_reference_methods():
+    rng = np.random.default_rng(7)
+    for _ in range(300):
+        P = int(rng.integers(1, 6))
+        n = int(rng.integers(1, 30))
+        fab = co.Fabric(rng.choice([0.5, 1.0, 3.0], P), rng.choice([0.5, 1.0, 3.0], P))
+        A = fab.routes(rng.integers(0, P, n), rng.integers(0, P, n)).tocsr()
+        w = rng.choice([0.5, 1.0, 2.0], n)
+        fast = alloc.max_min(A, fab.capacity, weights=w)
+        ref = alloc._max_min_progressive(alloc._csr(A), fab.capacity, w, np.full(n, np.inf))
+        assert np.allclose(fast, ref, rtol=1e-12, atol=1e-14)
+        order = rng.permutation(n)
+        ub = np.where(rng.random(n) < 0.3, rng.random(n), np.inf)
+        for upper in (None, ub):
+            u = np.full(n, np.inf) if upper is None else upper
+            fast_g = alloc.greedy(A, fab.capacity, order, upper=upper)
+            ref_g = alloc._greedy_rowwise(alloc._csr(A), fab.capacity.copy(), order, u)
+            assert np.allclose(fast_g, ref_g, rtol=1e-12, atol=1e-14)
+        # rows with general coefficients take the chunked scan
+        B = sp.csr_array(A.toarray() * rng.choice([0.5, 1.0, 2.0], A.shape))
+        assert np.allclose(
+            alloc.greedy(B, fab.capacity, order),
+            alloc._greedy_rowwise(alloc._csr(B), fab.capacity.copy(), order, np.full(n, np.inf)),
+        )
+
+
+def test_crossing_wakes_make_pfp_exact_with_unequal_capacities():
+    # flow 1 (larger, faster) overtakes flow 0 on the shared uplink partway through
+    inst = co.Instance(
+        co.Fabric([2.0, 2.0], [1.0, 2.0]),
+        (co.Coflow("x", [0, 0], [0, 1], [1.0, 1.5]),),
+    )
+    res = simulate(inst, "pfp")
+    assert co.check_feasible(inst, res.schedule)
+    assert math.isfinite(res.completion[0])
