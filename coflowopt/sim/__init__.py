@@ -54,6 +54,7 @@ def simulate(
     record: bool = True,
     progress: Callable[[float], None] | None = None,
     check: bool = True,
+    compiled: bool = True,
     **kwargs: Any,
 ) -> SimulationResult:
     """Simulate one scheduler on one instance.
@@ -78,6 +79,10 @@ def simulate(
     check
         Verify every allocation against capacities and admissions (cheap;
         turn off only for benchmarking).
+    compiled
+        Use the compiled stretch kernels (:mod:`coflowopt.sim.kernels`) where
+        a policy and the fabric allow them; ``False`` runs the reference path
+        (same results, for testing the kernels; much slower on large traces).
     """
     if isinstance(scheduler, Policy):
         if params is not None or kwargs:
@@ -89,7 +94,7 @@ def simulate(
         policy = make_policy(scheduler, params if params is not None else kwargs)
     engine = Engine(
         instance, policy, batch_interval=batch_interval, record=record, progress=progress,
-        check=check,
+        check=check, compiled=compiled,
     )
     data = engine.run()
     info = dict(data.info)

@@ -60,6 +60,7 @@ from ..alloc import greedy as alloc_greedy
 from ..errors import CoflowoptError
 from ..instance import Instance
 from ..schedule import Schedule
+from .kernels.greedy import greedy_uniform_stretch
 
 if TYPE_CHECKING:  # pragma: no cover
     from .policies._base import Policy
@@ -72,6 +73,7 @@ __all__ = [
     "RunData",
     "SimView",
     "SimulationError",
+    "Stretch",
 ]
 
 FloatArray = npt.NDArray[np.float64]
@@ -118,6 +120,27 @@ class Allocation:
     rates: FloatArray = field(default_factory=lambda: _EMPTY_F)
     wake: float = math.inf
     order: IntArray | None = None
+    stretch: Stretch | None = None
+    """A compiled rule that runs the listed flows by itself until the next decision."""
+
+
+@dataclass(frozen=True, slots=True)
+class Stretch:
+    """A compiled allocation rule the engine runs through flow completions.
+
+    ``kernel`` follows the contract of :mod:`coflowopt.sim.kernels`; it is
+    called as ``kernel(t0, t_stop, tol, flows, la, lb, L, cap, size, sent,
+    fco, cf_left, start, record, max_pieces, rate_out, done_f, done_t, pc_f,
+    pc_t0, pc_t1, pc_r, *args)`` and returns ``(t, n_done, n_pieces,
+    n_events, reason)``. ``flows`` are the admitted flows it governs (for a
+    priority rule, in priority order); other admitted flows get rate 0 until
+    the next decision. The engine hands control back to the policy at
+    admissions, wake-ups and coflow completions.
+    """
+
+    kernel: Callable[..., tuple[float, int, int, int, int]]
+    flows: IntArray
+    args: tuple[Any, ...] = ()
 
 
 @dataclass(slots=True)
@@ -156,6 +179,7 @@ class Engine:
         record: bool = True,
         progress: Callable[[float], None] | None = None,
         check: bool = True,
+        compiled: bool = True,
     ) -> None:
         if batch_interval is not None and not (math.isfinite(batch_interval) and batch_interval > 0):
             raise SimulationError(f"batch interval must be a finite number > 0, got {batch_interval!r}")
@@ -165,6 +189,7 @@ class Engine:
         self.record = record
         self.progress = progress
         self.check = check
+        self.compiled = compiled
         F, K = inst.num_flows, inst.num_coflows
         self.F, self.K = F, K
         fab = inst.fabric
@@ -224,6 +249,9 @@ class Engine:
         self.woke = False
         self.stalled = False
         self.prio: IntArray | None = None
+        self.kernel = False
+        self.stretch: Stretch | None = None
+        self._last_report = 0.0
 
     # ------------------------------------------------------------------ admissions
 
@@ -417,6 +445,9 @@ class Engine:
 
     def _set_priorities(self, order: IntArray) -> None:
         """A new priority order from the policy: zero the unlisted flows, then greedy rates."""
+        if self.kernel:
+            self._take_stretch(Stretch(greedy_uniform_stretch, order))
+            return
         if self.check and order.size:
             if np.unique(order).size != order.size:
                 raise PolicyError(f"policy '{self.policy.name}' lists a flow twice in its order")
@@ -445,6 +476,70 @@ class Engine:
             return
         rates = alloc_greedy(_usage(self, o), self.cap, np.arange(o.size))
         self.apply(o, rates)
+
+    def _take_stretch(self, spec: Stretch) -> None:
+        """A policy's stretch: its flows restart from the kernel's rule, the others stop."""
+        flows = np.asarray(spec.flows, np.int64).reshape(-1)
+        if self.check and flows.size:
+            if np.unique(flows).size != flows.size:
+                raise PolicyError(f"policy '{self.policy.name}' lists a flow twice in its stretch")
+            bad = flows[self.status[flows] != 1]
+            if bad.size:
+                raise PolicyError(
+                    f"policy '{self.policy.name}' hands flow {bad[0]} to its kernel, which is not "
+                    "admitted or already complete"
+                )
+        act = self.active_flows()
+        run = act[self.rate[act] > 0]
+        if run.size:
+            self.apply(run, np.zeros(run.size))  # close the pieces; the kernel restarts them
+        self.stretch = Stretch(spec.kernel, flows, spec.args)
+
+    def _run_stretch(self, t_stop: float) -> int:
+        """Run the current stretch kernel from now to ``t_stop`` or the first coflow completion.
+
+        Takes over the kernel's completions, pieces and final rates. Returns
+        its stop reason (see :mod:`coflowopt.sim.kernels`; 3: nothing runs and
+        ``t_stop`` is infinite).
+        """
+        spec = self.stretch
+        assert spec is not None
+        o = spec.flows[self.status[spec.flows] == 1]
+        self.stretch = Stretch(spec.kernel, o, spec.args)
+        t0 = self.t
+        run = o[self.rate[o] > 0]
+        if run.size:
+            self.apply(run, np.zeros(run.size))  # close the pieces at t0; the kernel restarts them
+        self._sync_coflows()
+        n = o.size
+        before = self.sent[o].copy()
+        done_f = np.empty(n, np.int64)
+        done_t = np.empty(n)
+        cap_pieces = 4 * n + 1024 if self.record else 0
+        pc_f = np.empty(cap_pieces, np.int64)
+        pc_t0 = np.empty(cap_pieces)
+        pc_t1 = np.empty(cap_pieces)
+        pc_r = np.empty(cap_pieces)
+        rate_out = np.zeros(self.F)
+        t, nd, npc, nev, reason = spec.kernel(
+            t0, t_stop, _TOL, o, self.link_a, self.link_b, self.L, self.cap, self.size,
+            self.sent, self.fco, self.cf_left.copy(), self.start, self.record, cap_pieces,
+            rate_out, done_f, done_t, pc_f, pc_t0, pc_t1, pc_r, *spec.args,
+        )
+        self.events += int(nev)
+        self.cf_sent += np.bincount(self.fco[o], self.sent[o] - before, minlength=self.K)
+        self.t = self.cf_t = float(t)
+        if npc:
+            self._pieces.append(
+                (pc_f[:npc].copy(), pc_t0[:npc].copy(), pc_t1[:npc].copy(), pc_r[:npc].copy())
+            )
+        if nd:
+            self._finish_flows(done_f[:nd].copy(), done_t[:nd].copy(), self.t + _TOL * max(1.0, abs(self.t)))
+        alive = o[self.status[o] == 1]
+        if alive.size:
+            self.tsync[alive] = self.t
+            self.apply(alive, rate_out[alive])
+        return int(reason)
 
     def _refresh_finish(self, ks: IntArray) -> None:
         """Recompute ``cf_finish`` and ``cf_lastrun`` of coflows ``ks``."""
@@ -497,7 +592,10 @@ class Engine:
             sub = self.fin_blocks[bs]
             rows, cols = np.nonzero(sub <= thr)
             flows = (bs[rows] << _BLOCK_BITS) + cols
-        fin = self.fin[flows]
+        return self._finish_flows(flows, self.fin[flows], thr)
+
+    def _finish_flows(self, flows: IntArray, fin: FloatArray, thr: float) -> float:
+        """Complete ``flows`` at times ``fin`` (all within the event at ``thr``)."""
         r = self.rate[flows]
         if self.record:
             self._record(flows, self.tsync[flows], fin, r)
@@ -554,6 +652,15 @@ class Engine:
 
     # ------------------------------------------------------------------ loop
 
+    def _report(self, total: float) -> None:
+        """Tell the progress callback the share of data delivered (at most every 0.1 s)."""
+        if self.progress is None:
+            return
+        now = time.perf_counter()
+        if now - self._last_report > 0.1:
+            self._last_report = now
+            self.progress(float(np.dot(self.status == 2, self.size)) / total)
+
     def run(self) -> RunData:
         wall = time.perf_counter()
         policy = self.policy
@@ -562,9 +669,18 @@ class Engine:
         # a policy that ignores single flow completions sees no difference if all of them
         # up to its next decision are processed in one batch
         self.batch = not (policy.on_flow_completion or policy.priority)
+        # priority policies that decide only on coflow events get the compiled greedy
+        # stretches on fabrics where the greedy allocation is a matching
+        self.kernel = bool(
+            self.compiled
+            and policy.priority
+            and not policy.on_flow_completion
+            and self.two_link
+            and self.F
+            and np.all(self.cap == self.cap[0])
+        )
         wake = math.inf
         total = float(self.size.sum()) or 1.0
-        last_report = 0.0
         t = self._next_admission()
         if not math.isfinite(t):
             t = 0.0
@@ -577,7 +693,11 @@ class Engine:
             if need:
                 alloc = policy.decide(view)
                 self.decisions += 1
-                if alloc.order is not None:
+                self.stretch = None
+                self.prio = None
+                if alloc.stretch is not None:
+                    self._take_stretch(alloc.stretch)
+                elif alloc.order is not None:
                     self._set_priorities(np.asarray(alloc.order, np.int64).reshape(-1))
                 elif alloc.flows.size:
                     self.apply(alloc.flows, alloc.rates)
@@ -603,6 +723,39 @@ class Engine:
                 self.done_coflows.clear()
                 self.woke = self.stalled = False
             t_adm = self._next_admission()
+            if self.stretch is not None:
+                reason = self._run_stretch(min(t_adm, wake))
+                if reason == 3:  # nothing runs and nothing is due: as when the fabric idles
+                    if self.active_coflows and not stalled:
+                        stalled = self.stalled = need = True
+                        continue
+                    if self.active_coflows:
+                        n = int(self.cf_active.sum())
+                        raise SimulationError(
+                            f"policy '{policy.name}' leaves {n} admitted flows without service at "
+                            f"time {self.t:.9g} and asks for no further event"
+                        )
+                    if np.any(self.cf_left > 0):
+                        raise SimulationError(
+                            "some flows can never be admitted (unsatisfiable dependencies)"
+                        )
+                    break
+                stalled = False
+                thr = self.t + _TOL * max(1.0, abs(self.t))
+                for k in self.done_coflows:
+                    self._release_dependents(k)
+                if t_adm <= thr or (self.adm_heap and self.adm_heap[0][0] <= thr):
+                    self._admit(thr)
+                if wake <= thr:
+                    self.woke = True
+                    wake = math.inf
+                # the kernel handled the flow completions; the policy decides at admissions,
+                # wake-ups and coflow completions (a full record buffer just continues)
+                need = bool(self.new_flows or self.done_coflows or self.woke)
+                if not need:
+                    self.done_flows.clear()
+                self._report(total)
+                continue
             if self.batch:
                 t_fin = float(self.cf_finish.min()) if self.K else math.inf
                 idle = float(self.cf_lastrun.max()) if self.K else -math.inf
@@ -650,12 +803,8 @@ class Engine:
             if not need and self.done_flows and self.prio is not None:
                 self._regreedy()
                 self.done_flows.clear()
-            if self.progress is not None and self.events % 1024 == 0:
-                now = time.perf_counter()
-                if now - last_report > 0.1:
-                    last_report = now
-                    done = float(np.dot(self.status == 2, self.size)) / total
-                    self.progress(done)
+            if self.events % 1024 == 0:
+                self._report(total)
         info = policy.finish(view)
         schedule = None
         if self.record:

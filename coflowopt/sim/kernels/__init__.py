@@ -1,0 +1,25 @@
+"""Compiled stretches of the simulation.
+
+A *stretch kernel* advances the simulation from the current time ``t0`` up
+to a stop time (the next admission or wake-up) through any number of
+internal events (flow completions), re-allocating rates by one policy's
+rule at each of them, all in compiled code. The contract, shared by every
+kernel:
+
+- input: the admitted, unfinished flows the rule applies to (for priority
+  rules, in priority order), every flow's data sent so far (``sent``, exact
+  at ``t0``), sizes, the two links of each flow, link capacities, the
+  coflow of each flow and each coflow's count of unfinished flows;
+- the kernel returns at ``t_stop``, at the first event at which a coflow
+  completes (when asked to stop there), or early when its record buffer
+  is nearly full; it returns the time reached;
+- on return, ``sent`` is exact at the time reached for every flow it
+  handled, ``rate`` holds the rates from then on, and the kernel lists
+  the flows it completed (with their completion times) and, when asked,
+  every constant-rate piece it served in ``[t0, t_return)``.
+
+Events closer than the engine's relative tolerance are simultaneous, and
+completions at an event are processed together before rates are
+recomputed, exactly as the engine does; kernels are tested against the
+engine's reference path (:func:`coflowopt.alloc.greedy` etc.).
+"""
