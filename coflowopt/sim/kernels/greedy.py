@@ -33,7 +33,7 @@ __all__ = ["greedy_uniform_stretch"]
 
 @njit
 def _lists(A, B, L):  # type: ignore[no-untyped-def]
-    """For positions ``0..n-1``: per-link lists in position order (CSR) and each position's slot."""
+    """For positions ``0..n-1``: the positions on each link, in position order (CSR)."""
     n = A.size
     cnt = np.zeros(L + 1, np.int64)
     for i in range(n):
@@ -42,18 +42,12 @@ def _lists(A, B, L):  # type: ignore[no-untyped-def]
     ptr = np.cumsum(cnt)
     fill = ptr[:-1].copy()
     lst = np.empty(2 * n, np.int64)
-    slot_a = np.empty(n, np.int64)
-    slot_b = np.empty(n, np.int64)
     for i in range(n):
-        a = A[i]
-        b = B[i]
-        lst[fill[a]] = i
-        slot_a[i] = fill[a]
-        fill[a] += 1
-        lst[fill[b]] = i
-        slot_b[i] = fill[b]
-        fill[b] += 1
-    return ptr, lst, slot_a, slot_b
+        lst[fill[A[i]]] = i
+        fill[A[i]] += 1
+        lst[fill[B[i]]] = i
+        fill[B[i]] += 1
+    return ptr, lst
 
 
 @njit
@@ -76,7 +70,7 @@ def greedy_uniform_stretch(  # type: ignore[no-untyped-def]
     for i in range(n):
         A[i] = la[act[i]]
         B[i] = lb[act[i]]
-    ptr, lst, slot_a, slot_b = _lists(A, B, L)
+    ptr, lst = _lists(A, B, L)
     running = np.zeros(n, np.bool_)
     alive = np.ones(n, np.bool_)
     tstart = np.zeros(n)
