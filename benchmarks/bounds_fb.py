@@ -40,7 +40,7 @@ def _cpu() -> float:
 def _run(args: tuple[str, dict, bool, float]) -> dict:
     method, options, zero, time_limit = args
     from coflowopt import read
-    from coflowopt.solve import bound
+    from coflowopt.solvers import bound
 
     inst = read(TRACE)
     if zero:

@@ -21,7 +21,7 @@ import time
 import numpy as np
 
 from coflowopt import Coflow, Fabric, Instance, check_feasible
-from coflowopt.solve import solve
+from coflowopt.solvers import solve
 
 
 def family(seed: int, K: int = 8, P: int = 4, max_flows: int = 8, span: float = 3.0) -> Instance:

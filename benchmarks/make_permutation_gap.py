@@ -19,7 +19,7 @@ import numpy as np
 
 from coflowopt import Coflow, Fabric, Instance
 from coflowopt.io import native
-from coflowopt.solve import solve
+from coflowopt.solvers import solve
 
 OUT = Path(__file__).resolve().parents[1] / "instances" / "permutation_gap.json"
 

@@ -15,7 +15,7 @@ import time
 
 from exact_random import family
 
-from coflowopt.solve import solve
+from coflowopt.solvers import solve
 
 
 def main() -> None:

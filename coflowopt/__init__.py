@@ -15,7 +15,7 @@ from .io import read, write
 from .metrics import Summary, cct, link_utilization, summarize, utilization
 from .result import Result, Status
 from .schedule import FeasibilityReport, Schedule, ScheduleBuilder, Violation, check_feasible
-from .solve import bound, solve  # note: the functions shadow the module name coflowopt.solve
+from .solvers import bound, solve
 
 __version__ = "0.1.0"
 

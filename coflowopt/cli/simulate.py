@@ -185,10 +185,10 @@ def _ratio(a: float, b: float) -> float:
 
 def _lower_bound(inst: Instance, time_limit: float) -> tuple[float, str]:
     try:
-        from ..solve import bound
+        from ..solvers import bound
     except ImportError as exc:  # pragma: no cover - depends on the installed version
         raise CoflowoptError(
-            "--bound needs coflowopt.solve.bound (the lower bounds), which this installation "
+            "--bound needs coflowopt.solvers.bound (the lower bounds), which this installation "
             "does not have; run compare without --bound"
         ) from exc
     res = bound(inst, method="best", time_limit=time_limit)

@@ -15,7 +15,7 @@ from ..instance import Instance
 from ..io.schedule_file import write_schedule
 from ..result import Result
 from ..schedule import Schedule
-from ..solve import OBJECTIVES, SOLVERS, bound, solve
+from ..solvers import OBJECTIVES, SOLVERS, bound, solve
 from ._util import (
     Progress,
     add_input_arguments,

@@ -1,6 +1,6 @@
 """Exact and certified schedules: event-order branch and bound, MILPs, permutation search.
 
-Use :func:`coflowopt.solve.solve` (methods by name); the functions here are
+Use :func:`coflowopt.solvers.solve` (methods by name); the functions here are
 the implementations it dispatches to. Formulations: ``models/``.
 """
 

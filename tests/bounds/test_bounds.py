@@ -24,7 +24,7 @@ from coflowopt.errors import CoflowoptError
 from coflowopt.exact.permutation import permutation_schedule
 from coflowopt.orders import bssi
 from coflowopt.result import Status
-from coflowopt.solve import bound, solve
+from coflowopt.solvers import bound, solve
 from tests.strategies import instances
 
 TOL = 1e-6

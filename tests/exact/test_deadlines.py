@@ -12,7 +12,7 @@ from scipy.optimize import linprog
 from coflowopt import Coflow, Fabric, Instance, check_feasible
 from coflowopt.errors import CoflowoptError
 from coflowopt.result import Status
-from coflowopt.solve import solve
+from coflowopt.solvers import solve
 from tests.strategies import instances
 
 

@@ -11,7 +11,7 @@ from coflowopt.errors import CoflowoptError
 from coflowopt.exact.makespan import check_crossbar, crossbar_schedule, min_makespan
 from coflowopt.exact.permutation import permutation_schedule
 from coflowopt.metrics import utilization
-from coflowopt.solve import solve
+from coflowopt.solvers import solve
 from tests.strategies import instances
 
 

@@ -15,7 +15,7 @@ from coflowopt.errors import CoflowoptError
 from coflowopt.exact.permutation import best_permutation, order_completion, permutation_schedule
 from coflowopt.io import read_metadata
 from coflowopt.result import Status
-from coflowopt.solve import solve
+from coflowopt.solvers import solve
 from tests.strategies import instances
 
 GAP = Path(__file__).resolve().parents[2] / "instances" / "permutation_gap.json"

@@ -8,7 +8,7 @@ from hypothesis import HealthCheck, given, settings
 
 from coflowopt import Coflow, Fabric, Instance, check_feasible
 from coflowopt.errors import CoflowoptError
-from coflowopt.solve import solve
+from coflowopt.solvers import solve
 from tests.strategies import instances
 
 
