@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import math
 import os
+from collections.abc import Iterator
 
 import numpy as np
 
@@ -70,6 +71,32 @@ def _header(lines: list[tuple[int, list[str]]], path: str) -> tuple[int, int]:
     return ports, count
 
 
+def _coflow_lines(
+    lines: list[tuple[int, list[str]]], path: str, layout: str
+) -> Iterator[tuple[int, list[str], str, float]]:
+    """Each coflow line of a trace with its id and arrival (ms), checked.
+
+    Shared by the trace formats: at least five fields, unique ids, arrival
+    times that are numbers >= 0.
+    """
+    seen: dict[str, int] = {}
+    for number, t in lines[1:]:
+        if len(t) < 5:
+            raise InputError(f"expected '{layout}', got {len(t)} fields", path=path, line=number)
+        cid = t[0]
+        if cid in seen:
+            raise InputError(
+                f"duplicate coflow id '{cid}' (first on line {seen[cid]})", path=path, line=number
+            )
+        seen[cid] = number
+        arrival = _float(t[1], f"arrival time of coflow '{cid}'", path, number)
+        if arrival < 0:
+            raise InputError(
+                f"arrival time of coflow '{cid}' must be >= 0, got {t[1]}", path=path, line=number
+            )
+        yield number, t, cid, arrival
+
+
 def _rack(token: str, what: str, ports: int, path: str, line: int) -> int:
     rack = _int(token, what, path, line)
     if rack >= ports:
@@ -84,26 +111,8 @@ def loads(text: str, *, path: str = "<string>", port_rate: float = DEFAULT_PORT_
     lines = list(text_lines(text))
     ports, _ = _header(lines, path)
     coflows = []
-    seen: dict[str, int] = {}
-    for number, t in lines[1:]:
-        if len(t) < 5:
-            raise InputError(
-                "expected '<id> <arrival ms> <#mappers> <racks>... <#reducers> <rack:MB>...', "
-                f"got {len(t)} fields",
-                path=path,
-                line=number,
-            )
-        cid = t[0]
-        if cid in seen:
-            raise InputError(
-                f"duplicate coflow id '{cid}' (first on line {seen[cid]})", path=path, line=number
-            )
-        seen[cid] = number
-        arrival = _float(t[1], f"arrival time of coflow '{cid}'", path, number)
-        if arrival < 0:
-            raise InputError(
-                f"arrival time of coflow '{cid}' must be >= 0, got {t[1]}", path=path, line=number
-            )
+    layout = "<id> <arrival ms> <#mappers> <racks>... <#reducers> <rack:MB>..."
+    for number, t, cid, arrival in _coflow_lines(lines, path, layout):
         m = _int(t[2], f"number of mappers of coflow '{cid}'", path, number, minimum=1)
         if len(t) < 4 + m:
             raise InputError(

@@ -22,7 +22,7 @@ import numpy as np
 from ..errors import InputError, InstanceError
 from ..instance import MB, Coflow, Fabric, Instance
 from ._common import atomic_writer, read_text, shortest_decimal, text_lines
-from .benchmark import DEFAULT_PORT_RATE, _float, _header, _int
+from .benchmark import DEFAULT_PORT_RATE, _coflow_lines, _float, _header, _int
 
 __all__ = ["dumps", "loads", "read", "write"]
 
@@ -36,26 +36,8 @@ def loads(text: str, *, path: str = "<string>", port_rate: float = DEFAULT_PORT_
     lines = list(text_lines(text))
     ports, _ = _header(lines, path)
     coflows = []
-    seen: dict[str, int] = {}
-    for number, t in lines[1:]:
-        if len(t) < 5:
-            raise InputError(
-                "expected '<id> <arrival ms> <#flows> <#senders> <#receivers> "
-                f"(<src> <dst> <MB>)...', got {len(t)} fields",
-                path=path,
-                line=number,
-            )
-        cid = t[0]
-        if cid in seen:
-            raise InputError(
-                f"duplicate coflow id '{cid}' (first on line {seen[cid]})", path=path, line=number
-            )
-        seen[cid] = number
-        arrival = _float(t[1], f"arrival time of coflow '{cid}'", path, number)
-        if arrival < 0:
-            raise InputError(
-                f"arrival time of coflow '{cid}' must be >= 0, got {t[1]}", path=path, line=number
-            )
+    layout = "<id> <arrival ms> <#flows> <#senders> <#receivers> (<src> <dst> <MB>)..."
+    for number, t, cid, arrival in _coflow_lines(lines, path, layout):
         n = _int(t[2], f"number of flows of coflow '{cid}'", path, number, minimum=1)
         senders = _int(t[3], f"number of senders of coflow '{cid}'", path, number, minimum=1)
         receivers = _int(t[4], f"number of receivers of coflow '{cid}'", path, number, minimum=1)
