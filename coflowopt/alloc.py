@@ -68,10 +68,10 @@ def max_min(
     ub = np.full(n, np.inf) if upper is None else np.asarray(upper, dtype=np.float64).reshape(-1)
     if ub.size != n:
         raise ValueError("upper must have one entry per row")
-    if n and not np.isfinite(ub).any():
+    if n:
         split = _bipartite_split(a)
         if split is not None:
-            return _max_min_bipartite(a, cap, w, split)
+            return _max_min_bipartite(a, cap, w, ub, split)
     return _max_min_progressive(a, cap, w, ub)
 
 
@@ -134,16 +134,32 @@ def _bipartite_split(a: sp.csr_array) -> int | None:
     return s
 
 
-def _max_min_bipartite(a: sp.csr_array, cap: FloatArray, w: FloatArray, s: int) -> FloatArray:
+def _max_min_bipartite(
+    a: sp.csr_array, cap: FloatArray, w: FloatArray, ub: FloatArray, s: int
+) -> FloatArray:
     """Weighted max-min for rows that cross one left link (< s) and one right link."""
     L = a.shape[1]
     first, second = a.indices[0::2], a.indices[1::2]
-    lo = np.minimum(first, second)
-    hi = np.maximum(first, second) - s
+    lo = np.minimum(first, second).astype(np.int64)
+    hi = (np.maximum(first, second) - s).astype(np.int64)
     R = L - s
-    W = np.bincount(lo * R + hi, weights=w, minlength=s * R).reshape(s, R)
-    lam_l, lam_r = max_min_bipartite_levels(W, cap[:s], cap[s:])
+    capped = np.isfinite(ub)
+    if not capped.any():
+        # rows on the same pair of links share one water level: solve per pair
+        W = np.bincount(lo * R + hi, weights=w, minlength=s * R).reshape(s, R)
+        lam_l, lam_r = max_min_bipartite_levels(W, cap[:s], cap[s:])
+        level = np.minimum(lam_l[lo], lam_r[hi])
+        return w * np.maximum(level, 0.0)
+    from .sim.kernels.maxmin import bipartite_levels  # see max_min_bipartite_levels
+
+    free = ~capped
+    W = np.bincount(lo[free] * R + hi[free], weights=w[free], minlength=s * R).reshape(s, R)
+    u = ub[capped] / w[capped]
+    lam_l, lam_r = bipartite_levels(
+        W, lo[capped], hi[capped], w[capped], u, cap[:s].copy(), cap[s:].copy()
+    )
     level = np.minimum(lam_l[lo], lam_r[hi])
+    level[capped] = np.minimum(level[capped], u)
     return w * np.maximum(level, 0.0)
 
 
@@ -165,47 +181,16 @@ def max_min_bipartite_levels(
     the other links only grow as rows freeze below them), so all such left
     links freeze at once; then the right side; and so on. A round costs
     O(links) plus the rows of the links it freezes, and a few rounds
-    suffice on real traffic.
+    suffice on real traffic. Compiled: :func:`coflowopt.sim.kernels.maxmin.waterfill`.
     """
-    W = np.asarray(W, dtype=np.float64)
-    s, R = W.shape
-    res_l = np.maximum(np.asarray(cap_left, dtype=np.float64), 0.0).copy()
-    res_r = np.maximum(np.asarray(cap_right, dtype=np.float64), 0.0).copy()
-    dem_l = W.sum(axis=1)
-    dem_r = W.sum(axis=0)
-    eps_l = _REL * dem_l
-    eps_r = _REL * dem_r
-    lam_l = np.full(s, np.inf)
-    lam_r = np.full(R, np.inf)
-    open_l = dem_l > 0
-    open_r = dem_r > 0
-    with np.errstate(divide="ignore", invalid="ignore"):
-        while True:
-            t_l = np.where(open_l, res_l / np.where(open_l, dem_l, 1.0), np.inf)
-            t_r = np.where(open_r, res_r / np.where(open_r, dem_r, 1.0), np.inf)
-            m_l = t_l.min(initial=np.inf)
-            m_r = t_r.min(initial=np.inf)
-            if m_l == np.inf and m_r == np.inf:
-                break
-            if m_l <= m_r:
-                sel = np.flatnonzero(t_l <= m_r)
-                lam = t_l[sel]
-                lam_l[sel] = lam
-                open_l[sel] = False
-                Ws = W[sel]
-                res_r -= lam @ Ws
-                dem_r -= Ws.sum(axis=0)
-                open_r &= dem_r > eps_r
-            else:
-                sel = np.flatnonzero(t_r <= m_l)
-                lam = t_r[sel]
-                lam_r[sel] = lam
-                open_r[sel] = False
-                Ws = W[:, sel]
-                res_l -= Ws @ lam
-                dem_l -= Ws.sum(axis=1)
-                open_l &= dem_l > eps_l
-    return lam_l, lam_r
+    # the compiled water-filling (imported here: coflowopt.sim imports this module)
+    from .sim.kernels.maxmin import bipartite_levels
+
+    W = np.ascontiguousarray(W, dtype=np.float64)
+    cap_l = np.ascontiguousarray(cap_left, dtype=np.float64).reshape(-1)
+    cap_r = np.ascontiguousarray(cap_right, dtype=np.float64).reshape(-1)
+    none = np.zeros(0, np.int64)
+    return bipartite_levels(W, none, none, np.zeros(0), np.zeros(0), cap_l, cap_r)
 
 def greedy(
     usage: object,
@@ -257,18 +242,22 @@ def _greedy_rowwise(
 def _greedy_scan(
     a: sp.csr_array, residual: FloatArray, order: npt.NDArray[np.int64], ub: FloatArray
 ) -> FloatArray:
-    """The greedy allocation, scanning ``order`` in vectorized chunks.
+    """The greedy allocation in compiled code (rows with positive coefficients).
 
-    Every row that gets a positive rate fills one of its links, so once a
-    link is full the rows on it get 0 without further work: each chunk
-    first finds, vectorized, the rows whose links all still have room, and
-    only those are served one by one (re-checked, since the chunk's earlier
-    rows may have filled their links). Same results as row by row.
+    Same results as row by row: a row whose links have no room gets 0, the
+    others take what their links (and bounds) allow. Rows that use two links
+    with coefficient 1 (the big switch) take a simpler kernel. Compiled:
+    :func:`coflowopt.sim.kernels.rates.greedy_pairs` and
+    :func:`~coflowopt.sim.kernels.rates.greedy_csr`.
     """
+    # imported here: coflowopt.sim imports this module
+    from .sim.kernels.rates import greedy_csr, greedy_pairs
+
     n = a.shape[0]
-    x = np.zeros(n)
     if order.size == 0:
-        return x
+        return np.zeros(n)
+    order = np.ascontiguousarray(order)
+    ub = np.ascontiguousarray(ub)
     ptr, idx, val = a.indptr, a.indices, a.data
     counts = np.diff(ptr)
     if np.any(val <= 0):  # zero coefficients: keep the simple loop
@@ -279,96 +268,15 @@ def _greedy_scan(
         if bad.size:
             raise ValueError(f"row {bad[0]} uses no link and has no upper bound")
     if a.nnz == 2 * n and np.all(counts == 2) and np.all(val == 1.0):
-        return _greedy_pairs(a.indices[0::2], a.indices[1::2], residual, order, ub)
-    chunk = 64
-    pos = 0
-    while pos < order.size:
-        rows = order[pos : pos + chunk]
-        pos += rows.size
-        c = counts[rows]
-        starts = ptr[rows]
-        # room of each row: min over its links of residual / coefficient (no link: inf)
-        total = int(c.sum())
-        if total:
-            ent = np.repeat(starts - np.cumsum(c) + c, c) + np.arange(total)
-            ratio = residual[idx[ent]] / val[ent]
-            nz = c > 0
-            room = np.full(rows.size, np.inf)
-            room[nz] = np.minimum.reduceat(ratio, (np.cumsum(c) - c)[nz])
-        else:
-            room = np.full(rows.size, np.inf)
-        room = np.minimum(room, ub[rows])
-        cand = np.flatnonzero(room > 0)
-        for i in cand.tolist():
-            j = rows[i]
-            lo, hi = ptr[j], ptr[j + 1]
-            if hi - lo == 0:
-                x[j] = ub[j]
-                continue
-            links = idx[lo:hi]
-            coef = val[lo:hi]
-            r = min(float((residual[links] / coef).min()), ub[j])
-            if r <= 0:
-                continue
-            x[j] = r
-            residual[links] = np.maximum(residual[links] - coef * r, 0.0)
-        if cand.size * 4 < rows.size:
-            chunk = min(chunk * 4, 1 << 16)
-        if not (residual > 0).any():
-            rest = order[pos:]
-            free = rest[counts[rest] == 0]
-            x[free] = np.maximum(ub[free], 0.0)
-            break
-    return x
-
-def _greedy_pairs(
-    first: npt.NDArray[np.int32], second: npt.NDArray[np.int32], residual: FloatArray,
-    order: npt.NDArray[np.int64], ub: FloatArray,
-) -> FloatArray:
-    """:func:`_greedy_scan` for rows that use two links with coefficient 1 (the big switch).
-
-    Each chunk's rows with room are served in a plain loop over Python floats,
-    which is much cheaper per row than NumPy calls on two-element slices.
-    """
-    n = first.size
-    x = np.zeros(n)
-    res = residual.tolist()
-    chunk = 256
-    pos = 0
-    bounded = bool(np.isfinite(ub).any())
-    while pos < order.size:
-        rows = order[pos : pos + chunk]
-        pos += rows.size
-        r_np = np.asarray(res)
-        fa, fb = first[rows], second[rows]
-        ok = (r_np[fa] > 0) & (r_np[fb] > 0)
-        if bounded:
-            ok &= ub[rows] > 0
-        sel = np.flatnonzero(ok)
-        if sel.size:
-            got = []
-            ub_l = ub[rows[sel]].tolist() if bounded else None
-            for i, (j, la, lb) in enumerate(
-                zip(rows[sel].tolist(), fa[sel].tolist(), fb[sel].tolist(), strict=True)
-            ):
-                ra, rb = res[la], res[lb]
-                r = ra if ra < rb else rb
-                if ub_l is not None and ub_l[i] < r:
-                    r = ub_l[i]
-                if r <= 0:
-                    continue
-                res[la] = ra - r if ra - r > 0 else 0.0
-                res[lb] = rb - r if rb - r > 0 else 0.0
-                got.append((j, r))
-            if got:
-                jj, rr = zip(*got, strict=True)
-                x[list(jj)] = rr
-        if sel.size * 4 < rows.size:
-            chunk = min(chunk * 4, 1 << 16)
-        if max(res) <= 0:
-            break
-    residual[:] = res
-    return x
+        pairs = idx.astype(np.int64)
+        return greedy_pairs(
+            np.ascontiguousarray(pairs[0::2]), np.ascontiguousarray(pairs[1::2]), residual, order,
+            ub, bool(np.isfinite(ub).any()),
+        )
+    return greedy_csr(
+        ptr.astype(np.int64), idx.astype(np.int64), np.ascontiguousarray(val, dtype=np.float64),
+        residual, order, ub,
+    )
 
 
 def madd(usage: object, remaining: npt.ArrayLike, capacity: npt.ArrayLike) -> tuple[FloatArray, float]:
@@ -382,6 +290,17 @@ def madd(usage: object, remaining: npt.ArrayLike, capacity: npt.ArrayLike) -> tu
     a = _csr(usage)
     rem = np.asarray(remaining, dtype=np.float64).reshape(-1)
     cap = np.asarray(capacity, dtype=np.float64).reshape(-1)
+    n = a.shape[0]
+    pairs_ok = n and rem.size == n and cap.size == a.shape[1] and a.nnz == 2 * n
+    if pairs_ok and np.all(np.diff(a.indptr) == 2) and np.all(a.data == 1.0):
+        # two links per row (the big switch): compiled, the same sums in the same order
+        from .sim.kernels.rates import madd_pairs
+
+        pairs = a.indices.astype(np.int64)
+        x, gamma = madd_pairs(
+            np.ascontiguousarray(pairs[0::2]), np.ascontiguousarray(pairs[1::2]), rem, cap
+        )
+        return x, float(gamma)
     load = a.T @ rem
     need = load > 0
     if not need.any():

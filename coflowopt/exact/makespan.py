@@ -203,11 +203,12 @@ def crossbar_schedule(inst: Instance, schedule: Schedule, *, eps: float = 1e-12)
         t = a
         windows: dict[tuple[int, int], list[tuple[float, float]]] = {}
         for lam, match in perms:
-            dt = lam * length * scale
+            # rounding must not carry a window past the segment's end
+            t_next = min(t + lam * length * scale, b)
             for i in range(P):
-                if A[i, match[i]] > 0:
-                    windows.setdefault((i, int(match[i])), []).append((t, t + dt))
-            t += dt
+                if A[i, match[i]] > 0 and t_next > t:
+                    windows.setdefault((i, int(match[i])), []).append((t, t_next))
+            t = t_next
         # serve each pair's flows one after another inside its windows
         order = np.lexsort((flows, dst[flows], src[flows]))
         for (i, j), win in windows.items():
@@ -224,9 +225,9 @@ def crossbar_schedule(inst: Instance, schedule: Schedule, *, eps: float = 1e-12)
                     w1 = win[wi][1]
                     take = min(left, w1 - w0)
                     if take > 0:
-                        out.add([flows[f_pos]], w0, w0 + take, [rate])
+                        out.add([flows[f_pos]], w0, min(w0 + take, w1), [rate])
                     left -= take
-                    w0 += take
+                    w0 = min(w0 + take, w1)
                     if w0 >= w1 - 1e-15 * max(length, 1.0):
                         wi += 1
                         if wi < len(win):

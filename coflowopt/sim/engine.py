@@ -906,6 +906,14 @@ class SimView:
         return self._e.routes
 
     @property
+    def compiled(self) -> bool:
+        """True when the policy may hand its flows to a compiled stretch kernel.
+
+        ``simulate(..., compiled=False)`` makes it False: the reference path.
+        """
+        return bool(self._e.compiled)
+
+    @property
     def two_link(self) -> bool:
         """True when every route crosses exactly two links (the big switch)."""
         return self._e.two_link

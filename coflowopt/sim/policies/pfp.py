@@ -9,15 +9,24 @@ at every flow arrival and completion, and when two served flows' remaining
 sizes cross (computed in closed form from their rates); a served flow
 overtaking a waiting one does not change the greedy allocation and is no
 event. Clairvoyant, work-conserving.
+
+On two-link fabrics with one capacity for every link (the big switch with
+uniform ports) the allocation is a matching that the compiled kernel
+:func:`coflowopt.sim.kernels.pfp.pfp_uniform_stretch` keeps up to date
+across admissions and completions, with the same results;
+``simulate(..., compiled=False)`` and every other fabric use the reference
+computation below.
 """
 
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 
-from ..engine import Allocation, SimView
+from ..engine import Allocation, SimView, Stretch
+from ..kernels.pfp import pfp_state, pfp_uniform_stretch
 from . import register
 from ._base import NoParams, Policy
 from ._common import greedy_flows
@@ -46,11 +55,21 @@ class PFP(Policy):
     clairvoyant = True
     priority = True
     Params = NoParams
+    _state: tuple[Any, ...] | None = None
+    """The compiled kernel's state (made by :meth:`start`, updated in place by every stretch)."""
+
+    def start(self, view: SimView) -> None:
+        self._state = None
+        cap = view.capacity
+        if view.compiled and view.two_link and view.num_flows and np.all(cap == cap[0]):
+            self._state = pfp_state(view.link_a, view.link_b, view.num_links)
 
     def decide(self, view: SimView) -> Allocation:
         flows = view.active_flows()
         if flows.size == 0:
             return Allocation()
+        if self._state is not None:
+            return Allocation(stretch=Stretch(pfp_uniform_stretch, flows, self._state))
         rem = view.remaining(flows)
         order = flows[np.lexsort((flows, rem))]
         # the served flows are those with rates now: the engine's greedy gives the same

@@ -51,6 +51,7 @@ import scipy.sparse as sp
 
 from ... import alloc
 from ..engine import Allocation, SimView
+from ..kernels import varys as kv
 from . import register
 from ._base import AnyParams, Params, Policy, check_choice, check_positive
 from ._common import madd_flows, saturated
@@ -101,6 +102,23 @@ def _first_link(view: SimView, flows: np.ndarray) -> np.ndarray:
     return view.routes.indices[view.routes.indptr[flows]]
 
 
+_NONE = np.zeros(0, np.int64)
+_NONE_F = np.zeros(0)
+
+
+def _concat(
+    flows: list[np.ndarray], values: list[np.ndarray] | None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Flows (and values) of several coflows end to end, and where each coflow starts."""
+    if not flows:
+        return _NONE, _NONE_F, np.zeros(1, np.int64)
+    cptr = np.zeros(len(flows) + 1, np.int64)
+    np.cumsum([x.size for x in flows], out=cptr[1:])
+    f = np.concatenate(flows).astype(np.int64, copy=False)
+    v = np.concatenate(values).astype(float, copy=False) if values is not None else _NONE_F
+    return f, v, cptr
+
+
 def backfill_proportional(
     view: SimView, parts: list[tuple[np.ndarray, np.ndarray]], residual: np.ndarray
 ) -> list[np.ndarray]:
@@ -115,6 +133,14 @@ def backfill_proportional(
     rates proportional to the remaining data); a coflow that got no MADD
     rates grows in the same ratios. Returns the extra rate of each flow.
     """
+    if view.compiled and view.two_link:
+        if not parts:
+            return []
+        f, d, cptr = _concat([p[0] for p in parts], [p[1] for p in parts])
+        out = np.zeros(f.size)
+        grow = np.ones(len(parts), bool)
+        kv.proportional_backfill(view.link_a, view.link_b, f, d, cptr, grow, residual, out)
+        return np.split(out, cptr[1:-1])
     extra = [np.zeros(f.size) for f, _ in parts]
     dead = residual <= 0
     if dead.all():
@@ -146,9 +172,15 @@ def backfill_proportional(
     seen[key] = True
     number = np.cumsum(seen) - 1
     g = number[key]  # groups numbered in serving order: ingress link, then coflow rank
+    G = int(number[-1]) + 1
+    # each group's load on each link, summed in flow order (np.bincount); scipy's duplicate
+    # summation would add them in an order its C++ sort leaves unspecified
     coo = view.usage(f).tocoo()
+    cell, inv = np.unique(g[coo.row] * L + coo.col, return_inverse=True)
     usage = sp.csr_array(
-        (coo.data * d[coo.row], (g[coo.row], coo.col)), shape=(int(number[-1]) + 1, L)
+        (np.bincount(inv, coo.data * d[coo.row]), cell % L,
+         np.r_[0, np.cumsum(np.bincount(cell // L, minlength=G))]),
+        shape=(G, L),
     )
     scale = alloc.greedy(usage, residual, np.arange(usage.shape[0]))
     add = d * scale[g]
@@ -165,6 +197,15 @@ def backfill_greedy(
     view: SimView, flows: list[np.ndarray], residual: np.ndarray
 ) -> list[np.ndarray]:
     """Flows coflow by coflow (in the given order) each take what their links have (coflowsim)."""
+    if view.compiled and view.two_link:
+        if not flows:
+            return []
+        f, _, cptr = _concat(flows, None)
+        out = np.zeros(f.size)
+        every = np.arange(len(flows), dtype=np.int64)
+        grow = np.ones(len(flows), bool)
+        kv.greedy_backfill(view.link_a, view.link_b, f, cptr, every, grow, residual, out)
+        return np.split(out, cptr[1:-1])
     extra = [np.zeros(f.size) for f in flows]
     dead = residual <= 0
     if dead.all() or not flows:
@@ -197,10 +238,6 @@ class _CoflowState:
     links_a: np.ndarray | None = None
     """Two-link fabrics: which first links (uplinks) the coflow's flows use."""
     links_b: np.ndarray | None = None
-
-
-_NONE = np.zeros(0, np.int64)
-_NONE_F = np.zeros(0)
 
 
 def _may_grow(st: _CoflowState, open_: np.ndarray) -> bool:
@@ -248,8 +285,12 @@ class OrderedMADD(Policy):
             return st
         f = view.flows_of(k)
         rem = view.remaining(f)
-        st = _CoflowState(k, sent, n, f, rem, view.link_sum(f, rem))
-        if view.two_link:
+        if view.compiled and view.two_link:
+            load, ua, ub = kv.coflow_loads(view.link_a, view.link_b, f, rem, view.num_links)
+            st = _CoflowState(k, sent, n, f, rem, load, links_a=ua, links_b=ub)
+        else:
+            st = _CoflowState(k, sent, n, f, rem, view.link_sum(f, rem))
+        if st.links_a is None and view.two_link:
             st.links_a = np.bincount(view.link_a[f], minlength=view.num_links) > 0
             st.links_b = np.bincount(view.link_b[f], minlength=view.num_links) > 0
         p: VarysParams = self.params
@@ -276,6 +317,8 @@ class OrderedMADD(Policy):
 
     def allocate(self, view: SimView, order: list[_CoflowState]) -> tuple[np.ndarray, np.ndarray]:
         p: VarysParams = self.params
+        if view.compiled and view.two_link:
+            return self._allocate_compiled(view, order)
         cap = view.capacity
         residual = cap.astype(float).copy()
         rates: list[np.ndarray | None] = []
@@ -325,6 +368,40 @@ class OrderedMADD(Policy):
         if not out_f:
             return np.zeros(0, np.int64), np.zeros(0)
         return np.concatenate(out_f), np.concatenate(out_r)
+
+    def _allocate_compiled(
+        self, view: SimView, order: list[_CoflowState]
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`allocate` in one compiled call (:func:`coflowopt.sim.kernels.varys.ordered_madd_rates`)."""
+        p: VarysParams = self.params
+        f, rem, cptr = _concat([st.flows for st in order], [st.rem for st in order])
+        corder = _NONE
+        if p.backfill == "greedy":
+            adm = view.coflow_admitted
+            corder = np.array(
+                sorted(range(len(order)), key=lambda i: (adm[order[i].k], order[i].k)), np.int64
+            )
+        mode = {"proportional": kv.BACKFILL_PROPORTIONAL, "greedy": kv.BACKFILL_GREEDY}.get(
+            p.backfill, kv.BACKFILL_NONE
+        )
+        rates, served_now = kv.ordered_madd_rates(
+            view.link_a, view.link_b, f, rem, cptr,
+            np.stack([st.load for st in order]),
+            np.stack([st.links_a for st in order]),  # type: ignore[misc]
+            np.stack([st.links_b for st in order]),  # type: ignore[misc]
+            view.capacity, mode, corder,
+        )
+        # as allocate: coflows that were idle and stay idle are not mentioned
+        keep = [c for c, st in enumerate(order) if served_now[c] or st.k in self.served]
+        self.served = {order[c].k for c in np.flatnonzero(served_now).tolist()}
+        if not keep:
+            return np.zeros(0, np.int64), np.zeros(0)
+        if len(keep) == len(order):
+            return f, rates
+        return (
+            np.concatenate([f[cptr[c] : cptr[c + 1]] for c in keep]),
+            np.concatenate([rates[cptr[c] : cptr[c + 1]] for c in keep]),
+        )
 
     def decide(self, view: SimView) -> Allocation:
         p: VarysParams = self.params

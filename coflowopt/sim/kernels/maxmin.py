@@ -1,0 +1,238 @@
+"""Weighted max-min fairness on two-sided links, compiled (water-filling).
+
+Rows (flows, or groups of flows on the same pair of links) each cross one
+*left* link ``i < s`` and one *right* link ``j < R`` with coefficient 1 (on
+the big switch: an uplink and a downlink). Every row's rate is ``w * level``
+with its weight ``w``; levels rise together and a row freezes when one of its
+links saturates or at its own upper level ``u`` (its upper bound over its
+weight). :func:`waterfill` returns the level at which every link saturates
+(``inf`` for links that never do); a row's max-min rate is
+``w * min(lam_left[i], lam_right[j], u)``. This is the one implementation of
+bipartite max-min in coflowopt: :func:`coflowopt.alloc.max_min` and
+:func:`coflowopt.alloc.max_min_bipartite_levels` call it, and so do the
+stretch kernels.
+
+Method. A left link whose fair share ``residual / demand`` is at most every
+open right link's share (and every open row's upper level) saturates at
+exactly that share whatever happens elsewhere: shares only grow as rows
+freeze below them. So all such left links freeze at once; then the right
+side; rows whose upper level lies below every open link's share freeze at
+it. Each round costs ``O(links)`` plus the rows of the links it freezes, and
+a few rounds suffice on real traffic. Rounds freeze levels in increasing
+order.
+
+Rows come in two forms, which may be mixed:
+
+- *dense*: ``W[i, j]``, the total weight of uncapped rows on left link ``i``
+  and right link ``j`` (and its transpose ``WT``, so that both sides are
+  read contiguously), with its link sums ``dem_l``/``dem_r``; for problems
+  where most pairs carry rows (the big switch under load);
+- *listed*: rows ``r`` with links ``ra[r]``, ``rb[r]``, weight ``rw[r]`` and
+  upper level ``ru[r]``, found from each link through adjacency lists (the
+  rows of left link ``i`` are ``adj_l[start_l[i] : start_l[i] + cnt_l[i]]``;
+  CSR is ``start = ptr[:-1]``, ``cnt = diff(ptr)``). A listed row is open
+  while ``mark[r] != epoch``; callers pass a fresh ``epoch`` per call instead
+  of clearing ``mark``. Only listed rows may have upper levels.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..._jit import njit
+
+__all__ = ["REL", "bipartite_levels", "csr_lists", "waterfill"]
+
+REL = 1e-12
+"""Relative slack for deciding that a link carries no more open rows."""
+
+
+@njit
+def waterfill(  # type: ignore[no-untyped-def]
+    cap_l, cap_r, W, WT, dem_l0, dem_r0, ra, rb, rw, ru, start_l, cnt_l, adj_l,
+    start_r, cnt_r, adj_r, bounded, mark, epoch, lam_l, lam_r,
+):
+    """Saturation levels ``lam_l``, ``lam_r`` (filled in) of weighted max-min.
+
+    ``W``/``WT``/``dem_l0``/``dem_r0``: the dense rows (``W`` of shape
+    ``(0, 0)`` for none; the ``dem`` arrays are then zero). ``ra``... ``adj_r``:
+    the listed rows; ``bounded``: the listed rows with a finite upper level, by
+    increasing level. Marks the listed rows it freezes with ``epoch``. Returns
+    the number of rounds.
+    """
+    s = cap_l.size
+    R = cap_r.size
+    dense = W.shape[0] > 0
+    res_l = np.empty(s)
+    res_r = np.empty(R)
+    dem_l = dem_l0.copy()
+    dem_r = dem_r0.copy()
+    for i in range(s):
+        res_l[i] = max(cap_l[i], 0.0)
+        lam_l[i] = np.inf
+        a0 = start_l[i]
+        for q in range(a0, a0 + cnt_l[i]):
+            dem_l[i] += rw[adj_l[q]]
+    for j in range(R):
+        res_r[j] = max(cap_r[j], 0.0)
+        lam_r[j] = np.inf
+        b0 = start_r[j]
+        for q in range(b0, b0 + cnt_r[j]):
+            dem_r[j] += rw[adj_r[q]]
+    eps_l = REL * dem_l
+    eps_r = REL * dem_r
+    open_l = dem_l > 0
+    open_r = dem_r > 0
+    t_l = np.empty(s)
+    t_r = np.empty(R)
+    nb = bounded.size
+    bp = 0
+    rounds = 0
+    while True:
+        m_l = np.inf
+        for i in range(s):
+            if open_l[i]:
+                t_l[i] = res_l[i] / dem_l[i]
+                if t_l[i] < m_l:
+                    m_l = t_l[i]
+        m_r = np.inf
+        for j in range(R):
+            if open_r[j]:
+                t_r[j] = res_r[j] / dem_r[j]
+                if t_r[j] < m_r:
+                    m_r = t_r[j]
+        while bp < nb and mark[bounded[bp]] == epoch:
+            bp += 1
+        m_u = ru[bounded[bp]] if bp < nb else np.inf
+        m = min(m_l, m_r)
+        if m == np.inf and m_u == np.inf:
+            break
+        rounds += 1
+        if m_u <= m:
+            # rows capped below every open link's share freeze at their caps
+            while bp < nb:
+                r = bounded[bp]
+                if mark[r] != epoch:
+                    if ru[r] > m:
+                        break
+                    mark[r] = epoch
+                    x = rw[r] * ru[r]
+                    i = ra[r]
+                    j = rb[r]
+                    res_l[i] -= x
+                    dem_l[i] -= rw[r]
+                    res_r[j] -= x
+                    dem_r[j] -= rw[r]
+                    if open_l[i] and not dem_l[i] > eps_l[i]:
+                        open_l[i] = False
+                    if open_r[j] and not dem_r[j] > eps_r[j]:
+                        open_r[j] = False
+                bp += 1
+        elif m_l <= m_r:
+            top = min(m_r, m_u)
+            for i in range(s):
+                if open_l[i] and t_l[i] <= top:
+                    lam = t_l[i]
+                    lam_l[i] = lam
+                    open_l[i] = False
+                    if dense:
+                        # rows towards right links closed already change nothing that is read
+                        Wi = W[i]
+                        for j in range(R):
+                            res_r[j] -= lam * Wi[j]
+                            dem_r[j] -= Wi[j]
+                    a0 = start_l[i]
+                    for q in range(a0, a0 + cnt_l[i]):
+                        r = adj_l[q]
+                        if mark[r] == epoch:
+                            continue
+                        mark[r] = epoch
+                        j = rb[r]
+                        res_r[j] -= lam * rw[r]
+                        dem_r[j] -= rw[r]
+            for j in range(R):
+                if open_r[j] and not dem_r[j] > eps_r[j]:
+                    open_r[j] = False
+        else:
+            top = min(m_l, m_u)
+            for j in range(R):
+                if open_r[j] and t_r[j] <= top:
+                    lam = t_r[j]
+                    lam_r[j] = lam
+                    open_r[j] = False
+                    if dense:
+                        Wj = WT[j]
+                        for i in range(s):
+                            res_l[i] -= lam * Wj[i]
+                            dem_l[i] -= Wj[i]
+                    b0 = start_r[j]
+                    for q in range(b0, b0 + cnt_r[j]):
+                        r = adj_r[q]
+                        if mark[r] == epoch:
+                            continue
+                        mark[r] = epoch
+                        i = ra[r]
+                        res_l[i] -= lam * rw[r]
+                        dem_l[i] -= rw[r]
+            for i in range(s):
+                if open_l[i] and not dem_l[i] > eps_l[i]:
+                    open_l[i] = False
+    return rounds
+
+
+@njit
+def csr_lists(links, n_links):  # type: ignore[no-untyped-def]
+    """Rows ``0..n-1`` grouped by ``links[r]``: ``(start, cnt, adj)`` for :func:`waterfill`."""
+    cnt = np.zeros(n_links, np.int64)
+    for r in range(links.size):
+        cnt[links[r]] += 1
+    start = np.zeros(n_links, np.int64)
+    acc = 0
+    for i in range(n_links):
+        start[i] = acc
+        acc += cnt[i]
+    fill = start.copy()
+    adj = np.empty(links.size, np.int64)
+    for r in range(links.size):
+        adj[fill[links[r]]] = r
+        fill[links[r]] += 1
+    return start, cnt, adj
+
+
+@njit
+def bipartite_levels(W, ra, rb, rw, ru, cap_l, cap_r):  # type: ignore[no-untyped-def]
+    """:func:`waterfill` for dense weights ``W`` (``(s, R)``, zeros for none) plus listed rows.
+
+    Builds the transpose, link sums and adjacency lists. Returns ``(lam_l, lam_r)``.
+    """
+    s = cap_l.size
+    R = cap_r.size
+    n = ra.size
+    start_l, cnt_l, adj_l = csr_lists(ra, s)
+    start_r, cnt_r, adj_r = csr_lists(rb, R)
+    nb = 0
+    for r in range(n):
+        if ru[r] < np.inf:
+            nb += 1
+    cand = np.empty(nb, np.int64)
+    nb = 0
+    for r in range(n):
+        if ru[r] < np.inf:
+            cand[nb] = r
+            nb += 1
+    bounded = cand[np.argsort(ru[cand], kind="mergesort")]
+    mark = np.zeros(n, np.int64)
+    lam_l = np.empty(s)
+    lam_r = np.empty(R)
+    WT = np.ascontiguousarray(W.T)
+    dem_l = np.zeros(s)
+    dem_r = np.zeros(R)
+    for i in range(W.shape[0]):
+        for j in range(W.shape[1]):
+            dem_l[i] += W[i, j]
+            dem_r[j] += W[i, j]
+    waterfill(
+        cap_l, cap_r, W, WT, dem_l, dem_r, ra, rb, rw, ru, start_l, cnt_l, adj_l,
+        start_r, cnt_r, adj_r, bounded, mark, 1, lam_l, lam_r,
+    )
+    return lam_l, lam_r

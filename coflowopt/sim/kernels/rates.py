@@ -1,0 +1,182 @@
+"""Compiled allocation primitives: the fast paths of :mod:`coflowopt.alloc`.
+
+:func:`coflowopt.alloc.greedy` and :func:`coflowopt.alloc.madd` call these
+for the usage matrices they cover (two links per row with coefficient 1,
+or any positive coefficients for the greedy), and the compiled policy
+helpers (:mod:`.madd`, :mod:`.maluca`) call them directly, so each
+computation has one implementation. They repeat the arithmetic of the NumPy
+code they replace operation for operation (same sums in the same order,
+same comparisons), so the results are the same to the last bit.
+
+:func:`pairwise_sum` is NumPy's summation of a contiguous float64 array
+(``a.sum()``: pairwise over blocks of 128 with eight accumulators), for
+compiled code that must reproduce a policy's ``.sum()`` exactly.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..._jit import njit
+
+__all__ = ["greedy_csr", "greedy_pairs", "madd_pairs", "madd_rows", "pairwise_sum"]
+
+
+@njit
+def _pairwise(a, lo, n):  # type: ignore[no-untyped-def]
+    if n < 8:
+        s = 0.0
+        for i in range(lo, lo + n):
+            s += a[i]
+        return s
+    if n <= 128:
+        r0 = a[lo]
+        r1 = a[lo + 1]
+        r2 = a[lo + 2]
+        r3 = a[lo + 3]
+        r4 = a[lo + 4]
+        r5 = a[lo + 5]
+        r6 = a[lo + 6]
+        r7 = a[lo + 7]
+        m = n - n % 8
+        i = 8
+        while i < m:
+            j = lo + i
+            r0 += a[j]
+            r1 += a[j + 1]
+            r2 += a[j + 2]
+            r3 += a[j + 3]
+            r4 += a[j + 4]
+            r5 += a[j + 5]
+            r6 += a[j + 6]
+            r7 += a[j + 7]
+            i += 8
+        s = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))
+        while i < n:
+            s += a[lo + i]
+            i += 1
+        return s
+    n2 = n // 2
+    n2 -= n2 % 8
+    return _pairwise(a, lo, n2) + _pairwise(a, lo + n2, n - n2)
+
+
+@njit
+def pairwise_sum(a, lo, n):  # type: ignore[no-untyped-def]
+    """``a[lo:lo + n].sum()`` exactly as NumPy computes it (float64, contiguous)."""
+    return 0.0 + _pairwise(a, lo, n)  # NumPy adds to its identity 0.0 (turns -0.0 into 0.0)
+
+
+@njit
+def greedy_pairs(first, second, residual, order, ub, bounded):  # type: ignore[no-untyped-def]
+    """Greedy rates for rows that use links ``first[j]`` and ``second[j]`` with coefficient 1.
+
+    Rows in ``order`` each take ``min`` of their two links' residuals (and
+    their upper bound ``ub`` when ``bounded``); ``residual`` is updated in
+    place. A row whose links are not both positive (or whose bound is not
+    positive) gets 0.
+    """
+    x = np.zeros(first.size)
+    for p in range(order.size):
+        j = order[p]
+        la = first[j]
+        lb = second[j]
+        ra = residual[la]
+        rb = residual[lb]
+        if not (ra > 0 and rb > 0):
+            continue
+        if bounded and not (ub[j] > 0):
+            continue
+        r = ra if ra < rb else rb
+        if bounded and ub[j] < r:
+            r = ub[j]
+        if r <= 0:
+            continue
+        residual[la] = ra - r if ra - r > 0 else 0.0
+        residual[lb] = rb - r if rb - r > 0 else 0.0
+        x[j] = r
+    return x
+
+
+@njit
+def greedy_csr(indptr, indices, data, residual, order, ub):  # type: ignore[no-untyped-def]
+    """Greedy rates for a CSR usage matrix with positive coefficients.
+
+    Row ``j`` takes ``min(ub[j], min_l residual[l] / data)`` over its links
+    when that is positive (a row without links takes ``ub[j]`` if positive);
+    ``residual`` is updated in place and kept non-negative.
+    """
+    x = np.zeros(indptr.size - 1)
+    for p in range(order.size):
+        j = order[p]
+        lo = indptr[j]
+        hi = indptr[j + 1]
+        if hi == lo:
+            if ub[j] > 0:
+                x[j] = ub[j]
+            continue
+        room = residual[indices[lo]] / data[lo]
+        for e in range(lo + 1, hi):
+            v = residual[indices[e]] / data[e]
+            if room == room and (v != v or v < room):
+                room = v  # a NaN ratio makes the row's room NaN, as np.minimum does
+        u = ub[j]
+        if room == room and (u != u or u < room):
+            room = u
+        if not (room > 0):
+            continue
+        for e in range(lo, hi):
+            v = residual[indices[e]] - data[e] * room
+            residual[indices[e]] = v if not (v < 0.0) else 0.0
+        x[j] = room
+    return x
+
+
+@njit
+def madd_rows(first, second, rows, rem, cap, x):  # type: ignore[no-untyped-def]
+    """MADD for rows ``rows[p]`` that use links ``first[j]`` and ``second[j]`` with coefficient 1.
+
+    ``rem[p]`` is the remaining data of row ``rows[p]``; writes its rate to
+    ``x[p]`` and returns ``Gamma`` (as :func:`madd_pairs`, without allocating
+    per-row arrays).
+    """
+    n = rows.size
+    load = np.zeros(cap.size)
+    for p in range(n):
+        j = rows[p]
+        load[first[j]] += rem[p]
+        load[second[j]] += rem[p]
+    gamma = -np.inf
+    need = False
+    for link in range(cap.size):
+        if load[link] > 0:
+            need = True
+            c = cap[link]
+            g = load[link] / max(c, 1e-300) if c > 0 else np.inf
+            if g > gamma:
+                gamma = g
+    if not need:
+        gamma = 0.0
+    elif not np.isfinite(gamma):
+        gamma = np.inf
+    if gamma == 0.0 or gamma == np.inf:
+        for p in range(n):
+            x[p] = 0.0
+    else:
+        for p in range(n):
+            x[p] = rem[p] / gamma
+    return gamma
+
+
+@njit
+def madd_pairs(first, second, rem, cap):  # type: ignore[no-untyped-def]
+    """MADD for rows that use links ``first[j]`` and ``second[j]`` with coefficient 1.
+
+    Returns ``(x, Gamma)`` as :func:`coflowopt.alloc.madd`: the link loads
+    summed row by row, ``Gamma`` the largest load over capacity (``inf``
+    when a loaded link has no capacity, 0 when nothing is loaded),
+    ``x = rem / Gamma``.
+    """
+    x = np.empty(rem.size)
+    gamma = madd_rows(first, second, np.arange(rem.size), rem, cap, x)
+    return x, gamma

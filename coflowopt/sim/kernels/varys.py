@@ -1,0 +1,306 @@
+"""Varys' allocation at one decision, compiled: ordered MADD and backfilling.
+
+The Varys family (``varys``, ``fifo``, ``scf``, ``ncf``, ``tcf``) and
+``varys-deadline`` re-allocate only when coflows arrive or depart, a few
+thousand decisions on a large trace, so they need no stretch kernel: the
+engine already skips the flow completions in between. What costs is the
+work of one decision over the admitted flows, which these functions do in
+compiled code on two-link fabrics (the policies' NumPy code remains the
+reference, ``simulate(..., compiled=False)``, and for other fabrics).
+
+Inputs are the flows of the coflows concatenated in priority order (coflow
+``c`` at positions ``cptr[c]:cptr[c + 1]`` of ``f``), every flow's two
+links ``la`` / ``lb`` (indexed by flow) and the remaining data of each
+position. Every sum is taken in the order the
+reference takes it (``np.bincount`` in flow order, SciPy's sparse products
+row by row), so the rates are the reference's to the last bit:
+
+- :func:`ordered_madd_rates`: :meth:`coflowopt.sim.policies.varys.OrderedMADD.allocate`
+  (MADD coflow by coflow on what the earlier ones left, then backfilling);
+- :func:`proportional_backfill`: :func:`coflowopt.sim.policies.varys.backfill_proportional`;
+- :func:`greedy_backfill`: :func:`coflowopt.sim.policies.varys.backfill_greedy`.
+
+MADD and the greedy passes are :mod:`.rates`' implementations, the ones
+:mod:`coflowopt.alloc` uses.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..._jit import njit
+from .rates import greedy_csr, greedy_pairs, madd_rows
+
+__all__ = [
+    "BACKFILL_GREEDY",
+    "BACKFILL_NONE",
+    "BACKFILL_PROPORTIONAL",
+    "SAT",
+    "coflow_loads",
+    "greedy_backfill",
+    "ordered_madd_rates",
+    "proportional_backfill",
+]
+
+SAT = 1e-9
+"""As :data:`coflowopt.sim.policies._common.SAT`: residuals below ``SAT`` times capacity are full."""
+
+BACKFILL_PROPORTIONAL = 0
+BACKFILL_GREEDY = 1
+BACKFILL_NONE = 2
+
+
+@njit
+def coflow_loads(la, lb, f, rem, L):  # type: ignore[no-untyped-def]
+    """A coflow's load on each link and which links its flows use first / second.
+
+    The load is ``link_sum(f, rem)`` as the engine computes it: the sums over
+    first links and over second links (each in flow order), added.
+    """
+    sa = np.zeros(L)
+    sb = np.zeros(L)
+    ua = np.zeros(L, np.bool_)
+    ub = np.zeros(L, np.bool_)
+    for p in range(f.size):
+        j = f[p]
+        sa[la[j]] += rem[p]
+        sb[lb[j]] += rem[p]
+        ua[la[j]] = True
+        ub[lb[j]] = True
+    for link in range(L):
+        sa[link] += sb[link]
+    return sa, ua, ub
+
+
+@njit
+def _take(residual, la, lb, f, pos, add):  # type: ignore[no-untyped-def]
+    """``residual -= link_sum(f[pos], add)``, then clamp at 0 (the reference's order)."""
+    L = residual.size
+    sa = np.zeros(L)
+    sb = np.zeros(L)
+    for k in range(pos.size):
+        j = f[pos[k]]
+        sa[la[j]] += add[k]
+        sb[lb[j]] += add[k]
+    for link in range(L):
+        v = residual[link] - (sa[link] + sb[link])
+        residual[link] = 0.0 if v < 0.0 else v
+
+
+@njit
+def proportional_backfill(la, lb, f, d, cptr, grow, residual, extra):  # type: ignore[no-untyped-def]
+    """Spare capacity to (coflow, first link) groups in their flows' ``d`` ratios.
+
+    Adds each position's extra rate to ``extra``; ``residual`` loses what is
+    given. Groups are served first link by first link, coflows in order
+    within a link; a group with a flow on its first link that cannot grow
+    (a full link) is left out, as is every flow with nothing left. Coflows
+    with ``grow[c]`` False are known to have no flow with room (skipped).
+    Returns whether any flow got capacity.
+    """
+    nc = cptr.size - 1
+    L = residual.size
+    anyopen = False
+    for link in range(L):
+        if residual[link] > 0:
+            anyopen = True
+    if not anyopen:
+        return False
+    n = f.size
+    ok = np.zeros(n, np.bool_)
+    stamp = np.zeros(L, np.int64)
+    cnt = np.zeros(L + 1, np.int64)
+    m = 0
+    for c in range(nc):
+        if not grow[c]:
+            continue
+        lo = cptr[c]
+        hi = cptr[c + 1]
+        some = False
+        for p in range(lo, hi):
+            j = f[p]
+            ok[p] = residual[la[j]] > 0 and residual[lb[j]] > 0 and d[p] > 0
+            some = some or ok[p]
+        if not some:
+            continue
+        for p in range(lo, hi):
+            if not ok[p] and d[p] > 0:
+                stamp[la[f[p]]] = c + 1  # a blocked flow: its group does not grow
+        for p in range(lo, hi):
+            if ok[p]:
+                if stamp[la[f[p]]] == c + 1:
+                    ok[p] = False
+                else:
+                    m += 1
+                    cnt[la[f[p]] + 1] += 1
+    if m == 0:
+        return False
+    # the candidates coflow by coflow (the reference's order), and by first link (stable):
+    # groups in serving order, flows in order within a group
+    order = np.empty(m, np.int64)
+    orank = np.empty(m, np.int64)
+    k = 0
+    for c in range(nc):
+        for p in range(cptr[c], cptr[c + 1]):
+            if ok[p]:
+                order[k] = p
+                orank[k] = c
+                k += 1
+    for link in range(L):
+        cnt[link + 1] += cnt[link]
+    cand = np.empty(m, np.int64)
+    rank = np.empty(m, np.int64)
+    where = np.empty(m, np.int64)
+    for k in range(m):
+        link = la[f[order[k]]]
+        cand[cnt[link]] = order[k]
+        rank[cnt[link]] = orank[k]
+        where[k] = cnt[link]
+        cnt[link] += 1
+    # one usage row per group: its load on each link, summed in flow order
+    group = np.empty(m, np.int64)
+    indptr = np.zeros(m + 1, np.int64)
+    indices = np.empty(2 * m, np.int64)
+    data = np.empty(2 * m)
+    slot = np.full(L, -1, np.int64)
+    G = 0
+    e = 0
+    r0 = 0
+    while r0 < m:
+        r1 = r0
+        first = la[f[cand[r0]]]
+        while r1 < m and la[f[cand[r1]]] == first and rank[r1] == rank[r0]:
+            r1 += 1
+        for r in range(r0, r1):
+            p = cand[r]
+            group[r] = G
+            for link in (la[f[p]], lb[f[p]]):
+                if slot[link] < 0:
+                    slot[link] = e
+                    indices[e] = link
+                    data[e] = 0.0
+                    e += 1
+                data[slot[link]] += d[p]
+        for q in range(indptr[G], e):
+            slot[indices[q]] = -1
+        G += 1
+        indptr[G] = e
+        r0 = r1
+    scale = greedy_csr(
+        indptr[: G + 1], indices[:e], data[:e], residual.copy(), np.arange(G), np.full(G, np.inf)
+    )
+    add = np.empty(m)
+    for k in range(m):
+        p = order[k]
+        add[k] = d[p] * scale[group[where[k]]]
+        extra[p] += add[k]
+    _take(residual, la, lb, f, order, add)
+    return True
+
+
+@njit
+def greedy_backfill(la, lb, f, cptr, corder, grow, residual, extra):  # type: ignore[no-untyped-def]
+    """Flows coflow by coflow (coflows in ``corder``) each take what their links have.
+
+    Adds each position's extra rate to ``extra``; ``residual`` loses what is
+    given. Coflows with ``grow[c]`` False are known to have no flow with room.
+    """
+    L = residual.size
+    anyopen = False
+    for link in range(L):
+        if residual[link] > 0:
+            anyopen = True
+    if not anyopen or corder.size == 0:
+        return
+    cand = np.empty(f.size, np.int64)
+    m = 0
+    for i in range(corder.size):
+        c = corder[i]
+        if not grow[c]:
+            continue
+        for p in range(cptr[c], cptr[c + 1]):
+            j = f[p]
+            if residual[la[j]] > 0 and residual[lb[j]] > 0:
+                cand[m] = p
+                m += 1
+    if m == 0:
+        return
+    cand = cand[:m]
+    rows = f[cand]
+    x = greedy_pairs(la[rows], lb[rows], residual.copy(), np.arange(m), np.full(m, np.inf), False)
+    for k in range(m):
+        extra[cand[k]] += x[k]
+    _take(residual, la, lb, f, cand, x)
+
+
+@njit
+def ordered_madd_rates(  # type: ignore[no-untyped-def]
+    la, lb, f, rem, cptr, loads, uses_a, uses_b, cap, backfill, corder
+):
+    """MADD coflow by coflow in priority order, then backfilling (Pseudocode 1, lines 7-16).
+
+    ``loads[c]`` is coflow ``c``'s load per link (:func:`coflow_loads`),
+    ``uses_a[c]`` / ``uses_b[c]`` the links its flows use first / second.
+    ``backfill``: 0 proportional, 1 greedy with coflows in the order
+    ``corder``, 2 none. Returns each position's rate and, per coflow,
+    whether any of its flows gets a non-zero rate.
+    """
+    n = f.size
+    nc = cptr.size - 1
+    L = cap.size
+    residual = cap.copy()
+    rates = np.zeros(n)
+    has = np.zeros(nc, np.bool_)
+    capm = np.empty(L)
+    for c in range(nc):
+        need = False
+        full = False
+        for link in range(L):
+            if loads[c, link] > 0:
+                need = True
+                if residual[link] <= SAT * cap[link]:
+                    full = True
+                    break
+        if not need or full:
+            continue  # a link it needs is full: nothing in this pass
+        for link in range(L):
+            r = residual[link]
+            capm[link] = 0.0 if r <= SAT * cap[link] else r
+        lo = cptr[c]
+        hi = cptr[c + 1]
+        gamma = madd_rows(la, lb, f[lo:hi], rem[lo:hi], capm, rates[lo:hi])
+        if not (np.isfinite(gamma) and gamma > 0):
+            continue
+        has[c] = True
+        for link in range(L):
+            v = residual[link] - loads[c, link] / gamma
+            residual[link] = 0.0 if v < 0.0 else v
+    for link in range(L):
+        if residual[link] <= SAT * cap[link]:
+            residual[link] = 0.0
+    # which coflows may get spare capacity: some flow needs an open first and second link
+    grow = np.zeros(nc, np.bool_)
+    for c in range(nc):
+        oa = False
+        ob = False
+        for link in range(L):
+            if residual[link] > 0:
+                oa = oa or uses_a[c, link]
+                ob = ob or uses_b[c, link]
+        grow[c] = oa and ob
+    extra = np.zeros(n)
+    given = False
+    if backfill == BACKFILL_PROPORTIONAL:
+        given = proportional_backfill(la, lb, f, rem, cptr, grow, residual, extra)
+    elif backfill == BACKFILL_GREEDY:
+        greedy_backfill(la, lb, f, cptr, corder, grow, residual, extra)
+        given = True
+    served = np.zeros(nc, np.bool_)
+    for c in range(nc):
+        if not (has[c] or (given and grow[c])):
+            continue
+        for p in range(cptr[c], cptr[c + 1]):
+            rates[p] = rates[p] + extra[p] if has[c] else extra[p]
+            if rates[p] != 0:
+                served[c] = True
+    return rates, served
