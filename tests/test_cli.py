@@ -133,3 +133,16 @@ def test_readme_quickstart_has_two_commands_and_ci_runs_the_second_verbatim():
     ci = (ROOT / ".ci" / "run").read_text()
     assert commands[1] in ci.splitlines()
     assert "set -euo pipefail" in ci
+
+
+def test_readme_main_job_runs_its_arguments_on_a_small_instance(capsys):
+    # the first Quickstart command's coflowopt arguments, with the trace swapped for a
+    # small example: the full trace runs in benchmarks/compare_fb.py, not in the tests
+    main_job = quickstart_commands()[0].split("&&", 1)[1].split()
+    assert main_job[:3] == ["python", "-m", "coflowopt"]
+    argv = [str(ROOT / "instances" / "examples" / "dissertation_3_2_shuffle.json") if a == str(
+        TRACE.relative_to(ROOT)) else a for a in main_job[3:]]
+    assert argv != main_job[3:]
+    code, out, _ = run(capsys, *argv, "--no-progress")
+    assert code == 0
+    assert "varys" in out and "bound" in out.lower()
