@@ -41,6 +41,7 @@ import numpy as np
 
 from ... import alloc
 from ..engine import Allocation, SimulationError, SimView
+from ..kernels.maluca import maluca_rates
 from . import register
 from ._base import Params, Policy, check_choice, check_positive
 from ._common import SAT
@@ -84,6 +85,15 @@ class Maluca(Policy):
         n = f.size
         if n == 0:
             return Allocation()
+        if view.compiled:
+            # the same arithmetic in compiled code (the rest of this method is the reference)
+            kptr = np.zeros(len(ks) + 1, np.int64)
+            np.cumsum([x.size for x in flows], out=kptr[1:])
+            rates = maluca_rates(
+                kptr, view.remaining(f), view.link_a[f], view.link_b[f],
+                np.ascontiguousarray(cap, dtype=np.float64), float(p.alpha), SAT,
+            )
+            return Allocation(f, rates, math.inf)
         kloc = np.repeat(np.arange(len(ks)), [x.size for x in flows])
         rem = view.remaining(f)
         up = view.link_a[f]
