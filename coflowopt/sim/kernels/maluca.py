@@ -109,15 +109,18 @@ def numpy_sum(a, lo, n):  # type: ignore[no-untyped-def]
 
 
 @njit
-def maluca_rates(kptr, rem, up, down, cap, alpha, sat):  # type: ignore[no-untyped-def]
+def maluca_rates(kptr, rem, up, down, cap, alpha, sat, iwork, fwork):  # type: ignore[no-untyped-def]
     """Maluca's rates for the admitted flows of ``K = kptr.size - 1`` coflows.
 
     Flows ``kptr[k]:kptr[k + 1]`` belong to the ``k``-th active coflow (in
     admission order, flows by increasing index); ``rem``, ``up`` and
     ``down`` are their remaining bytes, uplinks and downlinks; ``cap`` the
     link capacities, ``alpha`` the soft reservation and ``sat`` the relative
-    residual below which a link counts as saturated. Returns the rates, in
-    the order of the flows given.
+    residual below which a link counts as saturated; ``iwork`` (at least
+    ``6 n`` integers) and ``fwork`` (``2 n`` floats) are scratch space kept
+    by the caller across decisions (fresh arrays of this size cost more in
+    page faults than the computation). Returns the rates, in the order of
+    the flows given.
     """
     K = kptr.size - 1
     n = rem.size
@@ -125,108 +128,114 @@ def maluca_rates(kptr, rem, up, down, cap, alpha, sat):  # type: ignore[no-untyp
     rates = np.zeros(n)
     if n == 0:
         return rates
-    # T_k (line 9): per coflow, link loads summed flow by flow (uplinks, then downlinks),
-    # largest load over capacity; ndown: the coflow's flows into each downlink
+    # T_k (line 9): per coflow, its link loads summed flow by flow (uplinks, then
+    # downlinks) and the largest load over capacity; uload: every uplink's load, summed
+    # flow by flow (Eq. 12); key: each flow's downlink and n_j^p, the number of its
+    # coflow's flows into that downlink, packed for a single gather below
     T = np.zeros(K)
-    ndown = np.empty(n, np.int64)
+    key = iwork[0:n]
     load = np.zeros(L)
     cnt = np.zeros(L, np.int64)
+    uload = np.zeros(L)
+    ucount = np.zeros(L, np.int64)
     for k in range(K):
         lo = kptr[k]
         hi = kptr[k + 1]
         for p in range(lo, hi):
-            load[up[p]] += rem[p]
+            u = up[p]
+            load[u] += rem[p]
+            uload[u] += rem[p]
+            ucount[u] += 1
         for p in range(lo, hi):
-            load[down[p]] += rem[p]
-            cnt[down[p]] += 1
-        t = 0.0
+            d = down[p]
+            load[d] += rem[p]
+            cnt[d] += 1
         for p in range(lo, hi):
-            v = load[up[p]] / cap[up[p]]
-            if v > t:
-                t = v
-            v = load[down[p]] / cap[down[p]]
-            if v > t:
-                t = v
+            d = down[p]
+            key[p] = (cnt[d] << 32) | d
+        t = 0.0  # the links the coflow does not use count with load 0
+        if 4 * (hi - lo) < L:
+            for p in range(lo, hi):
+                v = load[up[p]] / cap[up[p]]
+                if v > t:
+                    t = v
+                v = load[down[p]] / cap[down[p]]
+                if v > t:
+                    t = v
+            for p in range(lo, hi):
+                load[up[p]] = 0.0
+                load[down[p]] = 0.0
+                cnt[down[p]] = 0
+        else:
+            for link in range(L):
+                v = load[link] / cap[link]
+                if v > t:
+                    t = v
+                load[link] = 0.0
+                cnt[link] = 0
         T[k] = t
-        for p in range(lo, hi):
-            ndown[p] = cnt[down[p]]
-        for p in range(lo, hi):
-            load[up[p]] = 0.0
-            load[down[p]] = 0.0
-            cnt[down[p]] = 0
     korder = np.argsort(T, kind="mergesort")  # ties: admission order
-    # uplinks by decreasing load over capacity (Eq. 12), ties by index
-    uload = np.zeros(L)
-    for p in range(n):
-        uload[up[p]] += rem[p]
-    for link in range(L):
+    for link in range(L):  # uplinks by decreasing load over capacity, ties by index
         uload[link] = -(uload[link] / cap[link])
     uorder = np.argsort(uload, kind="mergesort")
     # the flows by (uplink rank, coflow rank, index): a counting sort on the uplink of the
-    # flows visited coflow by coflow in rank order
-    ustart = np.zeros(L + 1, np.int64)
-    for p in range(n):
-        ustart[up[p] + 1] += 1
+    # flows visited coflow by coflow in rank order (one scattered array: several are slow)
     off = np.zeros(L, np.int64)
     acc = 0
     for q in range(L):
         link = uorder[q]
         off[link] = acc
-        acc += ustart[link + 1]
-    order = np.empty(n, np.int64)
+        acc += ucount[link]
+    order = iwork[n : 2 * n]
     for q in range(K):
         k = korder[q]
         for p in range(kptr[k], kptr[k + 1]):
-            order[off[up[p]]] = p
-            off[up[p]] += 1
-    kof = np.empty(n, np.int64)
-    for k in range(K):
-        for p in range(kptr[k], kptr[k + 1]):
-            kof[p] = k
+            x = off[up[p]]
+            off[up[p]] = x + 1
+            order[x] = p
+    sup = iwork[2 * n : 3 * n]
+    sdown = iwork[3 * n : 4 * n]
+    low = iwork[4 * n : 5 * n]
+    srate = fwork[0:n]
+    rbuf = fwork[n : 2 * n]
     residual = cap.copy()
-    rbuf = np.empty(n)
-    low = np.empty(n, np.int64)
-    seg_end = np.empty(n, np.int64)
-    seg_room = np.zeros(n, np.bool_)
     a = 0
-    while a < n:
-        i = up[order[a]]
-        b = a
-        while b < n and up[order[b]] == i:
-            b += 1
-        # the segments (one per coflow) of uplink i and whether any of their downlinks has
-        # room at the start of the uplink's turn
-        s = a
-        ns = 0
-        while s < b:
-            e = s
-            k = kof[order[s]]
-            room = False
-            while e < b and kof[order[e]] == k:
-                if residual[down[order[e]]] > 0:
-                    room = True
-                e += 1
-            seg_end[ns] = e
-            seg_room[ns] = room
-            ns += 1
-            s = e
+    for qu in range(L):
+        i = uorder[qu]
+        b = a + ucount[i]
+        if b == a:
+            continue
         budget = (1.0 - alpha) * residual[i]
         nlow = 0
         s = a
-        for q in range(ns):
-            e = seg_end[q]
+        while s < b:
+            # the segment of one coflow on uplink i. A segment none of whose downlinks has
+            # room gets nothing below and goes to the low-priority flows, as in the
+            # reference (whose check before the uplink's turn decides the same: downlinks
+            # only fill up during the turn)
+            k = np.searchsorted(kptr, order[s], side="right") - 1
+            lo = kptr[k]
+            hi = kptr[k + 1]
+            e = s
+            while e < b and lo <= order[e] < hi:
+                p = order[e]
+                sup[e] = i
+                sdown[e] = key[p] & 0xFFFFFFFF
+                srate[e] = (key[p] >> 32) * 1.0  # n_j^p, until the rate replaces it
+                e += 1
             m = e - s
-            if not seg_room[q] or budget <= sat * cap[i]:
+            if budget <= sat * cap[i]:
                 for x in range(s, e):
-                    low[nlow] = order[x]
+                    low[nlow] = x
                     nlow += 1
                 s = e
                 continue
+            # line 15: an equal share of the uplink's budget, at most an equal share of the
+            # downlink among the coflow's flows into it
             share = budget / m
             nz = False
             for x in range(s, e):
-                p = order[x]
-                r = residual[down[p]] / ndown[p]
+                r = residual[sdown[x]] / srate[x]
                 if share < r:
                     r = share
                 if not (r >= 0.0):
@@ -236,39 +245,41 @@ def maluca_rates(kptr, rem, up, down, cap, alpha, sat):  # type: ignore[no-untyp
                     nz = True
             if not nz:
                 for x in range(s, e):
-                    low[nlow] = order[x]
+                    low[nlow] = x
                     nlow += 1
                 s = e
                 continue
             for x in range(s, e):
-                rates[order[x]] = rbuf[x - s]
+                srate[x] = rbuf[x - s]
             tot = numpy_sum(rbuf, 0, m)
             budget -= tot
             residual[i] -= tot
             for x in range(s, e):
-                residual[down[order[x]]] -= rbuf[x - s]
+                residual[sdown[x]] -= rbuf[x - s]
             s = e
+        for j in range(nlow):
+            srate[low[j]] = 0.0
         if nlow > 0 and residual[i] > sat * cap[i]:
             # soft reservation: what is left of the uplink, shared equally among the flows
             # that got nothing, each limited to an equal share of its downlink's remainder
-            for x in range(nlow):
-                cnt[down[low[x]]] += 1
+            for j in range(nlow):
+                cnt[sdown[low[j]]] += 1
             share = residual[i] / nlow
-            for x in range(nlow):
-                p = low[x]
-                d = residual[down[p]]
+            for j in range(nlow):
+                x = low[j]
+                d = residual[sdown[x]]
                 if d < 0.0:
                     d = 0.0
-                r = d / cnt[down[p]]
+                r = d / cnt[sdown[x]]
                 if share < r:
                     r = share
-                rbuf[x] = r
-            for x in range(nlow):
-                cnt[down[low[x]]] = 0
-                rates[low[x]] = rbuf[x]
+                rbuf[j] = r
+            for j in range(nlow):
+                cnt[sdown[low[j]]] = 0
+                srate[low[j]] = rbuf[j]
             residual[i] -= numpy_sum(rbuf, 0, nlow)
-            for x in range(nlow):
-                residual[down[low[x]]] -= rbuf[x]
+            for j in range(nlow):
+                residual[sdown[low[j]]] -= rbuf[j]
         for link in range(L):
             if residual[link] < 0.0:
                 residual[link] = 0.0
@@ -280,13 +291,24 @@ def maluca_rates(kptr, rem, up, down, cap, alpha, sat):  # type: ignore[no-untyp
             residual[link] = 0.0
         elif residual[link] != 0.0:
             some = True
+    for x in range(n):
+        rates[order[x]] = srate[x]
     if some:
-        first = np.empty(n, np.int64)
-        second = np.empty(n, np.int64)
+        # only flows both of whose links have room now can get anything (residuals only
+        # fall): the greedy on them alone, in the same order, gives the same rates
+        cand = iwork[5 * n : 6 * n]
+        c = 0
         for x in range(n):
-            first[x] = up[order[x]]
-            second[x] = down[order[x]]
-        extra = greedy_pairs(first, second, residual, np.arange(n), np.empty(0), False)
-        for x in range(n):
-            rates[order[x]] += extra[x]
+            if residual[sup[x]] > 0 and residual[sdown[x]] > 0:
+                cand[c] = x
+                c += 1
+        first = np.empty(c, np.int64)
+        second = np.empty(c, np.int64)
+        for j in range(c):
+            first[j] = sup[cand[j]]
+            second[j] = sdown[cand[j]]
+        extra = greedy_pairs(first, second, residual, np.arange(c), np.empty(0), False)
+        for j in range(c):
+            p = order[cand[j]]
+            rates[p] = rates[p] + extra[j]
     return rates

@@ -72,6 +72,8 @@ class Maluca(Policy):
         if not view.two_link:
             raise SimulationError("maluca needs a fabric where every flow has an uplink and a downlink")
         self.on_flow_completion = self.params.reschedule == "flow"
+        self._iwork = np.zeros(0, np.int64)  # scratch space of the compiled allocation
+        self._fwork = np.zeros(0)
 
     def decide(self, view: SimView) -> Allocation:
         p: MalucaParams = self.params
@@ -89,9 +91,13 @@ class Maluca(Policy):
             # the same arithmetic in compiled code (the rest of this method is the reference)
             kptr = np.zeros(len(ks) + 1, np.int64)
             np.cumsum([x.size for x in flows], out=kptr[1:])
+            if self._fwork.size < 2 * n:
+                self._iwork = np.empty(12 * n, np.int64)
+                self._fwork = np.empty(4 * n)
             rates = maluca_rates(
                 kptr, view.remaining(f), view.link_a[f], view.link_b[f],
                 np.ascontiguousarray(cap, dtype=np.float64), float(p.alpha), SAT,
+                self._iwork, self._fwork,
             )
             return Allocation(f, rates, math.inf)
         kloc = np.repeat(np.arange(len(ks)), [x.size for x in flows])
