@@ -8,10 +8,18 @@ Python over every (uplink, coflow) segment of the admitted flows, about 500
 per decision on the Facebook trace; :func:`maluca_rates` does the same
 arithmetic in compiled code, operation for operation (the same sums in the
 same order, NumPy's pairwise ``.sum()`` via :func:`numpy_sum`, the same
-comparisons), so
-the rates are the same to the last bit. Its cost is ``O(n + K log K + L log L
-+ U L)`` for ``n`` admitted flows of ``K`` coflows on ``U`` busy uplinks of
-``L`` links: it never looks at flows that are not admitted or already done.
+comparisons), so the rates are the same to the last bit. Its cost is
+``O(n + K log K + L log L + U L)`` for ``n`` admitted, unfinished flows of
+``K`` coflows on ``U`` busy uplinks of ``L`` links; flows not admitted yet
+or already done cost nothing.
+
+Two shortcuts give the same rates as the reference: the reference skips a
+(coflow, uplink) segment none of whose downlinks had room when the uplink's
+turn began, and the kernel skips it when none has room at the segment's own
+turn (downlinks only fill up during the turn, and a segment without room
+gets only zero rates, which sends it to the low-priority flows either way);
+the backfilling greedy runs only on the flows both of whose links have room
+when it starts (the others get nothing from it and change nothing).
 """
 
 from __future__ import annotations
