@@ -30,6 +30,10 @@ network" (``reschedule="coflow"``, default):
 
 Maluca is defined on access links (an uplink and a downlink per flow); the
 policy requires a two-link fabric.
+
+A decision runs in compiled code (:func:`coflowopt.sim.kernels.maluca.maluca_rates`,
+the same arithmetic to the last bit); ``simulate(..., compiled=False)`` runs
+the NumPy code of :meth:`Maluca.decide`, the reference.
 """
 
 from __future__ import annotations
