@@ -226,14 +226,13 @@ def maluca_rates(kptr, rem, up, down, cap, alpha, sat, iwork, fwork):  # type: i
             hi = kptr[k + 1]
             e = s
             while e < b and lo <= order[e] < hi:
-                p = order[e]
-                sup[e] = i
-                sdown[e] = key[p] & 0xFFFFFFFF
-                srate[e] = (key[p] >> 32) * 1.0  # n_j^p, until the rate replaces it
                 e += 1
             m = e - s
             if budget <= sat * cap[i]:
                 for x in range(s, e):
+                    kp = key[order[x]]
+                    sup[x] = i
+                    sdown[x] = kp & 0xFFFFFFFF
                     low[nlow] = x
                     nlow += 1
                 s = e
@@ -243,12 +242,16 @@ def maluca_rates(kptr, rem, up, down, cap, alpha, sat, iwork, fwork):  # type: i
             share = budget / m
             nz = False
             for x in range(s, e):
-                r = residual[sdown[x]] / srate[x]
+                kp = key[order[x]]
+                d = kp & 0xFFFFFFFF
+                sup[x] = i
+                sdown[x] = d
+                r = residual[d] / float(kp >> 32)
                 if share < r:
                     r = share
                 if not (r >= 0.0):
                     r = 0.0 if r < 0.0 else r  # np.maximum(r, 0): NaN stays NaN
-                rbuf[x - s] = r
+                srate[x] = r
                 if r != 0.0:
                     nz = True
             if not nz:
@@ -257,13 +260,11 @@ def maluca_rates(kptr, rem, up, down, cap, alpha, sat, iwork, fwork):  # type: i
                     nlow += 1
                 s = e
                 continue
-            for x in range(s, e):
-                srate[x] = rbuf[x - s]
-            tot = numpy_sum(rbuf, 0, m)
+            tot = numpy_sum(srate, s, m)
             budget -= tot
             residual[i] -= tot
             for x in range(s, e):
-                residual[sdown[x]] -= rbuf[x - s]
+                residual[sdown[x]] -= srate[x]
             s = e
         for j in range(nlow):
             srate[low[j]] = 0.0
