@@ -30,6 +30,10 @@ network" (``reschedule="coflow"``, default):
 
 Maluca is defined on access links (an uplink and a downlink per flow); the
 policy requires a two-link fabric.
+
+A decision runs in compiled code (:func:`coflowopt.sim.kernels.maluca.maluca_rates`,
+the same arithmetic to the last bit); ``simulate(..., compiled=False)`` runs
+the NumPy code of :meth:`Maluca.decide`, the reference.
 """
 
 from __future__ import annotations
@@ -41,6 +45,7 @@ import numpy as np
 
 from ... import alloc
 from ..engine import Allocation, SimulationError, SimView
+from ..kernels.maluca import maluca_rates
 from . import register
 from ._base import Params, Policy, check_choice, check_positive
 from ._common import SAT
@@ -71,6 +76,8 @@ class Maluca(Policy):
         if not view.two_link:
             raise SimulationError("maluca needs a fabric where every flow has an uplink and a downlink")
         self.on_flow_completion = self.params.reschedule == "flow"
+        self._iwork = np.zeros(0, np.int64)  # scratch space of the compiled allocation
+        self._fwork = np.zeros(0)
 
     def decide(self, view: SimView) -> Allocation:
         p: MalucaParams = self.params
@@ -84,6 +91,19 @@ class Maluca(Policy):
         n = f.size
         if n == 0:
             return Allocation()
+        if view.compiled:
+            # the same arithmetic in compiled code (the rest of this method is the reference)
+            kptr = np.zeros(len(ks) + 1, np.int64)
+            np.cumsum([x.size for x in flows], out=kptr[1:])
+            if self._fwork.size < 2 * n:
+                self._iwork = np.empty(12 * n, np.int64)
+                self._fwork = np.empty(4 * n)
+            rates = maluca_rates(
+                kptr, view.remaining(f), view.link_a[f], view.link_b[f],
+                np.ascontiguousarray(cap, dtype=np.float64), float(p.alpha), SAT,
+                self._iwork, self._fwork,
+            )
+            return Allocation(f, rates, math.inf)
         kloc = np.repeat(np.arange(len(ks)), [x.size for x in flows])
         rem = view.remaining(f)
         up = view.link_a[f]
