@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from coflowopt import io
-from coflowopt.sim.kernels.maluca import numpy_sum
+from coflowopt.sim.kernels.rates import pairwise_sum
 
 from ..strategies import instances
 from .test_kernels import assert_same, both
@@ -63,9 +63,9 @@ def test_maluca_kernel_on_a_facebook_prefix():
 
 
 @pytest.mark.parametrize("n", [0, 1, 7, 8, 9, 127, 128, 129, 136, 255, 256, 1000, 4099, 70001])
-def test_numpy_sum_is_numpys_sum(n):
+def test_pairwise_sum_is_numpys_sum(n):
     rng = np.random.default_rng(n)
     a = rng.standard_normal(n + 5) * 10.0 ** rng.integers(-8, 8, n + 5)
     for lo in (0, 3):
-        assert numpy_sum(a, lo, n) == a[lo : lo + n].sum()
-    assert numpy_sum(-np.zeros(3), 0, 3) == 0.0
+        assert pairwise_sum(a, lo, n) == a[lo : lo + n].sum()
+    assert pairwise_sum(-np.zeros(3), 0, 3) == 0.0

@@ -7,7 +7,7 @@ so a decision is the whole per-event cost. The NumPy reference
 Python over every (uplink, coflow) segment of the admitted flows, about 500
 per decision on the Facebook trace; :func:`maluca_rates` does the same
 arithmetic in compiled code, operation for operation (the same sums in the
-same order, NumPy's pairwise ``.sum()`` via :func:`numpy_sum`, the same
+same order, NumPy's pairwise ``.sum()`` via :func:`~.rates.pairwise_sum`, the same
 comparisons), so the rates are the same to the last bit. Its cost is
 ``O(n + K log K + L log L + U L)`` for ``n`` admitted, unfinished flows of
 ``K`` coflows on ``U`` busy uplinks of ``L`` links; flows not admitted yet
@@ -27,93 +27,9 @@ from __future__ import annotations
 import numpy as np
 
 from ..._jit import njit
-from .rates import greedy_pairs
+from .rates import greedy_pairs, pairwise_sum
 
-__all__ = ["maluca_rates", "numpy_sum"]
-
-
-@njit
-def _block(a, lo, n):  # type: ignore[no-untyped-def]
-    """NumPy's sum of a block of at most 128 values: eight accumulators, then the rest."""
-    if n < 8:
-        s = 0.0
-        for i in range(lo, lo + n):
-            s += a[i]
-        return s
-    r0 = a[lo]
-    r1 = a[lo + 1]
-    r2 = a[lo + 2]
-    r3 = a[lo + 3]
-    r4 = a[lo + 4]
-    r5 = a[lo + 5]
-    r6 = a[lo + 6]
-    r7 = a[lo + 7]
-    m = n - n % 8
-    i = 8
-    while i < m:
-        j = lo + i
-        r0 += a[j]
-        r1 += a[j + 1]
-        r2 += a[j + 2]
-        r3 += a[j + 3]
-        r4 += a[j + 4]
-        r5 += a[j + 5]
-        r6 += a[j + 6]
-        r7 += a[j + 7]
-        i += 8
-    s = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))
-    while i < n:
-        s += a[lo + i]
-        i += 1
-    return s
-
-
-@njit
-def numpy_sum(a, lo, n):  # type: ignore[no-untyped-def]
-    """``a[lo:lo + n].sum()`` exactly as NumPy computes it (float64, contiguous).
-
-    NumPy halves a range longer than 128 (at a multiple of 8) and adds the
-    two halves' sums; blocks of at most 128 use :func:`_block`. The halving
-    runs on an explicit stack rather than by recursion: Numba's on-disk cache
-    cannot reload a recursive function called from another cached one
-    (``LLVM ERROR: Symbol not found``, a crash on the second run), which is
-    why :func:`coflowopt.sim.kernels.rates.pairwise_sum` is not used here.
-    """
-    if n <= 128:
-        return 0.0 + _block(a, lo, n)  # NumPy adds to its identity 0.0 (turns -0.0 into 0.0)
-    slo = np.empty(64, np.int64)
-    sn = np.empty(64, np.int64)
-    phase = np.zeros(64, np.int64)  # 1: left half pending, 2: right half pending
-    left = np.empty(64)
-    top = 0
-    slo[0] = lo
-    sn[0] = n
-    while True:
-        m = sn[top]
-        if m > 128:
-            h = m // 2
-            h -= h % 8
-            phase[top] = 1
-            top += 1
-            slo[top] = slo[top - 1]
-            sn[top] = h
-            continue
-        ret = _block(a, slo[top], m)
-        top -= 1
-        while top >= 0:  # hand the sum up until a right half is still to do
-            if phase[top] == 1:
-                left[top] = ret
-                phase[top] = 2
-                h = sn[top] // 2
-                h -= h % 8
-                top += 1
-                slo[top] = slo[top - 1] + h
-                sn[top] = sn[top - 1] - h
-                break
-            ret = left[top] + ret
-            top -= 1
-        if top < 0:
-            return 0.0 + ret
+__all__ = ["maluca_rates"]
 
 
 @njit
@@ -260,7 +176,7 @@ def maluca_rates(kptr, rem, up, down, cap, alpha, sat, iwork, fwork):  # type: i
                     nlow += 1
                 s = e
                 continue
-            tot = numpy_sum(srate, s, m)
+            tot = pairwise_sum(srate, s, m)
             budget -= tot
             residual[i] -= tot
             for x in range(s, e):
@@ -286,7 +202,7 @@ def maluca_rates(kptr, rem, up, down, cap, alpha, sat, iwork, fwork):  # type: i
             for j in range(nlow):
                 cnt[sdown[low[j]]] = 0
                 srate[low[j]] = rbuf[j]
-            residual[i] -= numpy_sum(rbuf, 0, nlow)
+            residual[i] -= pairwise_sum(rbuf, 0, nlow)
             for j in range(nlow):
                 residual[sdown[low[j]]] -= rbuf[j]
         for link in range(L):

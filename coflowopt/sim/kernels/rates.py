@@ -23,48 +23,86 @@ __all__ = ["greedy_csr", "greedy_pairs", "madd_pairs", "madd_rows", "pairwise_su
 
 
 @njit
-def _pairwise(a, lo, n):  # type: ignore[no-untyped-def]
+def _block(a, lo, n):  # type: ignore[no-untyped-def]
+    """NumPy's sum of a block of at most 128 values: eight accumulators, then the rest."""
     if n < 8:
         s = 0.0
         for i in range(lo, lo + n):
             s += a[i]
         return s
-    if n <= 128:
-        r0 = a[lo]
-        r1 = a[lo + 1]
-        r2 = a[lo + 2]
-        r3 = a[lo + 3]
-        r4 = a[lo + 4]
-        r5 = a[lo + 5]
-        r6 = a[lo + 6]
-        r7 = a[lo + 7]
-        m = n - n % 8
-        i = 8
-        while i < m:
-            j = lo + i
-            r0 += a[j]
-            r1 += a[j + 1]
-            r2 += a[j + 2]
-            r3 += a[j + 3]
-            r4 += a[j + 4]
-            r5 += a[j + 5]
-            r6 += a[j + 6]
-            r7 += a[j + 7]
-            i += 8
-        s = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))
-        while i < n:
-            s += a[lo + i]
-            i += 1
-        return s
-    n2 = n // 2
-    n2 -= n2 % 8
-    return _pairwise(a, lo, n2) + _pairwise(a, lo + n2, n - n2)
+    r0 = a[lo]
+    r1 = a[lo + 1]
+    r2 = a[lo + 2]
+    r3 = a[lo + 3]
+    r4 = a[lo + 4]
+    r5 = a[lo + 5]
+    r6 = a[lo + 6]
+    r7 = a[lo + 7]
+    m = n - n % 8
+    i = 8
+    while i < m:
+        j = lo + i
+        r0 += a[j]
+        r1 += a[j + 1]
+        r2 += a[j + 2]
+        r3 += a[j + 3]
+        r4 += a[j + 4]
+        r5 += a[j + 5]
+        r6 += a[j + 6]
+        r7 += a[j + 7]
+        i += 8
+    s = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))
+    while i < n:
+        s += a[lo + i]
+        i += 1
+    return s
 
 
 @njit
 def pairwise_sum(a, lo, n):  # type: ignore[no-untyped-def]
-    """``a[lo:lo + n].sum()`` exactly as NumPy computes it (float64, contiguous)."""
-    return 0.0 + _pairwise(a, lo, n)  # NumPy adds to its identity 0.0 (turns -0.0 into 0.0)
+    """``a[lo:lo + n].sum()`` exactly as NumPy computes it (float64, contiguous).
+
+    NumPy halves a range longer than 128 (at a multiple of 8) and adds the
+    two halves' sums; blocks of at most 128 use :func:`_block`. The halving
+    runs on an explicit stack rather than by recursion: Numba's on-disk cache
+    cannot reload a recursive function called from another cached one
+    (``LLVM ERROR: Symbol not found``, a crash on the second run).
+    """
+    if n <= 128:
+        return 0.0 + _block(a, lo, n)  # NumPy adds to its identity 0.0 (turns -0.0 into 0.0)
+    slo = np.empty(64, np.int64)
+    sn = np.empty(64, np.int64)
+    phase = np.zeros(64, np.int64)  # 1: left half pending, 2: right half pending
+    left = np.empty(64)
+    top = 0
+    slo[0] = lo
+    sn[0] = n
+    while True:
+        m = sn[top]
+        if m > 128:
+            h = m // 2
+            h -= h % 8
+            phase[top] = 1
+            top += 1
+            slo[top] = slo[top - 1]
+            sn[top] = h
+            continue
+        ret = _block(a, slo[top], m)
+        top -= 1
+        while top >= 0:  # hand the sum up until a right half is still to do
+            if phase[top] == 1:
+                left[top] = ret
+                phase[top] = 2
+                h = sn[top] // 2
+                h -= h % 8
+                top += 1
+                slo[top] = slo[top - 1] + h
+                sn[top] = sn[top - 1] - h
+                break
+            ret = left[top] + ret
+            top -= 1
+        if top < 0:
+            return 0.0 + ret
 
 
 @njit
