@@ -8,17 +8,22 @@ the rate ``w * min(lam_i, lam_j)``: every flow of a pair runs at the same
 - the total weight ``W[p]`` of its flows (the water-filling input),
 - its level and a *virtual service* counter ``S[p]``, the integral of the
   level over time (brought up to date only when the level changes),
-- a min-heap of its flows' *keys* ``S at admission + remaining / w``: a flow
-  completes when ``S[p]`` reaches its key.
+- a min-heap of its flows' *keys* ``S at admission + size / w`` (minus
+  what a flow had received before it joined): a flow completes when
+  ``S[p]`` reaches its key,
+- its predicted next completion ``T[p]``.
 
 At each event (flow completions; everything within the engine's time
 tolerance together) the kernel recomputes the water levels
-(:func:`.maxmin.waterfill` on ``W``), re-levels the pairs on links whose
-level changed by more than ``change_tol`` relative (what the reference
-``fair`` policy does; ``wss`` uses 0), and finds the next completion as the
-smallest predicted completion over pairs (kept in blocks of 64 pairs with
-exact minima). An event costs ``O(links x rounds + pairs re-levelled)``,
-not ``O(flows)``; per-flow pieces are written only when recording.
+(:func:`.maxmin.waterfill` on ``W``) and re-levels the pairs on links
+whose level changed by more than ``change_tol`` relative. This mirrors the
+reference ``fair`` policy, which re-rates only the flows on such links (and
+new flows), so that flows elsewhere keep their rates; ``wss`` recomputes
+every rate, which is ``change_tol = 0``. A pair that only lost flows keeps
+its level; a pair that gets its first flows takes its links' level. An
+event costs ``O(s R)`` for the water-filling plus ``O(pairs with flows)``;
+idle flows cost nothing, and per-flow pieces are written only when
+recording.
 
 The state persists across calls: the policy admits new flows with
 :func:`pair_join` and hands the same state to every stretch. The kernel
@@ -39,8 +44,13 @@ __all__ = ["new_pair_state", "pair_join", "pair_stretch"]
 _BLK = 64
 """Pairs per block of predicted completion times."""
 
-_DIRTY, _NTOUCH, _NFRESH = 0, 1, 2
-"""Slots of the ``meta`` array: levels stale; touched pairs; fresh flows."""
+_DIRTY, _NFRESH, _NTOUCH = 0, 1, 2
+"""Slots of the ``meta`` array: levels stale; fresh flows; touched pairs."""
+
+_LEVEL, _S, _TS, _TOP = 0, 1, 2, 3
+"""Columns of the per-pair record ``pd``: level, virtual service ``S`` at time
+``tS``, smallest key of the pair's heap (``inf`` when empty), kept together so
+that re-levelling a pair touches one cache line."""
 
 
 def new_pair_state(
@@ -50,8 +60,7 @@ def new_pair_state(
     """The kernel state for a fabric split at ``split`` (the ``*args`` of both functions).
 
     ``weight``: each flow's weight (1 for per-flow fairness); ``stop_at``:
-    the coflows whose completion must return control to the engine (those
-    other coflows depend on).
+    the coflows whose completion must return control to the engine.
     """
     s = int(split)
     L = cap.size
@@ -71,16 +80,16 @@ def new_pair_state(
         np.ascontiguousarray(stop_at, dtype=np.bool_),
         np.zeros((s, R)),  # W: weight per pair
         np.zeros((R, s)),  # WT
+        np.zeros((R, s)),  # levT: the pairs' levels, by right link (read contiguously)
         np.zeros(s),  # dem_l: weight per left link
         np.zeros(R),  # dem_r
         np.zeros(s, np.int64),  # nf_l: flows per left link
         np.zeros(R, np.int64),  # nf_r
         np.zeros(P, np.int64),  # cnt: flows per pair
-        np.zeros(P),  # level
-        np.zeros(P),  # S
-        np.zeros(P),  # tS
-        np.full(nblk * _BLK, np.inf),  # T: predicted completion per pair
-        np.full(nblk, np.inf),  # bmin
+        _new_pd(P),  # pd: level, virtual service S, time tS of S, smallest key
+        np.full(nblk * _BLK, np.inf),  # T: predicted next completion per pair
+        np.full(nblk, np.inf),  # bmin: minimum of T per block (a lower bound while stale)
+        np.zeros(nblk, np.bool_),  # stale: blocks whose minimum must be recomputed
         hs,  # heap segment of each pair
         np.zeros(P, np.int64),  # hn: heap sizes
         np.zeros(max(F, 1)),  # hk: heap keys
@@ -89,11 +98,17 @@ def new_pair_state(
         np.zeros(max(F, 1)),  # pstart: start of each flow's current piece
         np.full(s, np.inf),  # lam_l: levels last computed
         np.full(R, np.inf),  # lam_r
-        np.zeros(P, np.int64),  # touched pairs
+        np.zeros(P, np.int64),  # touched: pairs whose flows changed since the last levels
         np.zeros(P, np.bool_),  # is_t
-        np.zeros(max(F, 1), np.int64),  # fresh flows
-        np.zeros(4, np.int64),  # meta
+        np.zeros(max(F, 1), np.int64),  # fresh: flows joined since the last call
+        np.zeros(3, np.int64),  # meta
     )
+
+
+def _new_pd(P: int) -> npt.NDArray[np.float64]:
+    pd = np.zeros((P, 4))
+    pd[:, _TOP] = np.inf
+    return pd
 
 
 @njit
@@ -134,18 +149,15 @@ def _heap_pop(hk, hf, base, n):  # type: ignore[no-untyped-def]
 
 
 @njit
-def _set_T(T, bmin, p, val):  # type: ignore[no-untyped-def]
+def _set_T(T, bmin, stale, p, val):  # type: ignore[no-untyped-def]
+    """Set ``T[p]``; a block whose minimum may have risen is recomputed when next read."""
     old = T[p]
     T[p] = val
     b = p // _BLK
     if val < bmin[b]:
         bmin[b] = val
-    elif old == bmin[b] and val > old:
-        m = np.inf
-        for q in range(b * _BLK, (b + 1) * _BLK):
-            if T[q] < m:
-                m = T[q]
-        bmin[b] = m
+    elif val > old and old <= bmin[b]:
+        stale[b] = True
 
 
 @njit
@@ -159,23 +171,25 @@ def _touch(p, touched, is_t, meta):  # type: ignore[no-untyped-def]
 @njit
 def pair_join(  # type: ignore[no-untyped-def]
     flows, t, la, lb, sent,
-    s, cap_l, cap_r, fw, change_tol, stop_at, W, WT, dem_l, dem_r, nf_l, nf_r, cnt, level, S,
-    tS, T, bmin, hs, hn, hk, hf, fkey, pstart, lam_l, lam_r, touched, is_t, fresh, meta,
+    s, cap_l, cap_r, fw, change_tol, stop_at, W, WT, levT, dem_l, dem_r, nf_l, nf_r, cnt, pd, T, bmin,
+    stale, hs, hn, hk, hf, fkey, pstart, lam_l, lam_r, touched, is_t, fresh, meta,
 ):
-    """Admit ``flows`` at time ``t`` (bytes ``sent`` so far); rates follow at the next call.
+    """Admit ``flows`` at time ``t`` (``sent[q]``: bytes flow ``flows[q]`` received so far).
 
-    Sizes are not needed here (non-clairvoyant policies call it): the next
-    kernel call completes each flow's key with its size.
+    Rates follow at the next call. Sizes are not needed here (non-clairvoyant
+    policies call it): the next kernel call completes each flow's key.
     """
     R = cap_r.size
-    for f in flows:
+    for q in range(flows.size):
+        f = flows[q]
         a = la[f]
         b = lb[f] - s
         p = a * R + b
-        if level[p] > 0.0:
-            S[p] += level[p] * (t - tS[p])
-        tS[p] = t
-        fkey[f] = S[p] - sent[f] / fw[f]
+        lev = pd[p, _LEVEL]
+        if lev > 0.0:
+            pd[p, _S] += lev * (t - pd[p, _TS])
+        pd[p, _TS] = t
+        fkey[f] = pd[p, _S] - sent[q] / fw[f]
         cnt[p] += 1
         W[a, b] += fw[f]
         WT[b, a] += fw[f]
@@ -191,15 +205,18 @@ def pair_join(  # type: ignore[no-untyped-def]
 
 
 @njit
+def _level(lam_i, lam_j):  # type: ignore[no-untyped-def]
+    """A pair's level from its links' levels (0 for none)."""
+    new = min(lam_i, lam_j)
+    return new if new < np.inf and new > 0.0 else 0.0
+
+
+@njit
 def _relevel(  # type: ignore[no-untyped-def]
-    p, t, R, record, pc_f, pc_t0, pc_t1, pc_r, npc, fw, fco, start, level, S, tS, hs, hn, hf,
-    pstart, lam_l, lam_r,
+    p, i, j, new, levT, t, record, pc_f, pc_t0, pc_t1, pc_r, npc, fw, fco, start, pd, hs, hn, hf, pstart,
 ):
-    """Set pair ``p``'s level at ``t`` from its links' levels (pieces at the old one)."""
-    new = min(lam_l[p // R], lam_r[p % R])
-    if not (new < np.inf and new > 0.0):
-        new = 0.0
-    old = level[p]
+    """Set pair ``p``'s level to ``new`` at ``t`` (pieces at the old one). Returns ``npc``."""
+    old = pd[p, _LEVEL]
     if new == old:
         return npc
     base = hs[p]
@@ -219,22 +236,26 @@ def _relevel(  # type: ignore[no-untyped-def]
             if t < start[k]:
                 start[k] = t
     else:
-        S[p] += old * (t - tS[p])
-    tS[p] = t
-    level[p] = new
+        pd[p, _S] += old * (t - pd[p, _TS])
+    pd[p, _TS] = t
+    pd[p, _LEVEL] = new
+    levT[j, i] = new
     return npc
 
 
 @njit
-def _predict(p, cnt, level, S, tS, T, bmin, hs, hk):  # type: ignore[no-untyped-def]
-    if cnt[p] > 0 and level[p] > 0.0:
-        _set_T(T, bmin, p, tS[p] + (hk[hs[p]] - S[p]) / level[p])
+def _predict(p, pd, T, bmin, stale):  # type: ignore[no-untyped-def]
+    """Predicted completion of pair ``p``'s next flow (its heap's smallest key)."""
+    lev = pd[p, _LEVEL]
+    if lev > 0.0:
+        _set_T(T, bmin, stale, p, pd[p, _TS] + (pd[p, _TOP] - pd[p, _S]) / lev)
     else:
-        _set_T(T, bmin, p, np.inf)
+        _set_T(T, bmin, stale, p, np.inf)
 
 
 @njit
 def _changed(new, old, tol):  # type: ignore[no-untyped-def]
+    """The reference ``fair`` policy's test for a link whose level changed."""
     if new < np.inf and old < np.inf:
         return abs(new - old) > tol * max(abs(old), 1e-300)
     return (new < np.inf) != (old < np.inf)
@@ -242,9 +263,9 @@ def _changed(new, old, tol):  # type: ignore[no-untyped-def]
 
 @njit
 def _recompute(  # type: ignore[no-untyped-def]
-    t, record, pc_f, pc_t0, pc_t1, pc_r, npc, la, lb, fco, start,
-    s, cap_l, cap_r, fw, change_tol, W, WT, dem_l, dem_r, cnt, level, S, tS, T, bmin, hs, hn,
-    hk, hf, pstart, lam_l, lam_r, touched, is_t, fresh, meta,
+    t, record, pc_f, pc_t0, pc_t1, pc_r, npc, fco, start,
+    s, cap_l, cap_r, fw, change_tol, W, WT, levT, dem_l, dem_r, cnt, pd, T, bmin, stale, hs, hn,
+    hk, hf, pstart, lam_l, lam_r, touched, is_t, meta,
 ):
     """Water levels for the current pair weights; re-level the pairs whose level changes."""
     R = cap_r.size
@@ -264,65 +285,88 @@ def _recompute(  # type: ignore[no-untyped-def]
         ch_r[j] = _changed(new_r[j], lam_r[j], change_tol)
     lam_l[:] = new_l
     lam_r[:] = new_r
+    # pairs on links whose level changed take the new level (as the reference re-rates
+    # every flow on such links)
     for i in range(s):
         if ch_l[i]:
+            li = lam_l[i]
             for j in range(R):
                 p = i * R + j
-                if cnt[p] > 0:
-                    npc = _relevel(p, t, R, record, pc_f, pc_t0, pc_t1, pc_r, npc, fw, fco,
-                                   start, level, S, tS, hs, hn, hf, pstart, lam_l, lam_r)
-                    _predict(p, cnt, level, S, tS, T, bmin, hs, hk)
+                if cnt[p] > 0 and _level(li, lam_r[j]) != pd[p, _LEVEL]:
+                    npc = _relevel(p, i, j, _level(li, lam_r[j]), levT, t, record, pc_f, pc_t0, pc_t1, pc_r,
+                                   npc, fw, fco, start, pd, hs, hn, hf, pstart)
+                    _predict(p, pd, T, bmin, stale)
                     is_t[p] = False
     for j in range(R):
         if ch_r[j]:
+            lj = lam_r[j]
+            Wj = WT[j]
             for i in range(s):
-                p = i * R + j
-                if cnt[p] > 0 and not ch_l[i]:
-                    npc = _relevel(p, t, R, record, pc_f, pc_t0, pc_t1, pc_r, npc, fw, fco,
-                                   start, level, S, tS, hs, hn, hf, pstart, lam_l, lam_r)
-                    _predict(p, cnt, level, S, tS, T, bmin, hs, hk)
-                    is_t[p] = False
-    # pairs whose flows changed on links whose level did not: a new pair takes its
-    # level; the others keep theirs (as the reference keeps the rates of such flows)
+                if Wj[i] > 0.0 and not ch_l[i]:
+                    p = i * R + j
+                    new = _level(lam_l[i], lj)
+                    if new != levT[j, i]:
+                        npc = _relevel(p, i, j, new, levT, t, record, pc_f, pc_t0, pc_t1, pc_r, npc, fw, fco,
+                                       start, pd, hs, hn, hf, pstart)
+                        _predict(p, pd, T, bmin, stale)
+                        is_t[p] = False
+    # pairs whose flows changed on links whose level did not: a pair that gets its first
+    # flows takes its links' level; the others keep theirs (as the reference keeps the
+    # rates of such flows)
     for q in range(meta[_NTOUCH]):
         p = touched[q]
         if is_t[p]:
-            if level[p] == 0.0 and cnt[p] > 0:
-                npc = _relevel(p, t, R, record, pc_f, pc_t0, pc_t1, pc_r, npc, fw, fco, start,
-                               level, S, tS, hs, hn, hf, pstart, lam_l, lam_r)
-            _predict(p, cnt, level, S, tS, T, bmin, hs, hk)
             is_t[p] = False
+            if cnt[p] > 0:
+                if pd[p, _LEVEL] == 0.0:
+                    i = p // R
+                    j = p - i * R
+                    npc = _relevel(p, i, j, _level(lam_l[i], lam_r[j]), levT, t, record, pc_f, pc_t0, pc_t1,
+                                   pc_r, npc, fw, fco, start, pd, hs, hn, hf, pstart)
+                _predict(p, pd, T, bmin, stale)
     meta[_NTOUCH] = 0
-    for q in range(meta[_NFRESH]):
-        f = fresh[q]
-        p = la[f] * R + lb[f] - s
-        k = fco[f]
-        if level[p] > 0.0 and t < start[k]:
-            start[k] = t
-    meta[_NFRESH] = 0
     meta[_DIRTY] = 0
     return npc
 
 
 @njit
+def _earliest(T, bmin, stale):  # type: ignore[no-untyped-def]
+    """The earliest predicted completion (refreshes the stale block minima)."""
+    t_fin = np.inf
+    for b in range(bmin.size):
+        if stale[b]:
+            m = np.inf
+            for p in range(b * _BLK, (b + 1) * _BLK):
+                if T[p] < m:
+                    m = T[p]
+            bmin[b] = m
+            stale[b] = False
+        if bmin[b] < t_fin:
+            t_fin = bmin[b]
+    return t_fin
+
+
+@njit
 def pair_stretch(  # type: ignore[no-untyped-def]
-    t0, t_stop, tol, act, la, lb, L, cap, size, sent, fco, cf_left, start,
+    t0, t_stop, tol, flows, la, lb, L, cap, size, sent, fco, cf_left, start,
     record, max_pieces, rate_out, done_f, done_t, pc_f, pc_t0, pc_t1, pc_r,
-    s, cap_l, cap_r, fw, change_tol, stop_at, W, WT, dem_l, dem_r, nf_l, nf_r, cnt, level, S,
-    tS, T, bmin, hs, hn, hk, hf, fkey, pstart, lam_l, lam_r, touched, is_t, fresh, meta,
+    s, cap_l, cap_r, fw, change_tol, stop_at, W, WT, levT, dem_l, dem_r, nf_l, nf_r, cnt, pd, T, bmin,
+    stale, hs, hn, hk, hf, fkey, pstart, lam_l, lam_r, touched, is_t, fresh, meta,
 ):
     """Advance per-flow weighted max-min from ``t0`` (see :mod:`coflowopt.sim.kernels`).
 
-    ``act`` must be the flows joined to the state and not completed. Returns
-    ``(t, n_done, n_pieces, n_events, reason)``; ``rate_out`` stays zero.
+    ``flows`` must be the flows joined to the state and not completed.
+    Returns ``(t, n_done, n_pieces, n_events, reason)``; ``rate_out`` stays
+    zero.
     """
     R = cap_r.size
-    n = act.size
+    n = flows.size
     t = t0
     nd = 0
     npc = 0
     nev = 0
-    # flows joined since the last call enter their pairs' heaps
+    # flows joined since the last call enter their pairs' heaps; a flow that joins a
+    # running pair starts now
     for q in range(meta[_NFRESH]):
         f = fresh[q]
         p = la[f] * R + lb[f] - s
@@ -330,17 +374,20 @@ def pair_stretch(  # type: ignore[no-untyped-def]
         fkey[f] = key
         _heap_push(hk, hf, hs[p], hn[p], key, f)
         hn[p] += 1
+        if key < pd[p, _TOP]:
+            pd[p, _TOP] = key
+        if pd[p, _LEVEL] > 0.0:
+            k = fco[f]
+            if t < start[k]:
+                start[k] = t
+    meta[_NFRESH] = 0
     if meta[_DIRTY]:
-        npc = _recompute(t, record, pc_f, pc_t0, pc_t1, pc_r, npc, la, lb, fco, start, s, cap_l,
-                         cap_r, fw, change_tol, W, WT, dem_l, dem_r, cnt, level, S, tS, T, bmin,
-                         hs, hn, hk, hf, pstart, lam_l, lam_r, touched, is_t, fresh, meta)
-    nblk = bmin.size
+        npc = _recompute(t, record, pc_f, pc_t0, pc_t1, pc_r, npc, fco, start, s, cap_l, cap_r,
+                         fw, change_tol, W, WT, levT, dem_l, dem_r, cnt, pd, T, bmin, stale, hs, hn,
+                         hk, hf, pstart, lam_l, lam_r, touched, is_t, meta)
     reason = 0
     while True:
-        t_fin = np.inf
-        for b in range(nblk):
-            if bmin[b] < t_fin:
-                t_fin = bmin[b]
+        t_fin = _earliest(T, bmin, stale)
         t_next = min(t_fin, t_stop)
         if t_next == np.inf:
             reason = 3
@@ -354,18 +401,20 @@ def pair_stretch(  # type: ignore[no-untyped-def]
         nev += 1
         t_new = t_next
         stop = False
-        for b in range(nblk):
+        for b in range(bmin.size):
             if bmin[b] > thr:
                 continue
             for p in range(b * _BLK, (b + 1) * _BLK):
                 if T[p] > thr:
                     continue
-                lev = level[p]
+                lev = pd[p, _LEVEL]
+                S = pd[p, _S]
+                tS = pd[p, _TS]
                 base = hs[p]
                 a = p // R
-                j = p % R
+                j = p - a * R
                 while hn[p] > 0:
-                    tf = tS[p] + (hk[base] - S[p]) / lev
+                    tf = tS + (hk[base] - S) / lev
                     if tf > thr:
                         break
                     f = hf[base]
@@ -392,6 +441,7 @@ def pair_stretch(  # type: ignore[no-untyped-def]
                     dem_r[j] -= w
                     nf_l[a] -= 1
                     nf_r[j] -= 1
+                    # an empty link forgets the rounding in its sums
                     if nf_l[a] == 0:
                         dem_l[a] = 0.0
                     if nf_r[j] == 0:
@@ -401,12 +451,16 @@ def pair_stretch(  # type: ignore[no-untyped-def]
                     if cf_left[k] == 0 and stop_at[k]:
                         stop = True
                 if cnt[p] == 0:
-                    # an empty pair forgets its history (and rounding in W)
+                    # an empty pair forgets its history (and the rounding in W)
                     W[a, j] = 0.0
                     WT[j, a] = 0.0
-                    S[p] = 0.0
-                    level[p] = 0.0
-                _set_T(T, bmin, p, np.inf)
+                    pd[p, _S] = 0.0
+                    pd[p, _LEVEL] = 0.0
+                    levT[j, a] = 0.0
+                    pd[p, _TOP] = np.inf
+                else:
+                    pd[p, _TOP] = hk[base]
+                _set_T(T, bmin, stale, p, np.inf)  # predicted again with the new levels
                 _touch(p, touched, is_t, meta)
         t = t_new
         meta[_DIRTY] = 1
@@ -414,14 +468,14 @@ def pair_stretch(  # type: ignore[no-untyped-def]
             # the engine decides (or admits) now; the levels are recomputed at the next call
             reason = 0 if t_stop <= thr else (1 if stop else 2)
             break
-        npc = _recompute(t, record, pc_f, pc_t0, pc_t1, pc_r, npc, la, lb, fco, start, s, cap_l,
-                         cap_r, fw, change_tol, W, WT, dem_l, dem_r, cnt, level, S, tS, T, bmin,
-                         hs, hn, hk, hf, pstart, lam_l, lam_r, touched, is_t, fresh, meta)
+        npc = _recompute(t, record, pc_f, pc_t0, pc_t1, pc_r, npc, fco, start, s, cap_l, cap_r,
+                         fw, change_tol, W, WT, levT, dem_l, dem_r, cnt, pd, T, bmin, stale, hs, hn,
+                         hk, hf, pstart, lam_l, lam_r, touched, is_t, meta)
     # data sent so far, for the engine
-    for f in act:
+    for f in flows:
         key = fkey[f]
         if key == key:
             p = la[f] * R + lb[f] - s
-            done = S[p] + level[p] * (t - tS[p])
+            done = pd[p, _S] + pd[p, _LEVEL] * (t - pd[p, _TS])
             sent[f] = min(max(size[f] - fw[f] * (key - done), 0.0), size[f])
     return t, nd, npc, nev, reason
