@@ -168,7 +168,7 @@ class Fair(Policy):
         self.classes = RouteClasses.build(view)
         self.pairs = None
         self.kernel: tuple[object, ...] | None = None
-        split = _split(view)
+        split = split_links(view)
         if split is not None and self.params.max_flows_per_receiver is None:
             if view.compiled:
                 self.kernel = pair_kernel_state(view, split, np.ones(view.num_flows), CHANGE_TOL)
@@ -209,7 +209,7 @@ def pair_kernel_stretch(view: SimView, state: tuple[object, ...]) -> Allocation:
     return Allocation(stretch=Stretch(pair_stretch, view.active_flows(), state))
 
 
-def _split(view: SimView) -> int | None:
+def split_links(view: SimView) -> int | None:
     """The first downlink index if every flow goes from a link below it to one above it."""
     if not view.two_link or view.num_flows == 0:
         return None
