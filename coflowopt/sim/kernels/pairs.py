@@ -87,7 +87,7 @@ def new_pair_state(
         np.zeros(s, np.int64),  # nf_l: flows per left link
         np.zeros(R, np.int64),  # nf_r
         np.zeros(P, np.int64),  # cnt: flows per pair
-        np.full(P, -1, np.int8),  # side: 0 attached to its left link, 1 right, -1 none
+        np.full(P, -1, np.int8),  # side: 0 attached to its left link, 1 right, -1 none (no flows)
         pd,  # pd: per pair, see _C, _TOP, _PLEV
         np.full(P, np.inf),  # K: smallest key of each pair in its link's clock
         np.full(L, np.inf),  # lam: levels last computed (left links, then right)
@@ -281,8 +281,8 @@ def _recompute(  # type: ignore[no-untyped-def]
             for j in range(R):
                 p = i * R + j
                 sd = side[p]
-                if sd < 0 or cnt[p] == 0:
-                    continue
+                if sd < 0:
+                    continue  # no flows
                 rj = rho[s + j]
                 if sd == 0 and rj < ri:
                     _flip(p, i, s + j, t, side, 1, pd, K, rho, V, tV, lstale)
@@ -291,14 +291,11 @@ def _recompute(  # type: ignore[no-untyped-def]
     for j in range(R):
         if ch[s + j]:
             rj = rho[s + j]
-            Wj = WT[j]
             for i in range(s):
-                if ch[i] or not Wj[i] > 0.0:
-                    continue  # done above / no flows
                 p = i * R + j
                 sd = side[p]
-                if sd < 0:
-                    continue
+                if sd < 0 or ch[i]:
+                    continue  # no flows / done with its left link
                 ri = rho[i]
                 if sd == 0 and rj < ri:
                     _flip(p, i, s + j, t, side, 1, pd, K, rho, V, tV, lstale)
@@ -335,7 +332,7 @@ def _recompute(  # type: ignore[no-untyped-def]
             else:
                 p0, p1, step = u - s, s * R, R
             for p in range(p0, p1, step):
-                if cnt[p] > 0 and side[p] >= 0:
+                if side[p] >= 0:
                     if u >= s and ch[p // R]:
                         continue  # done with its left link
                     lev = rho[_att(p, s, R, side)]
@@ -346,29 +343,30 @@ def _recompute(  # type: ignore[no-untyped-def]
 
 
 @njit
-def _link_min(u, s, R, cnt, side, K):  # type: ignore[no-untyped-def]
+def _link_min(u, s, R, side, K):  # type: ignore[no-untyped-def]
     """Smallest ``K`` among the pairs attached to link ``u``."""
     m = np.inf
     if u < s:
         for p in range(u * R, u * R + R):
-            if side[p] == 0 and cnt[p] > 0 and K[p] < m:
+            if side[p] == 0 and K[p] < m:
                 m = K[p]
     else:
         for p in range(u - s, s * R, R):
-            if side[p] == 1 and cnt[p] > 0 and K[p] < m:
+            if side[p] == 1 and K[p] < m:
                 m = K[p]
     return m
 
 
 @njit
-def _earliest(s, R, cnt, side, K, rho, V, tV, Tl, lstale):  # type: ignore[no-untyped-def]
+def _earliest(s, R, side, K, rho, V, tV, Tl, lstale):  # type: ignore[no-untyped-def]
     """The earliest predicted completion (recomputes the stale links' predictions)."""
     t_fin = np.inf
     for u in range(s + R):
         if lstale[u]:
             lstale[u] = False
-            m = _link_min(u, s, R, cnt, side, K)
-            Tl[u] = tV[u] + (m - V[u]) / rho[u] if m < np.inf and rho[u] > 0.0 else np.inf
+            m = _link_min(u, s, R, side, K)
+            r = rho[u]
+            Tl[u] = tV[u] + (m - V[u]) / r if m < np.inf and 0.0 < r < np.inf else np.inf
         if Tl[u] < t_fin:
             t_fin = Tl[u]
     return t_fin
@@ -419,7 +417,7 @@ def pair_stretch(  # type: ignore[no-untyped-def]
                          lstale, hs, hn, hf, pstart, newp, meta)
     reason = 0
     while True:
-        t_fin = _earliest(s, R, cnt, side, K, rho, V, tV, Tl, lstale)
+        t_fin = _earliest(s, R, side, K, rho, V, tV, Tl, lstale)
         t_next = min(t_fin, t_stop)
         if t_next == np.inf:
             reason = 3
@@ -445,7 +443,7 @@ def pair_stretch(  # type: ignore[no-untyped-def]
             else:
                 p0, p1, step, sd = u - s, s * R, R, 1
             for p in range(p0, p1, step):
-                if side[p] != sd or cnt[p] == 0 or tVu + (K[p] - Vu) / lev > thr:
+                if side[p] != sd or tVu + (K[p] - Vu) / lev > thr:
                     continue
                 c = pd[p, _C]
                 base = hs[p]

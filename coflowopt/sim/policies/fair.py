@@ -8,10 +8,13 @@ work-conserving.
 
 On the big switch the policy keeps the per-pair flow counts between events
 and re-rates only the flows whose rate changes (see ``_PairState``); the
-rates are the same as recomputing the max-min allocation from scratch. When
-compiled, the same rule runs in :mod:`coflowopt.sim.kernels.pairs`, which
-keeps the state per pair of links rather than per flow (the reference path,
-``simulate(..., compiled=False)``, runs ``_PairState``).
+rates are the same as recomputing the max-min allocation from scratch (up to
+level changes below ``CHANGE_TOL`` relative, which leave rates as they are).
+When compiled, the same rule runs through every flow completion in
+:mod:`coflowopt.sim.kernels.pairs`, which keeps its state per link and per
+pair of links rather than per flow (the reference path, ``simulate(...,
+compiled=False)``, runs ``_PairState``; ``tests/sim/test_kernels_fair.py``
+checks that both give the same results).
 
 Option ``max_flows_per_receiver``: at most that many flows of each coflow
 into the same egress port are active at once, as Hadoop's reducers fetch
@@ -196,8 +199,13 @@ class Fair(Policy):
 def pair_kernel_state(
     view: SimView, split: int, weight: np.ndarray, change_tol: float
 ) -> tuple[object, ...]:
-    """State of :func:`coflowopt.sim.kernels.pairs.pair_stretch` for this simulation."""
-    stop = np.ones(view.num_coflows, bool)  # hand back at every coflow completion
+    """State of :func:`coflowopt.sim.kernels.pairs.pair_stretch` for this simulation.
+
+    ``weight``: per flow; ``change_tol``: relative change of a link's level
+    below which its flows keep their rates. Shared with ``wss``.
+    """
+    # hand back at every coflow completion: the engine releases dependent coflows then
+    stop = np.ones(view.num_coflows, bool)
     return new_pair_state(view.link_a, view.link_b, split, view.capacity, weight, change_tol, stop)
 
 
