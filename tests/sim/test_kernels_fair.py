@@ -42,6 +42,18 @@ def test_pair_kernel_equals_the_reference_on_uniform_ports(inst, name, batch):
     assert_same(inst, fast, ref)
 
 
+@settings(max_examples=30, deadline=None)
+@given(
+    instances(integer=True, max_ports=4, max_coflows=6, max_flows=6, dependencies=True, delays=True),
+    st.sampled_from(PAIR_POLICIES),
+)
+def test_pair_kernel_equals_the_reference_on_whole_numbers(inst, name):
+    # whole-number sizes and capacities: exact ties between links' levels (a pair's
+    # bottleneck side is a tie) and between completions
+    fast, ref = both(inst, name)
+    assert_same(inst, fast, ref)
+
+
 @pytest.mark.parametrize("name", PAIR_POLICIES)
 def test_pair_kernel_on_a_facebook_prefix(name):
     # the first 100 coflows by arrival (50,000 flows): seconds on the reference path
