@@ -8,13 +8,20 @@ work-conserving.
 
 On the big switch the policy keeps the per-pair flow counts between events
 and re-rates only the flows whose rate changes (see ``_PairState``); the
-rates are the same as recomputing the max-min allocation from scratch.
+rates are the same as recomputing the max-min allocation from scratch (up to
+level changes below ``CHANGE_TOL`` relative, which leave rates as they are).
+When compiled, the same rule runs through every flow completion in
+:mod:`coflowopt.sim.kernels.pairs`, which keeps its state per link and per
+pair of links rather than per flow (the reference path, ``simulate(...,
+compiled=False)``, runs ``_PairState``; ``tests/sim/test_kernels_fair.py``
+checks that both give the same results).
 
 Option ``max_flows_per_receiver``: at most that many flows of each coflow
 into the same egress port are active at once, as Hadoop's reducers fetch
 from a limited number of mappers (§4.5.2 and its footnote 3: five by
 default); waiting flows start in flow order as earlier ones complete. The
-default (``None``) has no limit, which is what the seeds' simulations use.
+default (``None``) has no limit, which is what the seeds' simulations use;
+with a limit the policy always runs its Python path.
 """
 
 from __future__ import annotations
@@ -24,7 +31,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from ... import alloc
-from ..engine import Allocation, SimulationError, SimView
+from ..engine import Allocation, SimulationError, SimView, Stretch
+from ..kernels.pairs import new_pair_state, pair_join, pair_stretch
 from . import register
 from ._base import Params, Policy
 from ._common import RouteClasses, max_min_flows
@@ -141,11 +149,14 @@ class _PairState:
 
 _EMPTY = np.zeros(0, np.int64)
 
+CHANGE_TOL = 1e-13
+"""Relative change of a link's water level below which its flows keep their rates."""
+
 
 def _changed(new: np.ndarray, old: np.ndarray) -> np.ndarray:
     both = np.isfinite(new) & np.isfinite(old)
     diff = np.zeros(new.size, bool)
-    diff[both] = np.abs(new[both] - old[both]) > 1e-13 * np.maximum(np.abs(old[both]), 1e-300)
+    diff[both] = np.abs(new[both] - old[both]) > CHANGE_TOL * np.maximum(np.abs(old[both]), 1e-300)
     return np.where(both, diff, np.isfinite(new) != np.isfinite(old))
 
 
@@ -159,11 +170,17 @@ class Fair(Policy):
     def start(self, view: SimView) -> None:
         self.classes = RouteClasses.build(view)
         self.pairs = None
-        split = _split(view)
+        self.kernel: tuple[object, ...] | None = None
+        split = split_links(view)
         if split is not None and self.params.max_flows_per_receiver is None:
-            self.pairs = _PairState(view, split)
+            if view.compiled:
+                self.kernel = pair_kernel_state(view, split, np.ones(view.num_flows), CHANGE_TOL)
+            else:
+                self.pairs = _PairState(view, split)
 
     def decide(self, view: SimView) -> Allocation:
+        if self.kernel is not None:
+            return pair_kernel_stretch(view, self.kernel)
         if self.pairs is not None:
             flows, rates = self.pairs.update(view)
             return Allocation(flows, rates)
@@ -179,7 +196,28 @@ class Fair(Policy):
         return Allocation(flows, rates)
 
 
-def _split(view: SimView) -> int | None:
+def pair_kernel_state(
+    view: SimView, split: int, weight: np.ndarray, change_tol: float
+) -> tuple[object, ...]:
+    """State of :func:`coflowopt.sim.kernels.pairs.pair_stretch` for this simulation.
+
+    ``weight``: per flow; ``change_tol``: relative change of a link's level
+    below which its flows keep their rates. Shared with ``wss``.
+    """
+    # hand back at every coflow completion: the engine releases dependent coflows then
+    stop = np.ones(view.num_coflows, bool)
+    return new_pair_state(view.link_a, view.link_b, split, view.capacity, weight, change_tol, stop)
+
+
+def pair_kernel_stretch(view: SimView, state: tuple[object, ...]) -> Allocation:
+    """Admit the flows that arrived into the pair state; run the kernel until the next decision."""
+    new = view.arrived_flows
+    if new.size:
+        pair_join(new, view.t, view.link_a, view.link_b, view.sent(new), *state)
+    return Allocation(stretch=Stretch(pair_stretch, view.active_flows(), state))
+
+
+def split_links(view: SimView) -> int | None:
     """The first downlink index if every flow goes from a link below it to one above it."""
     if not view.two_link or view.num_flows == 0:
         return None

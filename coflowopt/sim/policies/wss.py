@@ -8,14 +8,23 @@ the flow's size, across all admitted flows (Fig. 5.1d applies it to two
 coflows at once), recomputed at every flow arrival and completion. The
 weights are the sizes from the start (Orchestra assigns them when the
 transfer begins), not the remaining amounts.
+
+On the big switch the compiled path runs the same rule in
+:mod:`coflowopt.sim.kernels.pairs` (every link whose water level changes at
+all re-rates its flows: ``change_tol = 0``); ``simulate(...,
+compiled=False)`` recomputes every rate at every event in Python, the
+reference.
 """
 
 from __future__ import annotations
+
+import numpy as np
 
 from ..engine import Allocation, SimView
 from . import register
 from ._base import NoParams, Policy
 from ._common import RouteClasses, max_min_flows
+from .fair import pair_kernel_state, pair_kernel_stretch, split_links
 
 
 @register
@@ -27,8 +36,14 @@ class WSS(Policy):
 
     def start(self, view: SimView) -> None:
         self.classes = RouteClasses.build(view)
+        self.kernel: tuple[object, ...] | None = None
+        split = split_links(view)
+        if split is not None and view.compiled:
+            self.kernel = pair_kernel_state(view, split, view.size(np.arange(view.num_flows)), 0.0)
 
     def decide(self, view: SimView) -> Allocation:
+        if self.kernel is not None:
+            return pair_kernel_stretch(view, self.kernel)
         flows = view.active_flows()
         if flows.size == 0:
             return Allocation()
