@@ -73,6 +73,9 @@ def test_compare_json_with_parameters_and_the_lower_bound(capsys):
     # a lower bound lies below every schedule's sum of w*C
     assert doc["bound"] <= min(r["weighted_completion"] for r in rows.values()) + 1e-9
     assert all(r["vs_bound"] >= 1 - 1e-9 for r in rows.values())
+    # and bound - sum w*r below every sum of w*CCT: the ratio the table prints
+    assert doc["bound_cct"] <= min(r["weighted_cct"] for r in rows.values()) + 1e-9
+    assert all(r["cct_vs_bound"] >= 1 - 1e-9 for r in rows.values())
 
 
 def test_compare_rejects_bad_lists(capsys):
