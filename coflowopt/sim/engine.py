@@ -212,6 +212,7 @@ class Engine:
         self.rate = np.zeros(F)
         self.sent = np.zeros(F)
         self.tsync = np.zeros(F)
+        self._slot = np.zeros(F, np.int64)  # scratch of _repeats
         self.fin_pad = np.full(nb << _BLOCK_BITS, np.inf)
         self.fin = self.fin_pad[:F]
         self.fin_blocks = self.fin_pad.reshape(nb, _BLOCK)
@@ -449,7 +450,7 @@ class Engine:
             self._take_stretch(Stretch(greedy_uniform_stretch, order))
             return
         if self.check and order.size:
-            if np.unique(order).size != order.size:
+            if self._repeats(order):
                 raise PolicyError(f"policy '{self.policy.name}' lists a flow twice in its order")
             bad = order[self.status[order] != 1]
             if bad.size:
@@ -481,7 +482,7 @@ class Engine:
         """A policy's stretch: its flows restart from the kernel's rule, the others stop."""
         flows = np.asarray(spec.flows, np.int64).reshape(-1)
         if self.check and flows.size:
-            if np.unique(flows).size != flows.size:
+            if self._repeats(flows):
                 raise PolicyError(f"policy '{self.policy.name}' lists a flow twice in its stretch")
             bad = flows[self.status[flows] != 1]
             if bad.size:
@@ -561,6 +562,16 @@ class Engine:
         act = self.active_flows()
         self.usage = self._link_sum(act, self.rate[act]) if act.size else np.zeros(self.L)
 
+    def _repeats(self, f: IntArray) -> bool:
+        """True when some flow index occurs twice in ``f`` (O(len(f)), unlike sorting).
+
+        Writes each position into the flow's slot: the last write wins, so a
+        repeated flow's earlier position reads back a different one.
+        """
+        pos = np.arange(f.size)
+        self._slot[f] = pos
+        return bool((self._slot[f] != pos).any())
+
     def _validate(self, f: IntArray, r: FloatArray) -> None:
         name = self.policy.name
         if f.min() < 0 or f.max() >= self.F:
@@ -576,7 +587,7 @@ class Engine:
         if not np.all(np.isfinite(r)) or r.min() < 0:
             i = int(np.flatnonzero(~np.isfinite(r) | (r < 0))[0])
             raise PolicyError(f"policy '{name}' gave flow {f[i]} the rate {r[i]!r}")
-        if f.size > 1 and np.unique(f).size != f.size:
+        if f.size > 1 and self._repeats(f):
             raise PolicyError(f"policy '{name}' gave two rates to the same flow")
 
     # ------------------------------------------------------------------ completions

@@ -85,6 +85,36 @@ class Lazy(Policy):
         return Allocation()
 
 
+class Twice(Policy):
+    name = "test-twice"
+    clairvoyant = False
+
+    def decide(self, view):
+        f = view.active_flows()
+        g = np.r_[f, f[-1:], f[:0]]  # the last active flow twice
+        return Allocation(g, np.full(g.size, 0.1))
+
+
+class PrioritiesTwice(Policy):
+    name = "test-priorities-twice"
+    clairvoyant = False
+    priority = True
+
+    def decide(self, view):
+        f = view.active_flows()
+        return Allocation(order=np.r_[f[:1], f])
+
+
+def test_the_engine_rejects_a_flow_listed_twice():
+    inst = two_on_one_link()
+    with pytest.raises(PolicyError, match="two rates to the same flow"):
+        simulate(inst, Twice(co.sim.policies.NoParams()))
+    with pytest.raises(PolicyError, match="twice"):
+        simulate(inst, PrioritiesTwice(co.sim.policies.NoParams()), compiled=False)
+    with pytest.raises(PolicyError, match="twice"):
+        simulate(inst, PrioritiesTwice(co.sim.policies.NoParams()))
+
+
 def test_the_engine_enforces_capacities_and_information_models():
     inst = two_on_one_link()
     with pytest.raises(PolicyError, match="exceeds the capacity of"):
