@@ -20,8 +20,6 @@ from it); the policies use their reference path otherwise.
 
 from __future__ import annotations
 
-import heapq
-
 import numpy as np
 
 from ..._jit import njit
@@ -68,21 +66,49 @@ def _maxmin_rows(rows, nr, ra, rb, rc, split, c, lam_out):  # type: ignore[no-un
 
 
 @njit
+def _blocked(cl, ci, split, residual, sat, cap):  # type: ignore[no-untyped-def]
+    """True when coflow ``ci`` surely has no row with both links open (a quick test)."""
+    L = cap.size
+    up = False
+    for j in range(split):
+        if cl[ci, j] > 0 and not residual[j] <= sat * cap[j]:
+            up = True
+            break
+    if not up:
+        return True
+    for j in range(split, L):
+        if cl[ci, j] > 0 and not residual[j] <= sat * cap[j]:
+            return False
+    return True
+
+
+@njit
+def _touch(r, x, out, tmark, epoch, tl, ntl):  # type: ignore[no-untyped-def]
+    out[r] += x
+    if tmark[r] != epoch:
+        tmark[r] = epoch
+        tl[ntl] = r
+        ntl += 1
+    return ntl
+
+
+@njit
 def _allocate(  # type: ignore[no-untyped-def]
-    order, m, co_r0, co_r1, ra, rb, rc, split, cap, qof, nq, weights, sat, max_rounds,
-    nonempty, out,
+    order, m, co_r0, co_r1, ra, rb, rc, cl, split, cap, qof, nq, weights, sat, max_rounds,
+    nonempty, out, tmark, epoch, tl, buf, lv,
 ):
-    """Rates per row (``out``) of the queue allocation; ``order``: coflow positions, queue-major."""
+    """Rates of the queue allocation, added to ``out`` (zero on entry) for the rows it lists.
+
+    ``order``: coflow positions, queue-major. The rows given a rate are listed in
+    ``tl`` (marked ``epoch`` in ``tmark``); returns how many.
+    """
     L = cap.size
     residual = cap.copy()
-    for r in range(out.size):
-        out[r] = 0.0
-    nrows = out.size
-    buf = np.empty(max(nrows, 1), np.int64)
-    lv = np.empty(max(nrows, 1))
+    ntl = 0
     if weights.size > 0 and nonempty > 1:
         present = np.zeros((nq, L), np.bool_)
         share = np.zeros((nq, L))
+        live = np.zeros(m, np.bool_)
         for _ in range(max_rounds):
             alldead = True
             for j in range(L):
@@ -94,6 +120,9 @@ def _allocate(  # type: ignore[no-untyped-def]
             for p in range(m):
                 ci = order[p]
                 qi = qof[ci]
+                live[ci] = False
+                if _blocked(cl, ci, split, residual, sat, cap):
+                    continue
                 for r in range(co_r0[ci], co_r1[ci]):
                     if rc[r] > 0:
                         a = ra[r]
@@ -101,6 +130,7 @@ def _allocate(  # type: ignore[no-untyped-def]
                         if not (residual[a] <= sat * cap[a]) and not (residual[b] <= sat * cap[b]):
                             present[qi, a] = True
                             present[qi, b] = True
+                            live[ci] = True
             anytot = False
             for j in range(L):
                 tot = 0.0
@@ -116,8 +146,11 @@ def _allocate(  # type: ignore[no-untyped-def]
                 break
             grew = 0.0
             used = np.zeros(L)
+            u = np.empty(L)
             for p in range(m):
                 ci = order[p]
+                if not live[ci]:
+                    continue
                 qi = qof[ci]
                 nr = 0
                 for r in range(co_r0[ci], co_r1[ci]):
@@ -127,15 +160,13 @@ def _allocate(  # type: ignore[no-untyped-def]
                         if not (residual[a] <= sat * cap[a]) and not (residual[b] <= sat * cap[b]):
                             buf[nr] = r
                             nr += 1
-                if nr == 0:
-                    continue
                 c = np.maximum(share[qi], 0.0)
                 if not _maxmin_rows(buf, nr, ra, rb, rc, split, c, lv):
                     continue
-                u = np.zeros(L)
+                u[:] = 0.0
                 for q in range(nr):
                     r = buf[q]
-                    out[r] += lv[q]
+                    ntl = _touch(r, lv[q], out, tmark, epoch, tl, ntl)
                     x = lv[q] * rc[r]
                     u[ra[r]] += x
                     u[rb[r]] += x
@@ -153,6 +184,13 @@ def _allocate(  # type: ignore[no-untyped-def]
     c = np.empty(L)
     for p in range(m):
         ci = order[p]
+        has = False
+        for j in range(split):
+            if cl[ci, j] > 0:
+                has = True
+                break
+        if not has:
+            continue
         alldead = True
         for j in range(L):
             if residual[j] <= sat * cap[j]:
@@ -160,15 +198,10 @@ def _allocate(  # type: ignore[no-untyped-def]
             else:
                 c[j] = residual[j]
                 alldead = False
-        has = False
-        for r in range(co_r0[ci], co_r1[ci]):
-            if rc[r] > 0:
-                has = True
-                break
-        if not has:
-            continue
         if alldead:
-            return
+            return ntl
+        if _blocked(cl, ci, split, residual, sat, cap):
+            continue
         nr = 0
         for r in range(co_r0[ci], co_r1[ci]):
             if rc[r] > 0 and c[ra[r]] > 0 and c[rb[r]] > 0:
@@ -179,13 +212,14 @@ def _allocate(  # type: ignore[no-untyped-def]
         _maxmin_rows(buf, nr, ra, rb, rc, split, c, lv)
         for q in range(nr):
             r = buf[q]
-            out[r] += lv[q]
+            ntl = _touch(r, lv[q], out, tmark, epoch, tl, ntl)
             x = lv[q] * rc[r]
             residual[ra[r]] -= x
             residual[rb[r]] -= x
         for j in range(L):
             if residual[j] < 0.0:
                 residual[j] = 0.0
+    return ntl
 
 
 @njit
@@ -263,9 +297,12 @@ def dclas_stretch(  # type: ignore[no-untyped-def]
     for i in range(n):
         f = act[i]
         need[i] = size[f] - sent[f]
+    # bucket the flows by row in increasing need (ties: position), one sort for all rows
+    by_need = np.argsort(need, kind="mergesort")
     fill = row_ptr[:-1].copy()
     row_fl = np.empty(n, np.int64)
-    for i in range(n):
+    for q in range(n):
+        i = by_need[q]
         r = frow[i]
         row_fl[fill[r]] = i
         fill[r] += 1
@@ -273,10 +310,6 @@ def dclas_stretch(  # type: ignore[no-untyped-def]
     for r in range(nrows):
         lo = row_ptr[r]
         hi = row_ptr[r + 1]
-        seg = row_fl[lo:hi]
-        keys = need[seg]
-        o = np.argsort(keys, kind="mergesort")
-        row_fl[lo:hi] = seg[o]
         mx = -np.inf
         for j in range(hi - 1, lo - 1, -1):
             v = sent[act[row_fl[j]]]
@@ -285,6 +318,24 @@ def dclas_stretch(  # type: ignore[no-untyped-def]
             sufmax[j] = mx
         rc[r] = hi - lo
     head = row_ptr[:-1].copy()
+    cl = np.zeros((m, L), np.int64)  # live rows of each coflow on each link
+    for r in range(nrows):
+        cl[rco[r], ra[r]] += 1
+        cl[rco[r], rb[r]] += 1
+    buf = np.empty(max(nrows, 1), np.int64)
+    lv = np.empty(max(nrows, 1))
+    tmark = np.zeros(nrows, np.int64)
+    tl = np.empty(max(nrows, 1), np.int64)
+    runl = np.empty(max(nrows, 1), np.int64)  # rows with a positive rate, by coflow
+    runtmp = np.empty(max(nrows, 1), np.int64)
+    run0 = np.zeros(m + 1, np.int64)
+    runfill = np.zeros(m, np.int64)
+    nrun = 0
+    epoch = 0
+    per = np.zeros(m)
+    # largest bytes sent among the flows of each coflow's still rows (wide coflows)
+    idlemax = np.full(m, -np.inf)
+    idle_dirty = np.ones(m, np.bool_)
     serv = np.zeros(nrows)  # bytes each flow of the row received since t0
     ts = np.full(nrows, t0)  # when serv was last brought up to date
     rowfin = np.full(nrows, np.inf)
@@ -301,8 +352,6 @@ def dclas_stretch(  # type: ignore[no-untyped-def]
     seen = np.zeros(nq, np.bool_)
     order = np.empty(m, np.int64)
     newr = np.zeros(nrows)
-    heap = [(np.inf, np.int64(-1))]
-    heap.pop()
     t = t0
     nd = 0
     npc = 0
@@ -320,15 +369,26 @@ def dclas_stretch(  # type: ignore[no-untyped-def]
                     if wide[k]:
                         # the longest flow: per row, the live flow with the most bytes
                         th = th_w[qk]
-                        hit = False
-                        for r in range(co_r0[p], co_r1[p]):
-                            if head[r] == row_ptr[r + 1]:
-                                continue
-                            x = row_rate[r]
-                            sm = sufmax[head[r]] + serv[r] + x * (t - ts[r])
-                            if sm >= th or (x > 0 and (th - sm) <= ptl * x):
-                                hit = True
-                                break
+                        if idle_dirty[p]:
+                            idle_dirty[p] = False
+                            mx = -np.inf
+                            for r in range(co_r0[p], co_r1[p]):
+                                if head[r] < row_ptr[r + 1] and row_rate[r] == 0.0:
+                                    v = sufmax[head[r]] + serv[r]
+                                    if v > mx:
+                                        mx = v
+                            idlemax[p] = mx
+                        hit = idlemax[p] >= th
+                        if not hit:
+                            for q in range(run0[p], run0[p + 1]):
+                                r = runl[q]
+                                if head[r] == row_ptr[r + 1]:
+                                    continue
+                                x = row_rate[r]
+                                sm = sufmax[head[r]] + serv[r] + x * (t - ts[r])
+                                if sm >= th or (x > 0 and (th - sm) <= ptl * x):
+                                    hit = True
+                                    break
                     else:
                         th = th_n[qk]
                         sm = cfs[p] + cfr[p] * (t - tcf)
@@ -353,22 +413,43 @@ def dclas_stretch(  # type: ignore[no-untyped-def]
                 if qof[p] == qi:
                     order[o] = p
                     o += 1
-        _allocate(order, m, co_r0, co_r1, ra, rb, rc, split, cap, qof, nq, weights, sat,
-                  max_rounds, nonempty, newr)
+        epoch += 1
+        ntl = _allocate(order, m, co_r0, co_r1, ra, rb, rc, cl, split, cap, qof, nq, weights,
+                        sat, max_rounds, nonempty, newr, tmark, epoch, tl, buf, lv)
         # apply: the coflow totals move to t first (as the engine's _sync_coflows), then
-        # only rows whose rate changes are touched
+        # only the rows that ran or get a rate are looked at
         if t > tcf:
             for p in range(m):
                 cfs[p] += cfr[p] * (t - tcf)
             tcf = t
-        for r in range(nrows):
+        for q in range(nrun):
+            r = runl[q]
+            if tmark[r] != epoch:
+                tmark[r] = epoch
+                tl[ntl] = r
+                ntl += 1
+        nrun = 0
+        for p in range(m):
+            per[p] = 0.0
+        for q in range(ntl):
+            r = tl[q]
             x = newr[r]
+            newr[r] = 0.0
             old = row_rate[r]
             h = head[r]
             e = row_ptr[r + 1]
-            if x == old or h == e:
+            if h == e:
                 row_rate[r] = x
                 continue
+            p = rco[r]
+            if x > 0:
+                runtmp[nrun] = r
+                nrun += 1
+                per[p] += x * (e - h)
+            if x == old:
+                continue
+            if x == 0.0 or old == 0.0:
+                idle_dirty[p] = True
             if record and old > 0 and t > ts[r]:
                 for j in range(h, e):
                     pc_f[npc] = act[row_fl[j]]
@@ -380,40 +461,45 @@ def dclas_stretch(  # type: ignore[no-untyped-def]
             ts[r] = t
             if x > 0:
                 rowfin[r] = t + max(need[row_fl[h]] - serv[r], 0.0) / x
-                heapq.heappush(heap, (rowfin[r], r))
             else:
                 rowfin[r] = np.inf
             row_rate[r] = x
-            p = rco[r]
             cfr[p] += (x - old) * (e - h)
             if x > 0 and start[cos[p]] == np.inf:
                 start[cos[p]] = t
+        # the running rows grouped by coflow
+        for p in range(m + 1):
+            run0[p] = 0
+        for q in range(nrun):
+            run0[rco[runtmp[q]] + 1] += 1
+        for p in range(m):
+            run0[p + 1] += run0[p]
+        for p in range(m):
+            runfill[p] = run0[p]
+        for q in range(nrun):
+            r = runtmp[q]
+            runl[runfill[rco[r]]] = r
+            runfill[rco[r]] += 1
         # the next demotion under these rates
         wake = np.inf
+        for q in range(nrun):
+            r = runl[q]
+            p = rco[r]
+            if wide[cos[p]] and qof[p] < last and head[r] < row_ptr[r + 1]:
+                x = row_rate[r]
+                sm = sufmax[head[r]] + serv[r] + x * (t - ts[r])
+                w = t + (th_w[qof[p]] - sm) / x
+                if w < wake:
+                    wake = w
         for p in range(m):
-            k = cos[p]
-            qk = qof[p]
-            if qk >= last:
+            if wide[cos[p]] or qof[p] >= last:
                 continue
-            if wide[k]:
-                th = th_w[qk]
-                for r in range(co_r0[p], co_r1[p]):
-                    x = row_rate[r]
-                    if x > 0 and head[r] < row_ptr[r + 1]:
-                        sm = sufmax[head[r]] + serv[r] + x * (t - ts[r])
-                        w = t + (th - sm) / x
-                        if w < wake:
-                            wake = w
-            else:
-                th = th_n[qk]
-                per = 0.0
-                for r in range(co_r0[p], co_r1[p]):
-                    per += row_rate[r] * (row_ptr[r + 1] - head[r])
-                if per > 0 and np.isfinite(th):
-                    sm = cfs[p] + cfr[p] * (t - tcf)
-                    w = t + max(th - sm, 0.0) / per
-                    if w < wake:
-                        wake = w
+            th = th_n[qof[p]]
+            if per[p] > 0 and np.isfinite(th):
+                sm = cfs[p] + cfr[p] * (t - tcf)
+                w = t + max(th - sm, 0.0) / per[p]
+                if w < wake:
+                    wake = w
         floor = t + 2 * tol * max(1.0, abs(t))
         if wake < floor:
             wake = floor
@@ -421,9 +507,12 @@ def dclas_stretch(  # type: ignore[no-untyped-def]
             reason = 2
             break
         # the next event
-        while len(heap) > 0 and heap[0][0] != rowfin[heap[0][1]]:
-            heapq.heappop(heap)
-        t_fin = heap[0][0] if len(heap) > 0 else np.inf
+        # the next completion: the running rows' heads (a scan: the rows whose rate
+        # changed were all visited anyway)
+        t_fin = np.inf
+        for q in range(nrun):
+            if rowfin[runl[q]] < t_fin:
+                t_fin = rowfin[runl[q]]
         t_next = min(t_fin, t_stop, wake)
         if t_next == np.inf:
             reason = 3
@@ -437,9 +526,9 @@ def dclas_stretch(  # type: ignore[no-untyped-def]
         tcf = t_next
         t_new = t_next
         coflow_done = False
-        while len(heap) > 0 and heap[0][0] <= thr:
-            tf, r = heapq.heappop(heap)
-            if tf != rowfin[r]:
+        for q in range(nrun):
+            r = runl[q]
+            if not rowfin[r] <= thr:
                 continue
             x = row_rate[r]
             p = rco[r]
@@ -472,9 +561,11 @@ def dclas_stretch(  # type: ignore[no-untyped-def]
                 h += 1
             head[r] = h
             rc[r] = e - h
+            if h == e:
+                cl[p, ra[r]] -= 1
+                cl[p, rb[r]] -= 1
             if h < e:
                 rowfin[r] = ts[r] + max(need[row_fl[h]] - serv[r], 0.0) / x
-                heapq.heappush(heap, (rowfin[r], r))
             else:
                 rowfin[r] = np.inf
         t = t_new
