@@ -23,38 +23,38 @@ from __future__ import annotations
 import numpy as np
 
 from ..._jit import njit
-from .maxmin import csr_lists, waterfill
+from .maxmin import waterfill
 
 __all__ = ["dclas_stretch"]
 
 
 @njit
-def _maxmin_rows(rows, nr, ra, rb, rc, split, c, lam_out):  # type: ignore[no-untyped-def]
-    """Max-min level of rows ``rows[:nr]`` (weights ``rc``) within link capacities ``c``."""
-    L = c.size
-    R = L - split
-    a = np.empty(nr, np.int64)
-    b = np.empty(nr, np.int64)
-    w = np.empty(nr)
+def _maxmin_rows(rows, nr, ci, r0, r1, ra, rbl, rc, split, c, lam_out, adj):  # type: ignore[no-untyped-def]
+    """Max-min level of rows ``rows[:nr]`` of coflow ``ci`` (weights ``rc``) within ``c``.
+
+    ``adj`` = ``(wt, mark, ctr, sl, cl, al, sr, cr, ar)``: the coflow's rows listed per
+    link once per stretch (:func:`_adjacency`); its other rows get weight 0 here,
+    which changes no link's demand, so the water levels are those of the listed rows.
+    """
+    wt, mark, ctr, sl, cl, al, sr, cr, ar = adj
+    R = c.size - split
+    for r in range(r0, r1):
+        wt[r] = 0.0
     for q in range(nr):
-        r = rows[q]
-        a[q] = ra[r]
-        b[q] = rb[r] - split
-        w[q] = rc[r]
-    start_l, cnt_l, adj_l = csr_lists(a, split)
-    start_r, cnt_r, adj_r = csr_lists(b, R)
+        wt[rows[q]] = rc[rows[q]]
+    ctr[0] += 1
     lam_l = np.empty(split)
     lam_r = np.empty(R)
     W = np.zeros((0, 0))
-    mark = np.zeros(nr, np.int64)
     waterfill(
-        c[:split], c[split:], W, W, np.zeros(split), np.zeros(R), a, b, w, w,
-        start_l, cnt_l, adj_l, start_r, cnt_r, adj_r, np.zeros(0, np.int64), mark, 1,
+        c[:split], c[split:], W, W, np.zeros(split), np.zeros(R), ra, rbl, wt, wt,
+        sl[ci], cl[ci], al, sr[ci], cr[ci], ar, np.zeros(0, np.int64), mark, ctr[0],
         lam_l, lam_r,
     )
     anypos = False
     for q in range(nr):
-        lv = min(lam_l[a[q]], lam_r[b[q]])
+        r = rows[q]
+        lv = min(lam_l[ra[r]], lam_r[rbl[r]])
         if not np.isfinite(lv):
             lv = 0.0
         elif lv < 0.0:
@@ -63,6 +63,41 @@ def _maxmin_rows(rows, nr, ra, rb, rc, split, c, lam_out):  # type: ignore[no-un
         if lv != 0.0:
             anypos = True
     return anypos
+
+
+@njit
+def _adjacency(m, co_r0, co_r1, ra, rbl, split, R):  # type: ignore[no-untyped-def]
+    """Each coflow's rows per left and right link (CSR pieces inside the coflow's row range)."""
+    nrows = ra.size
+    sl = np.zeros((m, split), np.int64)
+    cl = np.zeros((m, split), np.int64)
+    sr = np.zeros((m, R), np.int64)
+    cr = np.zeros((m, R), np.int64)
+    al = np.empty(nrows, np.int64)
+    ar = np.empty(nrows, np.int64)
+    for p in range(m):
+        for r in range(co_r0[p], co_r1[p]):
+            cl[p, ra[r]] += 1
+            cr[p, rbl[r]] += 1
+        acc = co_r0[p]
+        for i in range(split):
+            sl[p, i] = acc
+            acc += cl[p, i]
+        acc = co_r0[p]
+        for j in range(R):
+            sr[p, j] = acc
+            acc += cr[p, j]
+        fl = sl[p].copy()
+        fr = sr[p].copy()
+        for r in range(co_r0[p], co_r1[p]):
+            al[fl[ra[r]]] = r
+            fl[ra[r]] += 1
+            ar[fr[rbl[r]]] = r
+            fr[rbl[r]] += 1
+    wt = np.zeros(nrows)
+    mark = np.zeros(nrows, np.int64)
+    ctr = np.zeros(1, np.int64)
+    return wt, mark, ctr, sl, cl, al, sr, cr, ar
 
 
 @njit
@@ -95,7 +130,7 @@ def _touch(r, x, out, tmark, epoch, tl, ntl):  # type: ignore[no-untyped-def]
 @njit
 def _allocate(  # type: ignore[no-untyped-def]
     order, m, co_r0, co_r1, ra, rb, rc, cl, split, cap, qof, nq, weights, sat, max_rounds,
-    nonempty, out, tmark, epoch, tl, buf, lv,
+    nonempty, out, tmark, epoch, tl, buf, lv, rbl, adj,
 ):
     """Rates of the queue allocation, added to ``out`` (zero on entry) for the rows it lists.
 
@@ -161,7 +196,7 @@ def _allocate(  # type: ignore[no-untyped-def]
                             buf[nr] = r
                             nr += 1
                 c = np.maximum(share[qi], 0.0)
-                if not _maxmin_rows(buf, nr, ra, rb, rc, split, c, lv):
+                if not _maxmin_rows(buf, nr, ci, co_r0[ci], co_r1[ci], ra, rbl, rc, split, c, lv, adj):
                     continue
                 u[:] = 0.0
                 for q in range(nr):
@@ -209,7 +244,7 @@ def _allocate(  # type: ignore[no-untyped-def]
                 nr += 1
         if nr == 0:
             continue
-        _maxmin_rows(buf, nr, ra, rb, rc, split, c, lv)
+        _maxmin_rows(buf, nr, ci, co_r0[ci], co_r1[ci], ra, rbl, rc, split, c, lv, adj)
         for q in range(nr):
             r = buf[q]
             ntl = _touch(r, lv[q], out, tmark, epoch, tl, ntl)
@@ -325,6 +360,8 @@ def dclas_stretch(  # type: ignore[no-untyped-def]
     buf = np.empty(max(nrows, 1), np.int64)
     lv = np.empty(max(nrows, 1))
     tmark = np.zeros(nrows, np.int64)
+    rbl = rb - split
+    adj = _adjacency(m, co_r0, co_r1, ra, rbl, split, R)
     tl = np.empty(max(nrows, 1), np.int64)
     runl = np.empty(max(nrows, 1), np.int64)  # rows with a positive rate, by coflow
     runtmp = np.empty(max(nrows, 1), np.int64)
@@ -415,7 +452,7 @@ def dclas_stretch(  # type: ignore[no-untyped-def]
                     o += 1
         epoch += 1
         ntl = _allocate(order, m, co_r0, co_r1, ra, rb, rc, cl, split, cap, qof, nq, weights,
-                        sat, max_rounds, nonempty, newr, tmark, epoch, tl, buf, lv)
+                        sat, max_rounds, nonempty, newr, tmark, epoch, tl, buf, lv, rbl, adj)
         # apply: the coflow totals move to t first (as the engine's _sync_coflows), then
         # only the rows that ran or get a rate are looked at
         if t > tcf:
