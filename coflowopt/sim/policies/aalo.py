@@ -31,13 +31,17 @@ from dataclasses import dataclass
 import numpy as np
 
 from ...instance import MB
-from ..engine import Allocation, SimulationError, SimView
+from ..engine import Allocation, SimulationError, SimView, Stretch
+from ..kernels.dclas import dclas_stretch
 from . import register
 from ._base import Params, Policy, check_choice, check_positive
-from ._common import RouteClasses
-from ._queues import queue_rates
+from ._common import SAT, RouteClasses
+from ._queues import MAX_ROUNDS, queue_rates
 
-__all__ = ["Aalo", "AaloParams", "demotion_wake", "fifo_key", "reached"]
+__all__ = ["Aalo", "AaloParams", "compiled_queues", "demotion_wake", "fifo_key", "reached"]
+
+REACH_TOL = 1e-12
+"""Relative time tolerance within which a threshold counts as reached."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,6 +96,27 @@ def reached(sent: float, rate: float, threshold: float, tol: float) -> bool:
     return sent >= threshold or (rate > 0 and (threshold - sent) / rate <= tol)
 
 
+def compiled_queues(
+    view: SimView, classes: RouteClasses, queue: np.ndarray, wide: np.ndarray,
+    th_n: np.ndarray, th_w: np.ndarray, weights: np.ndarray | None,
+) -> Allocation | None:
+    """The compiled stretch of the queue allocation, or None where it does not apply.
+
+    Queues must be up to date at ``view.t``; the kernel
+    (:func:`coflowopt.sim.kernels.dclas.dclas_stretch`) then handles every
+    flow completion and demotion until the next admission or coflow
+    completion, as :func:`._queues.queue_rates` and the policies' demotion
+    rules do at each of them (``simulate(..., compiled=False)``: the reference).
+    """
+    if not (view.compiled and view.two_link and classes.split is not None):
+        return None
+    cos = np.array(sorted(view.active_coflows, key=lambda k: fifo_key(view, k)), np.int64)
+    w = np.zeros(0) if weights is None else np.asarray(weights, float)
+    args = (cos, queue, wide, th_n, th_w, w, view.coflow_sent().copy(), int(classes.split),
+            SAT, MAX_ROUNDS, REACH_TOL)
+    return Allocation(stretch=Stretch(dclas_stretch, view.active_flows(), args))
+
+
 def demotion_wake(t: float, sent: float, rate: float, threshold: float) -> float:
     """When a coflow sending at ``rate`` reaches ``threshold`` (``inf`` if never)."""
     if rate <= 0 or not math.isfinite(threshold):
@@ -113,10 +138,12 @@ class Aalo(Policy):
         self.queue = np.zeros(view.num_coflows, np.int64)
         self.weights = p.queue_weights() if p.sharing == "weighted" else None
         self.rank = view.topological_rank
+        self.wide = np.zeros(view.num_coflows, bool)
+        self.no_wide = np.full(len(self.hi), np.inf)
 
     def _demote(self, view: SimView, sent: np.ndarray) -> None:
         rate = view.coflow_rate()
-        tol = 1e-12 * max(1.0, abs(view.t))
+        tol = REACH_TOL * max(1.0, abs(view.t))
         last = len(self.hi) - 1
         for k in view.active_coflows:
             q = int(self.queue[k])
@@ -129,6 +156,10 @@ class Aalo(Policy):
             return Allocation()
         sent = view.coflow_sent()
         self._demote(view, sent)
+        fast = compiled_queues(view, self.classes, self.queue, self.wide, self.hi, self.no_wide,
+                               self.weights)
+        if fast is not None:
+            return fast
         queues: list[list[int]] = [[] for _ in self.hi]
         for k in sorted(view.active_coflows, key=lambda k: fifo_key(view, k)):
             queues[int(self.queue[k])].append(k)

@@ -39,7 +39,7 @@ from . import register
 from ._base import Params, Policy, check_choice, check_positive
 from ._common import RouteClasses
 from ._queues import queue_rates
-from .aalo import demotion_wake, fifo_key, reached
+from .aalo import REACH_TOL, compiled_queues, demotion_wake, fifo_key, reached
 
 __all__ = ["MCS", "MCSParams"]
 
@@ -125,6 +125,9 @@ class MCS(Policy):
             np.arange(p.num_queues, 0, -1, dtype=float) if p.sharing == "weighted" else None
         )
         self.wide = np.zeros(view.num_coflows, bool)
+        qs = range(p.num_queues)
+        self.th_n = np.array([_threshold(p.narrow_thresholds, q) for q in qs])
+        self.th_w = np.array([_threshold(p.wide_thresholds, q) for q in qs])
 
     def _progress(self, view: SimView, k: int, sent: np.ndarray) -> tuple[float, float]:
         """The attribute compared with the thresholds and its current rate of growth."""
@@ -148,7 +151,7 @@ class MCS(Policy):
                 self.queue[k] = p.start_queue(w)
                 self.wide[k] = w > p.narrow_width
         sent = view.coflow_sent()
-        tol = 1e-12 * max(1.0, abs(view.t))
+        tol = REACH_TOL * max(1.0, abs(view.t))
         last = p.num_queues - 1
         for k in view.active_coflows:
             q = int(self.queue[k])
@@ -166,6 +169,10 @@ class MCS(Policy):
                     break
                 q += 1
             self.queue[k] = q
+        fast = compiled_queues(view, self.classes, self.queue, self.wide, self.th_n, self.th_w,
+                               self.weights)
+        if fast is not None:
+            return fast
         queues: list[list[int]] = [[] for _ in range(p.num_queues)]
         for k in sorted(view.active_coflows, key=lambda k: fifo_key(view, k)):
             queues[int(self.queue[k])].append(k)

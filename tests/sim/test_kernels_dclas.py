@@ -1,0 +1,79 @@
+"""The compiled multi-level queue kernel (aalo, mcs) gives the reference path's results."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from coflowopt import check_feasible, io
+from coflowopt.sim import simulate
+
+from ..strategies import instances
+
+TRACE = Path(__file__).resolve().parents[2] / "instances" / "fb2010" / "FB2010-1Hr-150-0.txt"
+
+# small thresholds, so that coflows of a few bytes cross several queues
+AALO = {"num_queues": 3, "first_threshold": 0.7, "multiplier": 3.0}
+MCS = {
+    "num_queues": 4,
+    "width_thresholds": (2.0, 3.0),
+    "narrow_width": 2,
+    "narrow_thresholds": (0.8, 2.5, 6.0),
+    "wide_thresholds": (0.3, 1.0, 2.0),
+}
+CASES = [
+    ("aalo", {**AALO, "sharing": "weighted"}),
+    ("aalo", {**AALO, "sharing": "strict"}),
+    ("aalo", {}),
+    ("mcs", MCS),
+    ("mcs", {**MCS, "sharing": "weighted"}),
+]
+
+
+def both(inst, name, **kw):
+    fast = simulate(inst, name, **kw)
+    ref = simulate(inst, name, compiled=False, **kw)
+    return fast, ref
+
+
+def assert_same(inst, fast, ref):
+    assert np.allclose(fast.completion, ref.completion, rtol=1e-12, atol=0)
+    assert np.allclose(fast.start, ref.start, rtol=1e-12, atol=0)
+    assert np.allclose(
+        fast.schedule.flow_completion(inst), ref.schedule.flow_completion(inst), rtol=1e-12,
+        atol=1e-12,
+    )
+    assert check_feasible(inst, fast.schedule).ok
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    instances(max_ports=4, max_coflows=5, max_flows=6, dependencies=True, delays=True),
+    st.booleans(),
+    st.sampled_from(range(len(CASES))),
+    st.sampled_from([None, 0.5]),
+)
+def test_queue_kernel_equals_the_reference(inst, uniform, case, batch):
+    if uniform:
+        inst = inst.replace(fabric=type(inst.fabric)([1.0] * inst.num_ports, [1.0] * inst.num_ports))
+    name, params = CASES[case]
+    fast, ref = both(inst, name, batch_interval=batch, **params)
+    assert_same(inst, fast, ref)
+    # the kernel decides only at admissions and coflow completions
+    assert fast.decisions <= ref.decisions
+
+
+@pytest.mark.parametrize(("name", "params"), [
+    ("aalo", {}), ("aalo", {"sharing": "strict"}), ("mcs", {}),
+])
+def test_queue_kernel_on_a_facebook_prefix(name, params):
+    # the first 40 coflows by arrival (about 1,200 events): about a second on the reference path
+    inst = io.read(TRACE)
+    inst = inst.subset(np.argsort(inst.release, kind="stable")[:40])
+    fast, ref = both(inst, name, **params)
+    assert_same(inst, fast, ref)
+    assert fast.events == ref.events
