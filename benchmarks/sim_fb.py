@@ -6,7 +6,10 @@ in at most 5 s wall time and 1 GB peak memory on the project's 2-core
 machine. The Java simulator the Varys/Aalo papers used (8 ms time steps)
 needs 374 s (SEBF), 400 s (Aalo) and 551 s (per-flow fairness) here.
 
-    python benchmarks/sim_fb.py [--policies fair,varys,...] [--timeout S] [--markdown]
+    python benchmarks/sim_fb.py [--policies fair,varys,aalo:sharing=strict,...] [--timeout S] [--markdown]
+
+A policy may carry parameters after a colon (``NAME:key=value:key=value``,
+values as on the command line's ``--param``).
 
 Each policy runs in its own fresh process (``--one NAME``) so that its peak
 resident memory (``ru_maxrss``, interpreter and trace included) is its own;
@@ -34,18 +37,21 @@ JAVA = {"varys": 374.0, "aalo": 400.0, "fair": 551.0}
 """Seconds the coflowsim Java simulator needs for these on the same machine (issue 4)."""
 
 
-def one(name: str) -> dict:
+def one(spec: str) -> dict:
     import coflowopt as co
-    from coflowopt.sim import simulate
+    from coflowopt.sim import make_policy, simulate
 
+    name, *pairs = spec.split(":")
+    params = dict(p.split("=", 1) for p in pairs)
+    policy = make_policy(name, params, strings=True)
     inst = co.read(TRACE)
     rss0 = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     w, c = time.perf_counter(), time.process_time()
-    res = simulate(inst, name, record=False, check=False)
+    res = simulate(inst, policy, record=False, check=False)
     wall, cpu = time.perf_counter() - w, time.process_time() - c
     s = res.summary
     return {
-        "policy": name,
+        "policy": spec,
         "wall_s": wall,
         "cpu_s": cpu,
         "events": res.events,

@@ -25,8 +25,8 @@ from ._util import (
     positive_float,
 )
 
-DEFAULT_SCHEDULERS = ("varys", "scf", "tcf", "fifo", "fair")
-"""What ``compare`` runs when no --schedulers are given."""
+DEFAULT_SCHEDULERS = ("varys", "sincronia", "maluca", "pfp", "scf", "tcf", "fifo", "fair")
+"""What ``compare`` runs when no --schedulers are given: the schedulers that take seconds on the trace."""
 
 
 def _policy_help() -> str:
