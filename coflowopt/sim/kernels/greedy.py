@@ -27,6 +27,7 @@ import heapq
 import numpy as np
 
 from ..._jit import njit
+from ._common import EVENT, next_event, served
 
 __all__ = ["greedy_uniform_stretch"]
 
@@ -101,14 +102,11 @@ def greedy_uniform_stretch(  # type: ignore[no-untyped-def]
         while len(heap) > 0 and (not running[heap[0][1]] or heap[0][0] != fin[heap[0][1]]):
             heapq.heappop(heap)
         t_fin = heap[0][0] if len(heap) > 0 else np.inf
-        t_next = min(t_fin, t_stop)
-        if t_next == np.inf:
-            reason = 3
-            break
-        thr = t_next + tol * max(1.0, abs(t_next))
-        if t_fin > thr:
-            t = t_next
-            reason = 0
+        t_next, thr, why = next_event(t_fin, t_stop, tol)
+        if why != EVENT:
+            if why == 0:
+                t = t_next
+            reason = why
             break
         # every completion at this event, together
         nev += 1
@@ -121,15 +119,8 @@ def greedy_uniform_stretch(  # type: ignore[no-untyped-def]
             f = act[i]
             running[i] = False
             alive[i] = False
-            if record:
-                pc_f[npc] = f
-                pc_t0[npc] = tstart[i]
-                pc_t1[npc] = tf
-                pc_r[npc] = c
-                npc += 1
+            npc = served(f, tstart[i], tf, c, fco, start, record, npc, pc_f, pc_t0, pc_t1, pc_r)
             sent[f] = size[f]
-            if tf > tstart[i] and tstart[i] < start[fco[f]]:
-                start[fco[f]] = tstart[i]
             done_f[nd] = f
             done_t[nd] = tf
             nd += 1
@@ -184,14 +175,7 @@ def greedy_uniform_stretch(  # type: ignore[no-untyped-def]
                         continue  # the same flow held both of g's links: stopped already
                     running[h] = False
                     sent[fh] += c * (t - tstart[h])
-                    if t > tstart[h] and tstart[h] < start[fco[fh]]:
-                        start[fco[fh]] = tstart[h]
-                    if record and t > tstart[h]:
-                        pc_f[npc] = fh
-                        pc_t0[npc] = tstart[h]
-                        pc_t1[npc] = t
-                        pc_r[npc] = c
-                        npc += 1
+                    npc = served(fh, tstart[h], t, c, fco, start, record, npc, pc_f, pc_t0, pc_t1, pc_r)
                     owner[A[h]] = -1
                     owner[B[h]] = -1
                     taken = link if h == hl else m
@@ -211,15 +195,8 @@ def greedy_uniform_stretch(  # type: ignore[no-untyped-def]
     for i in range(n):
         f = act[i]
         if running[i]:
-            if record and t > tstart[i]:
-                pc_f[npc] = f
-                pc_t0[npc] = tstart[i]
-                pc_t1[npc] = t
-                pc_r[npc] = c
-                npc += 1
+            npc = served(f, tstart[i], t, c, fco, start, record, npc, pc_f, pc_t0, pc_t1, pc_r)
             sent[f] += c * (t - tstart[i])
-            if t > tstart[i] and tstart[i] < start[fco[f]]:
-                start[fco[f]] = tstart[i]
             rate_out[f] = c
         else:
             rate_out[f] = 0.0

@@ -48,6 +48,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ..._jit import njit
+from ._common import EVENT, next_event
 from .maxmin import waterfill
 
 __all__ = ["new_pair_state", "pair_join", "pair_stretch"]
@@ -425,14 +426,11 @@ def pair_stretch(  # type: ignore[no-untyped-def]
     reason = 0
     while True:
         t_fin = _earliest(s, R, side, K, rho, V, tV, Tl, lstale)
-        t_next = min(t_fin, t_stop)
-        if t_next == np.inf:
-            reason = 3
-            break
-        thr = t_next + tol * max(1.0, abs(t_next))
-        if t_fin > thr:
-            t = t_next
-            reason = 0
+        t_next, thr, why = next_event(t_fin, t_stop, tol)
+        if why != EVENT:
+            if why == 0:
+                t = t_next
+            reason = why
             break
         # every completion at this event, together
         nev += 1

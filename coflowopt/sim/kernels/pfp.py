@@ -53,6 +53,7 @@ import heapq
 import numpy as np
 
 from ..._jit import njit
+from ._common import EVENT, next_event, served
 
 __all__ = ["pfp_state", "pfp_uniform_stretch"]
 
@@ -292,15 +293,7 @@ def _take(  # type: ignore[no-untyped-def]
         psent[h] = psent[h] + c * (t - pt[h])  # the reference's sync at a rate change
         pt[h] = t
         sent[h] += c * (t - ts[h])
-        if t > ts[h]:
-            if ts[h] < start[fco[h]]:
-                start[fco[h]] = ts[h]
-            if record:
-                pc_f[npc] = h
-                pc_t0[npc] = ts[h]
-                pc_t1[npc] = t
-                pc_r[npc] = c
-                npc += 1
+        npc = served(h, ts[h], t, c, fco, start, record, npc, pc_f, pc_t0, pc_t1, pc_r)
         r = size[h] - psent[h]
         key[h] = r if r > 0.0 else 0.0
         owner[la[h]] = -1
@@ -463,14 +456,11 @@ def pfp_uniform_stretch(  # type: ignore[no-untyped-def]
         while len(heap) > 0 and (st[heap[0][1]] != _RUN or heap[0][0] != fin[heap[0][1]]):
             heapq.heappop(heap)
         t_fin = heap[0][0] if len(heap) > 0 else np.inf
-        t_next = min(t_fin, t_stop)
-        if t_next == np.inf:
-            reason = 3
-            break
-        thr = t_next + tol * max(1.0, abs(t_next))
-        if t_fin > thr:
-            t = t_next
-            reason = 0
+        t_next, thr, why = next_event(t_fin, t_stop, tol)
+        if why != EVENT:
+            if why == 0:
+                t = t_next
+            reason = why
             break
         # every completion at this event, together
         nev += 1
@@ -484,15 +474,7 @@ def pfp_uniform_stretch(  # type: ignore[no-untyped-def]
             # flows before it were blocked by other holders then, and still are
             kf = _key_now(f, t_cons, c, size, psent, pt)
             st[f] = _DONE
-            if tf > ts[f]:
-                if ts[f] < start[fco[f]]:
-                    start[fco[f]] = ts[f]
-                if record:
-                    pc_f[npc] = f
-                    pc_t0[npc] = ts[f]
-                    pc_t1[npc] = tf
-                    pc_r[npc] = c
-                    npc += 1
+            npc = served(f, ts[f], tf, c, fco, start, record, npc, pc_f, pc_t0, pc_t1, pc_r)
             sent[f] = size[f]
             done_f[nd] = f
             done_t[nd] = tf
@@ -533,14 +515,7 @@ def pfp_uniform_stretch(  # type: ignore[no-untyped-def]
         if f < 0 or la[f] != link:
             continue
         if t > ts[f]:
-            if ts[f] < start[fco[f]]:
-                start[fco[f]] = ts[f]
-            if record:
-                pc_f[npc] = f
-                pc_t0[npc] = ts[f]
-                pc_t1[npc] = t
-                pc_r[npc] = c
-                npc += 1
+            npc = served(f, ts[f], t, c, fco, start, record, npc, pc_f, pc_t0, pc_t1, pc_r)
             sent[f] += c * (t - ts[f])
             ts[f] = t
         rate_out[f] = c

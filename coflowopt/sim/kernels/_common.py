@@ -1,0 +1,49 @@
+"""Steps every stretch kernel takes the same way (compiled helpers)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..._jit import njit
+
+__all__ = ["EVENT", "next_event", "served"]
+
+EVENT = -1
+"""``next_event``'s answer when the kernel must process completions now."""
+
+
+@njit
+def next_event(t_fin, t_stop, tol):  # type: ignore[no-untyped-def]
+    """Where a stretch goes from here: ``(t_next, thr, reason)``.
+
+    ``t_fin`` is the earliest predicted flow completion. Everything up to
+    ``thr`` (the engine's relative tolerance past ``t_next``) completes
+    together at this event when ``reason`` is :data:`EVENT`; otherwise the
+    kernel stops: ``0`` at ``t_stop`` (before any further completion), ``3``
+    when nothing will ever happen (no completion and no stop time).
+    """
+    t_next = min(t_fin, t_stop)
+    if t_next == np.inf:
+        return t_next, t_next, 3
+    thr = t_next + tol * max(1.0, abs(t_next))
+    if t_fin > thr:
+        return t_next, thr, 0
+    return t_next, thr, EVENT
+
+
+@njit
+def served(f, t0, t1, r, fco, start, record, npc, pc_f, pc_t0, pc_t1, pc_r):  # type: ignore[no-untyped-def]
+    """Flow ``f`` ran at rate ``r`` on ``[t0, t1)``: its coflow has started, and the piece is recorded.
+
+    Nothing happens for an empty interval. Returns the new piece count.
+    """
+    if t1 > t0:
+        if t0 < start[fco[f]]:
+            start[fco[f]] = t0
+        if record:
+            pc_f[npc] = f
+            pc_t0[npc] = t0
+            pc_t1[npc] = t1
+            pc_r[npc] = r
+            npc += 1
+    return npc
