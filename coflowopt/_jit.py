@@ -21,4 +21,4 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 def njit(func: F) -> F:
     """Compile ``func`` in nopython mode, caching the result on disk."""
-    return _njit(cache=True, nogil=True)(func)  # type: ignore[no-any-return]
+    return _njit(cache=True, nogil=True)(func)  # type: ignore[return-value]
