@@ -370,8 +370,11 @@ def dclas_stretch(  # type: ignore[no-untyped-def]
     last = nq - 1
     K = cf_left.size
     pos = np.full(K, -1, np.int64)
+    anywide = False
     for p in range(m):
         pos[cos[p]] = p
+        if wide[cos[p]]:
+            anywide = True
     # rows: (coflow position, uplink, downlink), built coflow by coflow
     ci_of = np.empty(n, np.int64)
     for i in range(n):
@@ -571,6 +574,7 @@ def dclas_stretch(  # type: ignore[no-untyped-def]
         nrun = 0
         for p in range(m):
             per[p] = 0.0
+        t_fin = np.inf  # the next completion: the earliest head of a running row
         for q in range(ntl):
             r = tl[q]
             x = newr[r]
@@ -587,6 +591,8 @@ def dclas_stretch(  # type: ignore[no-untyped-def]
                 nrun += 1
                 per[p] += x * (e - h)
             if x == old:
+                if x > 0 and rowfin[r] < t_fin:
+                    t_fin = rowfin[r]
                 continue
             if x == 0.0 or old == 0.0:
                 idle_dirty[p] = True
@@ -601,6 +607,8 @@ def dclas_stretch(  # type: ignore[no-untyped-def]
             ts[r] = t
             if x > 0:
                 rowfin[r] = t + max(need[row_fl[h]] - serv[r], 0.0) / x
+                if rowfin[r] < t_fin:
+                    t_fin = rowfin[r]
             else:
                 rowfin[r] = np.inf
             row_rate[r] = x
@@ -622,7 +630,7 @@ def dclas_stretch(  # type: ignore[no-untyped-def]
             runfill[rco[r]] += 1
         # the next demotion under these rates
         wake = np.inf
-        for q in range(nrun):
+        for q in range(nrun if anywide else 0):
             r = runl[q]
             p = rco[r]
             if wide[cos[p]] and qof[p] < last and head[r] < row_ptr[r + 1]:
@@ -647,12 +655,6 @@ def dclas_stretch(  # type: ignore[no-untyped-def]
             reason = 2
             break
         # the next event
-        # the next completion: the running rows' heads (a scan: the rows whose rate
-        # changed were all visited anyway)
-        t_fin = np.inf
-        for q in range(nrun):
-            if rowfin[runl[q]] < t_fin:
-                t_fin = rowfin[runl[q]]
         t_next = min(t_fin, t_stop, wake)
         if t_next == np.inf:
             reason = 3
