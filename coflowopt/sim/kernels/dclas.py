@@ -29,17 +29,16 @@ __all__ = ["dclas_stretch"]
 
 
 @njit
-def _maxmin_rows(rows, nr, ci, r0, r1, ra, rbl, rc, split, c, lam_out, adj):  # type: ignore[no-untyped-def]
+def _maxmin_rows(rows, nr, ci, ra, rbl, rc, split, c, lam_out, adj):  # type: ignore[no-untyped-def]
     """Max-min level of rows ``rows[:nr]`` of coflow ``ci`` (weights ``rc``) within ``c``.
 
     ``adj`` = ``(wt, mark, ctr, sl, cl, al, sr, cr, ar)``: the coflow's rows listed per
-    link once per stretch (:func:`_adjacency`); its other rows get weight 0 here,
-    which changes no link's demand, so the water levels are those of the listed rows.
+    link (:func:`_adjacency`, pruned by :func:`_compact`); its other listed rows have
+    weight 0 (``wt`` is zero outside this call), which changes no link's demand and
+    subtracts exact zeros, so the water levels are those of the rows given.
     """
     wt, mark, ctr, sl, cl, al, sr, cr, ar = adj
     R = c.size - split
-    for r in range(r0, r1):
-        wt[r] = 0.0
     for q in range(nr):
         wt[rows[q]] = rc[rows[q]]
     ctr[0] += 1
@@ -51,6 +50,8 @@ def _maxmin_rows(rows, nr, ci, r0, r1, ra, rbl, rc, split, c, lam_out, adj):  # 
         sl[ci], cl[ci], al, sr[ci], cr[ci], ar, np.zeros(0, np.int64), mark, ctr[0],
         lam_l, lam_r,
     )
+    for q in range(nr):
+        wt[rows[q]] = 0.0
     anypos = False
     for q in range(nr):
         r = rows[q]
@@ -101,6 +102,84 @@ def _adjacency(m, co_r0, co_r1, ra, rbl, split, R):  # type: ignore[no-untyped-d
 
 
 @njit
+def _compact(p, co_r0, rc, lrow, nlive, ndead, adj):  # type: ignore[no-untyped-def]
+    """Drop coflow ``p``'s finished rows from its live-row and per-link lists (order kept).
+
+    Finished rows have weight 0 in every water-filling, where they add and subtract
+    exact zeros; dropping them changes no result, only the work.
+    """
+    sl, cl, al, sr, cr, ar = adj[3:]
+    k = co_r0[p]
+    for q in range(co_r0[p], co_r0[p] + nlive[p]):
+        r = lrow[q]
+        if rc[r] > 0:
+            lrow[k] = r
+            k += 1
+    nlive[p] = k - co_r0[p]
+    ndead[p] = 0
+    for i in range(sl.shape[1]):
+        s0 = sl[p, i]
+        k = s0
+        for q in range(s0, s0 + cl[p, i]):
+            if rc[al[q]] > 0:
+                al[k] = al[q]
+                k += 1
+        cl[p, i] = k - s0
+    for j in range(sr.shape[1]):
+        s0 = sr[p, j]
+        k = s0
+        for q in range(s0, s0 + cr[p, j]):
+            if rc[ar[q]] > 0:
+                ar[k] = ar[q]
+                k += 1
+        cr[p, j] = k - s0
+
+
+@njit
+def _levels(slot, ci, kv, c, co_r0, co_r1, ra, rc, cl, rbl, split, adj, cch, lrow, nlive):  # type: ignore[no-untyped-def]
+    """Max-min levels of coflow ``ci``'s usable rows, reused when possible.
+
+    ``kv[j]``: ``-1`` for a dead link, else the capacity ``c[j]`` the coflow gets on
+    it. The usable rows and their levels depend only on ``kv`` on the links where the
+    coflow has live rows and on its live rows (``ver``), so when both are bitwise the
+    same as at the last call for this ``slot`` (a round of the weighted rounds, or the
+    strict pass) the stored result is returned: exactly what the computation would give.
+    Returns ``(rows, levels, any level positive)``: views of the slot's store.
+    """
+    ckey, cval, cver, ver, cnr, cbuf, clv, cany = cch
+    L = c.size
+    r0 = co_r0[ci]
+    r1 = co_r1[ci]
+    buf = cbuf[slot, r0:r1]
+    lv = clv[slot, r0:r1]
+    if cval[slot, ci] and cver[slot, ci] == ver[ci]:
+        same = True
+        for j in range(L):
+            if cl[ci, j] > 0 and ckey[slot, ci, j] != kv[j]:
+                same = False
+                break
+        if same:
+            nr = cnr[slot, ci]
+            return buf[:nr], lv[:nr], cany[slot, ci]
+    nr = 0
+    for q in range(r0, r0 + nlive[ci]):  # the live rows, in increasing order
+        r = lrow[q]
+        if rc[r] > 0 and kv[ra[r]] >= 0.0 and kv[rbl[r] + split] >= 0.0:
+            buf[nr] = r
+            nr += 1
+    anyp = False
+    if nr > 0:
+        anyp = _maxmin_rows(buf, nr, ci, ra, rbl, rc, split, c, lv, adj)
+    for j in range(L):
+        ckey[slot, ci, j] = kv[j]
+    cval[slot, ci] = True
+    cver[slot, ci] = ver[ci]
+    cnr[slot, ci] = nr
+    cany[slot, ci] = anyp
+    return buf[:nr], lv[:nr], anyp
+
+
+@njit
 def _blocked(cl, ci, split, residual, sat, cap):  # type: ignore[no-untyped-def]
     """True when coflow ``ci`` surely has no row with both links open (a quick test)."""
     L = cap.size
@@ -130,7 +209,7 @@ def _touch(r, x, out, tmark, epoch, tl, ntl):  # type: ignore[no-untyped-def]
 @njit
 def _allocate(  # type: ignore[no-untyped-def]
     order, m, co_r0, co_r1, ra, rb, rc, cl, split, cap, qof, nq, weights, sat, max_rounds,
-    nonempty, out, tmark, epoch, tl, buf, lv, rbl, adj,
+    nonempty, out, tmark, epoch, tl, rbl, adj, cch, lrow, nlive,
 ):
     """Rates of the queue allocation, added to ``out`` (zero on entry) for the rows it lists.
 
@@ -144,7 +223,8 @@ def _allocate(  # type: ignore[no-untyped-def]
         present = np.zeros((nq, L), np.bool_)
         share = np.zeros((nq, L))
         live = np.zeros(m, np.bool_)
-        for _ in range(max_rounds):
+        kv = np.empty(L)
+        for rnd in range(max_rounds):
             alldead = True
             for j in range(L):
                 if not residual[j] <= sat * cap[j]:
@@ -158,7 +238,21 @@ def _allocate(  # type: ignore[no-untyped-def]
                 live[ci] = False
                 if _blocked(cl, ci, split, residual, sat, cap):
                     continue
-                for r in range(co_r0[ci], co_r1[ci]):
+                # no dead link under the coflow's live rows: every live row is usable, so
+                # the queue is present exactly where the coflow has live rows
+                open_all = True
+                for j in range(L):
+                    if cl[ci, j] > 0 and residual[j] <= sat * cap[j]:
+                        open_all = False
+                        break
+                if open_all:
+                    for j in range(L):
+                        if cl[ci, j] > 0:
+                            present[qi, j] = True
+                    live[ci] = True
+                    continue
+                for q in range(co_r0[ci], co_r0[ci] + nlive[ci]):
+                    r = lrow[q]
                     if rc[r] > 0:
                         a = ra[r]
                         b = rb[r]
@@ -187,22 +281,18 @@ def _allocate(  # type: ignore[no-untyped-def]
                 if not live[ci]:
                     continue
                 qi = qof[ci]
-                nr = 0
-                for r in range(co_r0[ci], co_r1[ci]):
-                    if rc[r] > 0:
-                        a = ra[r]
-                        b = rb[r]
-                        if not (residual[a] <= sat * cap[a]) and not (residual[b] <= sat * cap[b]):
-                            buf[nr] = r
-                            nr += 1
                 c = np.maximum(share[qi], 0.0)
-                if not _maxmin_rows(buf, nr, ci, co_r0[ci], co_r1[ci], ra, rbl, rc, split, c, lv, adj):
+                for j in range(L):
+                    kv[j] = -1.0 if residual[j] <= sat * cap[j] else c[j]
+                rows, lvl, anyp = _levels(rnd, ci, kv, c, co_r0, co_r1, ra, rc, cl, rbl, split, adj,
+                                          cch, lrow, nlive)
+                if not anyp:
                     continue
                 u[:] = 0.0
-                for q in range(nr):
-                    r = buf[q]
-                    ntl = _touch(r, lv[q], out, tmark, epoch, tl, ntl)
-                    x = lv[q] * rc[r]
+                for q in range(rows.size):
+                    r = rows[q]
+                    ntl = _touch(r, lvl[q], out, tmark, epoch, tl, ntl)
+                    x = lvl[q] * rc[r]
                     u[ra[r]] += x
                     u[rb[r]] += x
                 for j in range(L):
@@ -217,6 +307,7 @@ def _allocate(  # type: ignore[no-untyped-def]
                 break
     # strict priority (or the final pass of the weighted rounds)
     c = np.empty(L)
+    kv = np.empty(L)
     for p in range(m):
         ci = order[p]
         has = False
@@ -237,18 +328,17 @@ def _allocate(  # type: ignore[no-untyped-def]
             return ntl
         if _blocked(cl, ci, split, residual, sat, cap):
             continue
-        nr = 0
-        for r in range(co_r0[ci], co_r1[ci]):
-            if rc[r] > 0 and c[ra[r]] > 0 and c[rb[r]] > 0:
-                buf[nr] = r
-                nr += 1
-        if nr == 0:
+        # usable links have c > 0 (residual above SAT * cap >= 0), dead ones c = 0
+        for j in range(L):
+            kv[j] = c[j] if c[j] > 0 else -1.0
+        rows, lvl, _ = _levels(max_rounds, ci, kv, c, co_r0, co_r1, ra, rc, cl, rbl, split, adj,
+                               cch, lrow, nlive)
+        if rows.size == 0:
             continue
-        _maxmin_rows(buf, nr, ci, co_r0[ci], co_r1[ci], ra, rbl, rc, split, c, lv, adj)
-        for q in range(nr):
-            r = buf[q]
-            ntl = _touch(r, lv[q], out, tmark, epoch, tl, ntl)
-            x = lv[q] * rc[r]
+        for q in range(rows.size):
+            r = rows[q]
+            ntl = _touch(r, lvl[q], out, tmark, epoch, tl, ntl)
+            x = lvl[q] * rc[r]
             residual[ra[r]] -= x
             residual[rb[r]] -= x
         for j in range(L):
@@ -280,8 +370,11 @@ def dclas_stretch(  # type: ignore[no-untyped-def]
     last = nq - 1
     K = cf_left.size
     pos = np.full(K, -1, np.int64)
+    anywide = False
     for p in range(m):
         pos[cos[p]] = p
+        if wide[cos[p]]:
+            anywide = True
     # rows: (coflow position, uplink, downlink), built coflow by coflow
     ci_of = np.empty(n, np.int64)
     for i in range(n):
@@ -357,11 +450,14 @@ def dclas_stretch(  # type: ignore[no-untyped-def]
     for r in range(nrows):
         cl[rco[r], ra[r]] += 1
         cl[rco[r], rb[r]] += 1
-    buf = np.empty(max(nrows, 1), np.int64)
-    lv = np.empty(max(nrows, 1))
     tmark = np.zeros(nrows, np.int64)
     rbl = rb - split
     adj = _adjacency(m, co_r0, co_r1, ra, rbl, split, R)
+    # each coflow's live rows (lrow[co_r0[p] : co_r0[p] + nlive[p]], increasing); finished
+    # rows are dropped from these and from the per-link lists once they are half of them
+    lrow = np.arange(nrows)
+    nlive = co_r1 - co_r0
+    ndead = np.zeros(m, np.int64)
     tl = np.empty(max(nrows, 1), np.int64)
     runl = np.empty(max(nrows, 1), np.int64)  # rows with a positive rate, by coflow
     runtmp = np.empty(max(nrows, 1), np.int64)
@@ -389,6 +485,14 @@ def dclas_stretch(  # type: ignore[no-untyped-def]
     seen = np.zeros(nq, np.bool_)
     order = np.empty(m, np.int64)
     newr = np.zeros(nrows)
+    # the last levels of each coflow per slot (weighted round, strict pass), see _levels
+    ns = max_rounds + 1
+    ver = np.zeros(m, np.int64)  # bumped when a coflow's live rows change
+    cch = (
+        np.empty((ns, m, L)), np.zeros((ns, m), np.bool_), np.zeros((ns, m), np.int64), ver,
+        np.zeros((ns, m), np.int64), np.empty((ns, max(nrows, 1)), np.int64),
+        np.empty((ns, max(nrows, 1))), np.zeros((ns, m), np.bool_),
+    )
     t = t0
     nd = 0
     npc = 0
@@ -409,7 +513,8 @@ def dclas_stretch(  # type: ignore[no-untyped-def]
                         if idle_dirty[p]:
                             idle_dirty[p] = False
                             mx = -np.inf
-                            for r in range(co_r0[p], co_r1[p]):
+                            for q in range(co_r0[p], co_r0[p] + nlive[p]):
+                                r = lrow[q]
                                 if head[r] < row_ptr[r + 1] and row_rate[r] == 0.0:
                                     v = sufmax[head[r]] + serv[r]
                                     if v > mx:
@@ -452,7 +557,8 @@ def dclas_stretch(  # type: ignore[no-untyped-def]
                     o += 1
         epoch += 1
         ntl = _allocate(order, m, co_r0, co_r1, ra, rb, rc, cl, split, cap, qof, nq, weights,
-                        sat, max_rounds, nonempty, newr, tmark, epoch, tl, buf, lv, rbl, adj)
+                        sat, max_rounds, nonempty, newr, tmark, epoch, tl, rbl, adj, cch,
+                        lrow, nlive)
         # apply: the coflow totals move to t first (as the engine's _sync_coflows), then
         # only the rows that ran or get a rate are looked at
         if t > tcf:
@@ -468,6 +574,7 @@ def dclas_stretch(  # type: ignore[no-untyped-def]
         nrun = 0
         for p in range(m):
             per[p] = 0.0
+        t_fin = np.inf  # the next completion: the earliest head of a running row
         for q in range(ntl):
             r = tl[q]
             x = newr[r]
@@ -484,6 +591,8 @@ def dclas_stretch(  # type: ignore[no-untyped-def]
                 nrun += 1
                 per[p] += x * (e - h)
             if x == old:
+                if x > 0 and rowfin[r] < t_fin:
+                    t_fin = rowfin[r]
                 continue
             if x == 0.0 or old == 0.0:
                 idle_dirty[p] = True
@@ -498,6 +607,8 @@ def dclas_stretch(  # type: ignore[no-untyped-def]
             ts[r] = t
             if x > 0:
                 rowfin[r] = t + max(need[row_fl[h]] - serv[r], 0.0) / x
+                if rowfin[r] < t_fin:
+                    t_fin = rowfin[r]
             else:
                 rowfin[r] = np.inf
             row_rate[r] = x
@@ -519,7 +630,7 @@ def dclas_stretch(  # type: ignore[no-untyped-def]
             runfill[rco[r]] += 1
         # the next demotion under these rates
         wake = np.inf
-        for q in range(nrun):
+        for q in range(nrun if anywide else 0):
             r = runl[q]
             p = rco[r]
             if wide[cos[p]] and qof[p] < last and head[r] < row_ptr[r + 1]:
@@ -544,12 +655,6 @@ def dclas_stretch(  # type: ignore[no-untyped-def]
             reason = 2
             break
         # the next event
-        # the next completion: the running rows' heads (a scan: the rows whose rate
-        # changed were all visited anyway)
-        t_fin = np.inf
-        for q in range(nrun):
-            if rowfin[runl[q]] < t_fin:
-                t_fin = rowfin[runl[q]]
         t_next = min(t_fin, t_stop, wake)
         if t_next == np.inf:
             reason = 3
@@ -596,11 +701,16 @@ def dclas_stretch(  # type: ignore[no-untyped-def]
                 if cf_left[k] == 0:
                     coflow_done = True
                 h += 1
+            if h != head[r]:
+                ver[p] += 1
             head[r] = h
             rc[r] = e - h
             if h == e:
                 cl[p, ra[r]] -= 1
                 cl[p, rb[r]] -= 1
+                ndead[p] += 1
+                if 2 * ndead[p] >= nlive[p]:
+                    _compact(p, co_r0, rc, lrow, nlive, ndead, adj)
             if h < e:
                 rowfin[r] = ts[r] + max(need[row_fl[h]] - serv[r], 0.0) / x
             else:
