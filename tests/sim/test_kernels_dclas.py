@@ -9,10 +9,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from coflowopt import check_feasible, io
-from coflowopt.sim import simulate
+from coflowopt import io
 
 from ..strategies import instances
+from .test_kernels import assert_same, both
 
 TRACE = Path(__file__).resolve().parents[2] / "instances" / "fb2010" / "FB2010-1Hr-150-0.txt"
 
@@ -34,20 +34,6 @@ CASES = [
 ]
 
 
-def both(inst, name, **kw):
-    fast = simulate(inst, name, **kw)
-    ref = simulate(inst, name, compiled=False, **kw)
-    return fast, ref
-
-
-def assert_same(inst, fast, ref):
-    assert np.allclose(fast.completion, ref.completion, rtol=1e-12, atol=0)
-    assert np.allclose(fast.start, ref.start, rtol=1e-12, atol=0)
-    assert np.allclose(
-        fast.schedule.flow_completion(inst), ref.schedule.flow_completion(inst), rtol=1e-12,
-        atol=1e-12,
-    )
-    assert check_feasible(inst, fast.schedule).ok
 
 
 @settings(max_examples=60, deadline=None)
