@@ -143,20 +143,17 @@ def _max_min_bipartite(
     lo = np.minimum(first, second).astype(np.int64)
     hi = (np.maximum(first, second) - s).astype(np.int64)
     R = L - s
-    capped = np.isfinite(ub)
-    if not capped.any():
-        # rows on the same pair of links share one water level: solve per pair
-        W = np.bincount(lo * R + hi, weights=w, minlength=s * R).reshape(s, R)
-        lam_l, lam_r = max_min_bipartite_levels(W, cap[:s], cap[s:])
-        level = np.minimum(lam_l[lo], lam_r[hi])
-        return w * np.maximum(level, 0.0)
-    from .sim.kernels.maxmin import bipartite_levels  # see max_min_bipartite_levels
+    # rows on the same pair of links share one water level: the uncapped ones are summed per
+    # pair into W; capped rows stay listed (imported here: coflowopt.sim imports this module)
+    from .sim.kernels.maxmin import bipartite_levels
 
+    capped = np.isfinite(ub)
     free = ~capped
     W = np.bincount(lo[free] * R + hi[free], weights=w[free], minlength=s * R).reshape(s, R)
     u = ub[capped] / w[capped]
     lam_l, lam_r = bipartite_levels(
-        W, lo[capped], hi[capped], w[capped], u, cap[:s].copy(), cap[s:].copy()
+        W, lo[capped], hi[capped], w[capped], u, np.ascontiguousarray(cap[:s]),
+        np.ascontiguousarray(cap[s:]),
     )
     level = np.minimum(lam_l[lo], lam_r[hi])
     level[capped] = np.minimum(level[capped], u)
