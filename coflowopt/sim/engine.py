@@ -234,6 +234,10 @@ class Engine:
         self.batch = False
         self.start = np.full(K, np.inf)
         self.admitted = np.full(K, np.inf)
+        # position of each coflow in a dependency-respecting order (FIFO tie-break of Aalo, MCS)
+        self.topo_rank = np.empty(K, np.int64)
+        self.topo_rank[instance.topological_order] = np.arange(K)
+        self.topo_rank.setflags(write=False)
         self.active_coflows: list[int] = []
         # recording
         self._pieces: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []
@@ -970,11 +974,8 @@ class SimView:
 
     @property
     def topological_rank(self) -> IntArray:
-        """Position of each coflow in a dependency-respecting order."""
-        inst = self._e.instance
-        rank = np.empty(inst.num_coflows, np.int64)
-        rank[inst.topological_order] = np.arange(inst.num_coflows)
-        return rank
+        """Position of each coflow in a dependency-respecting order (computed once per run)."""
+        return self._e.topo_rank
 
     def link_sum(self, flows: IntArray, values: FloatArray) -> FloatArray:
         """Per-link sums of ``values`` over the routes of ``flows``."""

@@ -137,7 +137,6 @@ class Aalo(Policy):
         self.hi = np.r_[p.thresholds(), np.inf]
         self.queue = np.zeros(view.num_coflows, np.int64)
         self.weights = p.queue_weights() if p.sharing == "weighted" else None
-        self.rank = view.topological_rank
         self.wide = np.zeros(view.num_coflows, bool)
         self.no_wide = np.full(len(self.hi), np.inf)
 
