@@ -16,7 +16,13 @@ import numpy as np
 import numpy.typing as npt
 import scipy.sparse as sp
 
-__all__ = ["greedy", "madd", "max_min", "max_min_bipartite_levels"]
+FULL = 1e-12
+"""In the greedy allocation, a link left with at most ``FULL`` times what it had
+before a row took its share is full: the remainder is rounding (a capacity
+one ulp above a row's share would otherwise let the next row crawl at 1e-16
+and, under a policy that re-decides only on coflow events, never finish)."""
+
+__all__ = ["FULL", "greedy", "madd", "max_min", "max_min_bipartite_levels"]
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -231,8 +237,10 @@ def _greedy_rowwise(
             raise ValueError(f"row {j} uses no link and has no upper bound")
         r = max(r, 0.0)
         x[j] = r
-        residual[links] -= coef * r
-        residual[links] = np.maximum(residual[links], 0.0)
+        before = residual[links]
+        after = before - coef * r
+        # a link left with at most FULL of what it had is full (the rest is rounding)
+        residual[links] = np.where(after > FULL * before, after, 0.0)
     return x
 
 

@@ -10,6 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from coflowopt import io
+from coflowopt.instance import Coflow, Fabric, Instance
 
 from ..strategies import instances
 from .test_kernels import assert_same, both
@@ -63,3 +64,18 @@ def test_queue_kernel_on_a_facebook_prefix(name, params):
     fast, ref = both(inst, name, **params)
     assert_same(inst, fast, ref)
     assert fast.events == ref.events
+
+
+def test_a_share_left_over_by_rounding_is_not_capacity():
+    # weighted mcs on one port: at t = 2.6 queue 2's share 2/5 is used up by c1's six
+    # flows except for ~5.6e-17 of rounding, which once gave c2 a rate of 1.9e-17 (and a
+    # start at 2.6) on the reference path only; below SAT of the link it counts as used up
+    def cf(i, k):
+        return Coflow(id=f"c{i}", src=np.zeros(k, int), dst=np.zeros(k, int), sizes=np.ones(k),
+                      release=0.0)
+
+    inst = Instance(fabric=Fabric(np.array([1.0]), np.array([1.0])),
+                    coflows=(cf(0, 1), cf(1, 6), cf(2, 3), cf(3, 1)))
+    fast, ref = both(inst, "mcs", **{**MCS, "sharing": "weighted"})
+    assert_same(inst, fast, ref)
+    assert fast.start[2] == ref.start[2] == 8.0

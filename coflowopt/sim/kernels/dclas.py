@@ -10,9 +10,16 @@ Flows of one coflow on the same two links always get the same rate, so the
 allocation works on *rows* (coflow, uplink, downlink) weighted by their
 number of unfinished flows; a coflow's max-min rates are one call of the
 shared water-filling (:func:`coflowopt.sim.kernels.maxmin.waterfill`) on its
-usable rows. An event costs ``O(rows of the active coflows + L)`` per
-coflow and round plus the flows whose rate changes; flows that wait at rate
-0 cost nothing.
+usable rows.
+
+Cost. Each (slot, coflow) keeps its last result (see :func:`_levels`), so an
+event costs, per coflow and slot, ``O(L)`` when its inputs are unchanged and
+otherwise the water-filling's frozen rows plus the rows that lost flows,
+whose usability changed, or that sit on a link whose level changed; then
+``O(1)`` per row whose rate changed (the next completion comes from block
+minima of the rows' completion times). Rows that keep their rate, and flows
+that wait, cost nothing per event. A stretch starts with ``O(n)`` set-up for
+its ``n`` flows.
 
 Scope: the big switch (two-link routes, uplinks below the split, downlinks
 from it); the policies use their reference path otherwise.
@@ -27,43 +34,8 @@ from .maxmin import waterfill
 
 __all__ = ["dclas_stretch"]
 
-
-@njit
-def _maxmin_rows(rows, nr, ci, ra, rbl, rc, split, c, lam_out, adj):  # type: ignore[no-untyped-def]
-    """Max-min level of rows ``rows[:nr]`` of coflow ``ci`` (weights ``rc``) within ``c``.
-
-    ``adj`` = ``(wt, mark, ctr, sl, cl, al, sr, cr, ar)``: the coflow's rows listed per
-    link (:func:`_adjacency`, pruned by :func:`_compact`); its other listed rows have
-    weight 0 (``wt`` is zero outside this call), which changes no link's demand and
-    subtracts exact zeros, so the water levels are those of the rows given.
-    """
-    wt, mark, ctr, sl, cl, al, sr, cr, ar = adj
-    R = c.size - split
-    for q in range(nr):
-        wt[rows[q]] = rc[rows[q]]
-    ctr[0] += 1
-    lam_l = np.empty(split)
-    lam_r = np.empty(R)
-    W = np.zeros((0, 0))
-    waterfill(
-        c[:split], c[split:], W, W, np.zeros(split), np.zeros(R), ra, rbl, wt, wt,
-        sl[ci], cl[ci], al, sr[ci], cr[ci], ar, np.zeros(0, np.int64), mark, ctr[0],
-        lam_l, lam_r,
-    )
-    for q in range(nr):
-        wt[rows[q]] = 0.0
-    anypos = False
-    for q in range(nr):
-        r = rows[q]
-        lv = min(lam_l[ra[r]], lam_r[rbl[r]])
-        if not np.isfinite(lv):
-            lv = 0.0
-        elif lv < 0.0:
-            lv = 0.0
-        lam_out[q] = lv
-        if lv != 0.0:
-            anypos = True
-    return anypos
+BLOCK = 64
+"""Rows per block of the next-completion index (each block keeps its earliest completion)."""
 
 
 @njit
@@ -95,10 +67,9 @@ def _adjacency(m, co_r0, co_r1, ra, rbl, split, R):  # type: ignore[no-untyped-d
             fl[ra[r]] += 1
             ar[fr[rbl[r]]] = r
             fr[rbl[r]] += 1
-    wt = np.zeros(nrows)
     mark = np.zeros(nrows, np.int64)
     ctr = np.zeros(1, np.int64)
-    return wt, mark, ctr, sl, cl, al, sr, cr, ar
+    return mark, ctr, sl, cl, al, sr, cr, ar
 
 
 @njit
@@ -108,7 +79,7 @@ def _compact(p, co_r0, rc, lrow, nlive, ndead, adj):  # type: ignore[no-untyped-
     Finished rows have weight 0 in every water-filling, where they add and subtract
     exact zeros; dropping them changes no result, only the work.
     """
-    sl, cl, al, sr, cr, ar = adj[3:]
+    sl, cl, al, sr, cr, ar = adj[2:]
     k = co_r0[p]
     for q in range(co_r0[p], co_r0[p] + nlive[p]):
         r = lrow[q]
@@ -136,50 +107,6 @@ def _compact(p, co_r0, rc, lrow, nlive, ndead, adj):  # type: ignore[no-untyped-
 
 
 @njit
-def _levels(slot, ci, kv, c, co_r0, co_r1, ra, rc, cl, rbl, split, adj, cch, lrow, nlive):  # type: ignore[no-untyped-def]
-    """Max-min levels of coflow ``ci``'s usable rows, reused when possible.
-
-    ``kv[j]``: ``-1`` for a dead link, else the capacity ``c[j]`` the coflow gets on
-    it. The usable rows and their levels depend only on ``kv`` on the links where the
-    coflow has live rows and on its live rows (``ver``), so when both are bitwise the
-    same as at the last call for this ``slot`` (a round of the weighted rounds, or the
-    strict pass) the stored result is returned: exactly what the computation would give.
-    Returns ``(rows, levels, any level positive)``: views of the slot's store.
-    """
-    ckey, cval, cver, ver, cnr, cbuf, clv, cany = cch
-    L = c.size
-    r0 = co_r0[ci]
-    r1 = co_r1[ci]
-    buf = cbuf[slot, r0:r1]
-    lv = clv[slot, r0:r1]
-    if cval[slot, ci] and cver[slot, ci] == ver[ci]:
-        same = True
-        for j in range(L):
-            if cl[ci, j] > 0 and ckey[slot, ci, j] != kv[j]:
-                same = False
-                break
-        if same:
-            nr = cnr[slot, ci]
-            return buf[:nr], lv[:nr], cany[slot, ci]
-    nr = 0
-    for q in range(r0, r0 + nlive[ci]):  # the live rows, in increasing order
-        r = lrow[q]
-        if rc[r] > 0 and kv[ra[r]] >= 0.0 and kv[rbl[r] + split] >= 0.0:
-            buf[nr] = r
-            nr += 1
-    anyp = False
-    if nr > 0:
-        anyp = _maxmin_rows(buf, nr, ci, ra, rbl, rc, split, c, lv, adj)
-    for j in range(L):
-        ckey[slot, ci, j] = kv[j]
-    cval[slot, ci] = True
-    cver[slot, ci] = ver[ci]
-    cnr[slot, ci] = nr
-    cany[slot, ci] = anyp
-    return buf[:nr], lv[:nr], anyp
-
-
-@njit
 def _blocked(cl, ci, split, residual, sat, cap):  # type: ignore[no-untyped-def]
     """True when coflow ``ci`` surely has no row with both links open (a quick test)."""
     L = cap.size
@@ -196,34 +123,228 @@ def _blocked(cl, ci, split, residual, sat, cap):  # type: ignore[no-untyped-def]
     return True
 
 
+
 @njit
-def _touch(r, x, out, tmark, epoch, tl, ntl):  # type: ignore[no-untyped-def]
-    out[r] += x
-    if tmark[r] != epoch:
-        tmark[r] = epoch
-        tl[ntl] = r
-        ntl += 1
-    return ntl
+def _on_link(ci, j, split, adj):  # type: ignore[no-untyped-def]
+    """Coflow ``ci``'s listed rows on link ``j``: ``lst[a0:a1]``, as ``(lst, a0, a1)``."""
+    sl, acl, al, sr, acr, ar = adj[2:]
+    if j < split:
+        return al, sl[ci, j], sl[ci, j] + acl[ci, j]
+    return ar, sr[ci, j - split], sr[ci, j - split] + acr[ci, j - split]
+
+
+@njit
+def _rows_on(ci, j, split, adj, out, n, cmark, ep):  # type: ignore[no-untyped-def]
+    """Append coflow ``ci``'s listed rows on link ``j`` to ``out[n:]`` (once each); new ``n``."""
+    lst, a0, a1 = _on_link(ci, j, split, adj)
+    for q in range(a0, a1):
+        r = lst[q]
+        if cmark[r] != ep:
+            cmark[r] = ep
+            out[n] = r
+            n += 1
+    return n
+
+
+@njit
+def _demand(slot, ci, dead, split, ra, rb, rc, cl, adj, cch, lrow, co_r0, nlive, logs):  # type: ignore[no-untyped-def]
+    """Bring coflow ``ci``'s usable demand per link in ``slot`` up to ``dead``; True if any.
+
+    A row is usable when neither of its links is ``dead``; a link's usable demand
+    is the number of unfinished flows of usable rows on it. Kept per (slot,
+    coflow) and corrected from the last call by the rows that lost flows since
+    (the coflow's log, by the amounts lost, with the old dead links) and the rows
+    on links that died or revived: exact, as these are whole flow counts.
+    """
+    dem, dval, ddead, dlog, scratch = cch[4], cch[10], cch[11], cch[12], cch[9]
+    logbuf, logamt, log0, loglen = logs
+    cmark, cctr = scratch[4], scratch[5]
+    L = dead.size
+    dm = dem[slot, ci]
+    kd = ddead[slot, ci]
+    if not dval[slot, ci]:
+        dm[:] = 0.0
+        for q in range(co_r0[ci], co_r0[ci] + nlive[ci]):
+            r = lrow[q]
+            a = ra[r]
+            b = rb[r]
+            if not dead[a] and not dead[b]:
+                dm[a] += rc[r]
+                dm[b] += rc[r]
+        dval[slot, ci] = True
+    else:
+        for q in range(dlog[slot, ci], loglen[ci]):
+            r = logbuf[log0[ci] + q]
+            a = ra[r]
+            b = rb[r]
+            if not kd[a] and not kd[b]:
+                dm[a] -= logamt[log0[ci] + q]
+                dm[b] -= logamt[log0[ci] + q]
+        cctr[0] += 1
+        ep = cctr[0]
+        for j in range(L):
+            if cl[ci, j] == 0 or kd[j] == dead[j]:
+                continue
+            lst, a0, a1 = _on_link(ci, j, split, adj)
+            for q in range(a0, a1):
+                r = lst[q]
+                if cmark[r] == ep:
+                    continue
+                cmark[r] = ep
+                a = ra[r]
+                b = rb[r]
+                old = not kd[a] and not kd[b]
+                new = not dead[a] and not dead[b]
+                if old != new:
+                    x = rc[r] if new else -rc[r]
+                    dm[a] += x
+                    dm[b] += x
+    dlog[slot, ci] = loglen[ci]
+    anyu = False
+    for j in range(L):
+        kd[j] = dead[j]
+        if j < split and dm[j] > 0.0:
+            anyu = True
+    return anyu
+
+
+@njit
+def _levels(slot, ci, kv, split, ra, rb, rbl, rc, cl, adj, cch, lrow, co_r0, nlive, logs, touch,  # type: ignore[no-untyped-def]
+            dirty):
+    """Bring coflow ``ci``'s max-min levels in ``slot`` up to date; True if a row gets a rate.
+
+    ``kv[j]``: ``-1`` for a dead link, else the capacity the coflow gets on it;
+    ``slot``: a weighted round, or the strict pass (the last slot). A row is
+    usable when both its links are alive; its level is the water level of
+    max-min over the usable rows (weights: unfinished flows), 0 otherwise. The
+    usable demand must be up to date for these dead links (:func:`_demand`).
+
+    Each (slot, coflow) keeps the result of its last computation: per link the
+    key ``kv`` and the level, per row its level and weight, and the coflow's use
+    of each link. When neither ``kv`` (where the coflow has live rows) nor the
+    coflow's rows (its log of rows that lost flows) changed, that result stands.
+    Otherwise the water-filling is rerun (the same levels, bit for bit, as from
+    scratch) and only the rows that lost flows and the rows on links whose
+    level changed (a link that dies or revives changes level) are revisited;
+    the use of each link follows by differences. Rows whose level changes are
+    listed in ``touch`` and the coflow is marked ``dirty``.
+    """
+    ckey, cval, clam, cu, cdem, clv, crc, npos, clog, scratch = cch[:10]
+    logbuf, log0, loglen = logs[0], logs[2], logs[3]
+    tmark, tl, tcount = touch
+    capv, lam_l, lam_r, nob, cmark, cctr, lam, cand = scratch
+    L = kv.size
+    first = not cval[slot, ci]
+    keyo = ckey[slot, ci]
+    if not first and clog[slot, ci] == loglen[ci]:
+        same = True
+        for j in range(L):
+            if cl[ci, j] > 0 and keyo[j] != kv[j]:
+                same = False
+                break
+        if same:
+            return npos[slot, ci] > 0
+    dirty[ci] = True
+    cctr[0] += 1
+    ep = cctr[0]
+    dm = cdem[slot, ci]
+    u = cu[slot, ci]
+    lvs = clv[slot]
+    rcs = crc[slot]
+    nc = 0
+    if first:
+        for q in range(co_r0[ci], co_r0[ci] + nlive[ci]):
+            r = lrow[q]
+            lvs[r] = 0.0
+            rcs[r] = 0.0
+            cmark[r] = ep
+            cand[nc] = r
+            nc += 1
+    else:
+        for q in range(clog[slot, ci], loglen[ci]):
+            r = logbuf[log0[ci] + q]
+            if cmark[r] != ep:
+                cmark[r] = ep
+                cand[nc] = r
+                nc += 1
+    for j in range(L):
+        capv[j] = kv[j] if kv[j] > 0.0 else 0.0
+    mark, ctr = adj[0], adj[1]
+    sl, acl, al, sr, acr, ar = adj[2:]
+    ctr[0] += 1
+    W = np.zeros((0, 0))
+    waterfill(
+        capv[:split], capv[split:], W, W, dm[:split], dm[split:], ra, rbl, rc, rc,
+        sl[ci], acl[ci], al, sr[ci], acr[ci], ar, nob, mark, ctr[0], lam_l, lam_r, True,
+    )
+    for j in range(split):
+        lam[j] = lam_l[j] if kv[j] >= 0.0 else 0.0
+    for j in range(split, L):
+        lam[j] = lam_r[j - split] if kv[j] >= 0.0 else 0.0
+    lo = clam[slot, ci]
+    for j in range(L):
+        if cl[ci, j] > 0 and not first and lam[j] != lo[j]:
+            nc = _rows_on(ci, j, split, adj, cand, nc, cmark, ep)
+        lo[j] = lam[j]
+        keyo[j] = kv[j]
+    ntl = tcount[0]
+    tep = tcount[1]
+    for k in range(nc):
+        r = cand[k]
+        a = ra[r]
+        b = rb[r]
+        lv = min(lam[a], lam[b])
+        if not (lv > 0.0 and lv < np.inf):
+            lv = 0.0
+        ov = lvs[r]
+        orc = rcs[r]
+        nrc = rc[r]
+        if lv == ov and nrc == orc:
+            continue
+        oc = ov * orc
+        ncn = lv * nrc
+        if ncn != oc:
+            u[a] += ncn - oc
+            u[b] += ncn - oc
+        if ov > 0.0 and orc > 0.0:
+            npos[slot, ci] -= 1
+        if lv > 0.0 and nrc > 0.0:
+            npos[slot, ci] += 1
+        lvs[r] = lv
+        rcs[r] = nrc
+        if lv != ov and tmark[r] != tep:
+            tmark[r] = tep
+            tl[ntl] = r
+            ntl += 1
+    tcount[0] = ntl
+    cval[slot, ci] = True
+    clog[slot, ci] = loglen[ci]
+    return npos[slot, ci] > 0
 
 
 @njit
 def _allocate(  # type: ignore[no-untyped-def]
-    order, m, co_r0, co_r1, ra, rb, rc, cl, split, cap, qof, nq, weights, sat, max_rounds,
-    nonempty, out, tmark, epoch, tl, rbl, adj, cch, lrow, nlive,
+    order, m, co_r0, ra, rb, rbl, rc, cl, split, cap, qof, nq, weights, sat, max_rounds,
+    nonempty, adj, cch, lrow, nlive, logs, touch, curmask, dirty,
 ):
-    """Rates of the queue allocation, added to ``out`` (zero on entry) for the rows it lists.
+    """The queue allocation: which slots each coflow takes a rate in (``curmask``).
 
-    ``order``: coflow positions, queue-major. The rows given a rate are listed in
-    ``tl`` (marked ``epoch`` in ``tmark``); returns how many.
+    ``order``: coflow positions, queue-major. Each coflow's rate on a row is the
+    sum of its levels over the slots in its mask (weighted rounds first, then
+    the strict pass in the last slot); coflows whose levels were recomputed
+    are marked ``dirty``.
     """
+    cu = cch[3]
+    dem = cch[4]
     L = cap.size
     residual = cap.copy()
-    ntl = 0
+    kv = np.empty(L)
+    dead = np.empty(L, np.bool_)
     if weights.size > 0 and nonempty > 1:
         present = np.zeros((nq, L), np.bool_)
         share = np.zeros((nq, L))
         live = np.zeros(m, np.bool_)
-        kv = np.empty(L)
+        used = np.empty(L)
         for rnd in range(max_rounds):
             alldead = True
             for j in range(L):
@@ -232,34 +353,21 @@ def _allocate(  # type: ignore[no-untyped-def]
             if alldead:
                 break
             present[:, :] = False
+            for j in range(L):
+                dead[j] = residual[j] <= sat * cap[j]
             for p in range(m):
                 ci = order[p]
                 qi = qof[ci]
                 live[ci] = False
                 if _blocked(cl, ci, split, residual, sat, cap):
                     continue
-                # no dead link under the coflow's live rows: every live row is usable, so
-                # the queue is present exactly where the coflow has live rows
-                open_all = True
-                for j in range(L):
-                    if cl[ci, j] > 0 and residual[j] <= sat * cap[j]:
-                        open_all = False
-                        break
-                if open_all:
-                    for j in range(L):
-                        if cl[ci, j] > 0:
-                            present[qi, j] = True
+                if _demand(rnd, ci, dead, split, ra, rb, rc, cl, adj, cch, lrow, co_r0, nlive,
+                           logs):
                     live[ci] = True
-                    continue
-                for q in range(co_r0[ci], co_r0[ci] + nlive[ci]):
-                    r = lrow[q]
-                    if rc[r] > 0:
-                        a = ra[r]
-                        b = rb[r]
-                        if not (residual[a] <= sat * cap[a]) and not (residual[b] <= sat * cap[b]):
-                            present[qi, a] = True
-                            present[qi, b] = True
-                            live[ci] = True
+                    dm = dem[rnd, ci]
+                    for j in range(L):
+                        if dm[j] > 0.0:
+                            present[qi, j] = True
             anytot = False
             for j in range(L):
                 tot = 0.0
@@ -274,27 +382,22 @@ def _allocate(  # type: ignore[no-untyped-def]
             if not anytot:
                 break
             grew = 0.0
-            used = np.zeros(L)
-            u = np.empty(L)
+            used[:] = 0.0
             for p in range(m):
                 ci = order[p]
                 if not live[ci]:
                     continue
                 qi = qof[ci]
-                c = np.maximum(share[qi], 0.0)
                 for j in range(L):
-                    kv[j] = -1.0 if residual[j] <= sat * cap[j] else c[j]
-                rows, lvl, anyp = _levels(rnd, ci, kv, c, co_r0, co_r1, ra, rc, cl, rbl, split, adj,
-                                          cch, lrow, nlive)
-                if not anyp:
+                    if residual[j] <= sat * cap[j]:
+                        kv[j] = -1.0
+                    else:  # a share left below sat is rounding (as in the reference)
+                        kv[j] = share[qi, j] if share[qi, j] > sat * cap[j] else 0.0
+                if not _levels(rnd, ci, kv, split, ra, rb, rbl, rc, cl, adj, cch, lrow, co_r0,
+                               nlive, logs, touch, dirty):
                     continue
-                u[:] = 0.0
-                for q in range(rows.size):
-                    r = rows[q]
-                    ntl = _touch(r, lvl[q], out, tmark, epoch, tl, ntl)
-                    x = lvl[q] * rc[r]
-                    u[ra[r]] += x
-                    u[rb[r]] += x
+                curmask[ci] |= 1 << rnd
+                u = cu[rnd, ci]
                 for j in range(L):
                     share[qi, j] -= u[j]
                     used[j] += u[j]
@@ -305,9 +408,8 @@ def _allocate(  # type: ignore[no-untyped-def]
                 residual[j] = max(residual[j] - used[j], 0.0)
             if grew <= 1e-9:
                 break
-    # strict priority (or the final pass of the weighted rounds)
-    c = np.empty(L)
-    kv = np.empty(L)
+    # strict priority (or the final pass of the weighted rounds): the last slot
+    sslot = cu.shape[0] - 1
     for p in range(m):
         ci = order[p]
         has = False
@@ -319,32 +421,199 @@ def _allocate(  # type: ignore[no-untyped-def]
             continue
         alldead = True
         for j in range(L):
-            if residual[j] <= sat * cap[j]:
-                c[j] = 0.0
+            dead[j] = residual[j] <= sat * cap[j]
+            if dead[j]:
+                kv[j] = -1.0
             else:
-                c[j] = residual[j]
+                kv[j] = residual[j]
                 alldead = False
         if alldead:
-            return ntl
+            return
         if _blocked(cl, ci, split, residual, sat, cap):
             continue
-        # usable links have c > 0 (residual above SAT * cap >= 0), dead ones c = 0
-        for j in range(L):
-            kv[j] = c[j] if c[j] > 0 else -1.0
-        rows, lvl, _ = _levels(max_rounds, ci, kv, c, co_r0, co_r1, ra, rc, cl, rbl, split, adj,
-                               cch, lrow, nlive)
-        if rows.size == 0:
+        _demand(sslot, ci, dead, split, ra, rb, rc, cl, adj, cch, lrow, co_r0, nlive, logs)
+        if not _levels(sslot, ci, kv, split, ra, rb, rbl, rc, cl, adj, cch, lrow, co_r0,
+                       nlive, logs, touch, dirty):
             continue
-        for q in range(rows.size):
-            r = rows[q]
-            ntl = _touch(r, lvl[q], out, tmark, epoch, tl, ntl)
-            x = lvl[q] * rc[r]
-            residual[ra[r]] -= x
-            residual[rb[r]] -= x
+        curmask[ci] |= 1 << sslot
+        u = cu[sslot, ci]
         for j in range(L):
+            residual[j] -= u[j]
             if residual[j] < 0.0:
                 residual[j] = 0.0
-    return ntl
+
+
+@njit
+def _rows(act, fco, pos, m, la, lb, split, R, size, sent):  # type: ignore[no-untyped-def]
+    """Rows (coflow position, uplink, downlink) of the flows ``act``, coflow by coflow.
+
+    Returns ``(ra, rb, co_r0, co_r1, rco, row_ptr, row_fl, need, fl0)``: a row's flows
+    are ``row_fl[row_ptr[r] : row_ptr[r + 1]]`` (positions in ``act``) by
+    increasing need (ties: position), the order in which they complete since
+    they all run at the row's rate. Counting sorts, plus a stable sort of each
+    row's few flows. ``fl0[p]``: where coflow ``p``'s flows start when listed
+    coflow by coflow (room for one entry per flow).
+    """
+    n = act.size
+    cnt = np.zeros(m + 1, np.int64)
+    ci_of = np.empty(n, np.int64)
+    for i in range(n):
+        p = pos[fco[act[i]]]
+        ci_of[i] = p
+        cnt[p + 1] += 1
+    for p in range(m):
+        cnt[p + 1] += cnt[p]
+    byco = np.empty(n, np.int64)
+    fill = cnt[:m].copy()
+    for i in range(n):
+        byco[fill[ci_of[i]]] = i
+        fill[ci_of[i]] += 1
+    slot = np.full(split * R, -1, np.int64)
+    frow = np.empty(n, np.int64)
+    ra_l = np.empty(n, np.int64)
+    rb_l = np.empty(n, np.int64)
+    co_r0 = np.zeros(m, np.int64)
+    co_r1 = np.zeros(m, np.int64)
+    nrows = 0
+    for p in range(m):
+        co_r0[p] = nrows
+        for q in range(cnt[p], cnt[p + 1]):
+            f = act[byco[q]]
+            key = la[f] * R + (lb[f] - split)
+            if slot[key] < 0:
+                slot[key] = nrows
+                ra_l[nrows] = la[f]
+                rb_l[nrows] = lb[f]
+                nrows += 1
+            frow[byco[q]] = slot[key]
+        for q in range(cnt[p], cnt[p + 1]):
+            f = act[byco[q]]
+            slot[la[f] * R + (lb[f] - split)] = -1
+        co_r1[p] = nrows
+    ra = ra_l[:nrows].copy()
+    rb = rb_l[:nrows].copy()
+    rco = np.empty(nrows, np.int64)
+    for p in range(m):
+        for r in range(co_r0[p], co_r1[p]):
+            rco[r] = p
+    row_ptr = np.zeros(nrows + 1, np.int64)
+    for i in range(n):
+        row_ptr[frow[i] + 1] += 1
+    for r in range(nrows):
+        row_ptr[r + 1] += row_ptr[r]
+    need = np.empty(n)
+    for i in range(n):
+        f = act[i]
+        need[i] = size[f] - sent[f]
+    row_fl = np.empty(n, np.int64)
+    fill = row_ptr[:nrows].copy()
+    for i in range(n):  # by position within each row
+        row_fl[fill[frow[i]]] = i
+        fill[frow[i]] += 1
+    for r in range(nrows):
+        lo = row_ptr[r]
+        hi = row_ptr[r + 1]
+        if hi - lo > 32:
+            seg = row_fl[lo:hi].copy()
+            o = np.argsort(need[seg], kind="mergesort")
+            for k in range(hi - lo):
+                row_fl[lo + k] = seg[o[k]]
+        else:  # insertion sort: stable
+            for k in range(lo + 1, hi):
+                v = row_fl[k]
+                nv = need[v]
+                j = k - 1
+                while j >= lo and need[row_fl[j]] > nv:
+                    row_fl[j + 1] = row_fl[j]
+                    j -= 1
+                row_fl[j + 1] = v
+    return ra, rb, co_r0, co_r1, rco, row_ptr, row_fl, need, cnt[:m].copy()
+
+
+@njit
+def _index(n, fill):  # type: ignore[no-untyped-def]
+    """Values ``val`` (all ``fill``) with the minimum of each block of ``BLOCK`` rows.
+
+    ``(val, bmin, bdirty, blist, nbl)``: a block whose minimum may have gone up
+    is listed as dirty and recomputed once, by :func:`_flush`, before the
+    minima are read again.
+    """
+    nb = max((n + BLOCK - 1) // BLOCK, 1)
+    return (np.full(n, fill), np.full(nb, fill), np.zeros(nb, np.bool_), np.empty(nb, np.int64),
+            np.zeros(1, np.int64))
+
+
+@njit
+def _block_min(b, ix):  # type: ignore[no-untyped-def]
+    val, bmin = ix[0], ix[1]
+    lo = b * BLOCK
+    hi = min(lo + BLOCK, val.size)
+    mn = np.inf
+    for r in range(lo, hi):
+        if val[r] < mn:
+            mn = val[r]
+    bmin[b] = mn
+
+
+@njit
+def _set(r, v, ix):  # type: ignore[no-untyped-def]
+    """``val[r] = v``, keeping the block minima exact (after :func:`_flush`)."""
+    val, bmin, bdirty, blist, nbl = ix
+    old = val[r]
+    val[r] = v
+    b = r // BLOCK
+    if bdirty[b]:
+        return
+    if v <= bmin[b]:
+        bmin[b] = v
+    elif old == bmin[b]:
+        bdirty[b] = True
+        blist[nbl[0]] = b
+        nbl[0] += 1
+
+
+@njit
+def _flush(ix):  # type: ignore[no-untyped-def]
+    bdirty, blist, nbl = ix[2], ix[3], ix[4]
+    for k in range(nbl[0]):
+        b = blist[k]
+        _block_min(b, ix)
+        bdirty[b] = False
+    nbl[0] = 0
+
+
+@njit
+def _range_min(lo, hi, ix):  # type: ignore[no-untyped-def]
+    """``min(val[lo:hi])`` from the block minima, scanning only the partial blocks at the ends."""
+    val, bmin = ix[0], ix[1]
+    mn = np.inf
+    r = lo
+    while r < hi:
+        b = r // BLOCK
+        if r == b * BLOCK and r + BLOCK <= hi:
+            if bmin[b] < mn:
+                mn = bmin[b]
+            r += BLOCK
+        else:
+            if val[r] < mn:
+                mn = val[r]
+            r += 1
+    return mn
+
+
+@njit
+def _wide_fill(p, th, co_r0, co_r1, head, row_ptr, row_rate, ts, serv, sufmax, wix):  # type: ignore[no-untyped-def]
+    """Each running row's time to reach ``th`` with its longest live flow (coflow ``p``)."""
+    wfin = wix[0]
+    for r in range(co_r0[p], co_r1[p]):
+        h = head[r]
+        x = row_rate[r]
+        if h < row_ptr[r + 1] and x > 0.0:
+            wfin[r] = ts[r] + (th - (sufmax[h] + serv[r])) / x
+        else:
+            wfin[r] = np.inf
+    for b in range(co_r0[p] // BLOCK, (co_r1[p] + BLOCK - 1) // BLOCK):
+        _block_min(b, wix)
 
 
 @njit
@@ -375,65 +644,12 @@ def dclas_stretch(  # type: ignore[no-untyped-def]
         pos[cos[p]] = p
         if wide[cos[p]]:
             anywide = True
-    # rows: (coflow position, uplink, downlink), built coflow by coflow
-    ci_of = np.empty(n, np.int64)
-    for i in range(n):
-        ci_of[i] = pos[fco[act[i]]]
-    byco = np.argsort(ci_of, kind="mergesort")
     R = L - split
-    slot = np.full(split * R, -1, np.int64)
-    frow = np.empty(n, np.int64)
-    ra_l = np.empty(n, np.int64)
-    rb_l = np.empty(n, np.int64)
-    co_r0 = np.zeros(m, np.int64)
-    co_r1 = np.zeros(m, np.int64)
-    nrows = 0
-    q = 0
-    for p in range(m):
-        co_r0[p] = nrows
-        q0 = q
-        while q < n and ci_of[byco[q]] == p:
-            i = byco[q]
-            f = act[i]
-            key = la[f] * R + (lb[f] - split)
-            if slot[key] < 0:
-                slot[key] = nrows
-                ra_l[nrows] = la[f]
-                rb_l[nrows] = lb[f]
-                nrows += 1
-            frow[i] = slot[key]
-            q += 1
-        for qq in range(q0, q):
-            f = act[byco[qq]]
-            slot[la[f] * R + (lb[f] - split)] = -1
-        co_r1[p] = nrows
-    ra = ra_l[:nrows].copy()
-    rco = np.empty(nrows, np.int64)
-    for p in range(m):
-        for r in range(co_r0[p], co_r1[p]):
-            rco[r] = p
-    rb = rb_l[:nrows].copy()
-    rc = np.zeros(nrows)
-    row_ptr = np.zeros(nrows + 1, np.int64)
-    for i in range(n):
-        row_ptr[frow[i] + 1] += 1
-    for r in range(nrows):
-        row_ptr[r + 1] += row_ptr[r]
-    # each row's flows by what they still need (they all run at the row's rate, so they
-    # complete in this order); live flows are row_fl[head[r] : row_ptr[r + 1]]
-    need = np.empty(n)
-    for i in range(n):
-        f = act[i]
-        need[i] = size[f] - sent[f]
-    # bucket the flows by row in increasing need (ties: position), one sort for all rows
-    by_need = np.argsort(need, kind="mergesort")
-    fill = row_ptr[:-1].copy()
-    row_fl = np.empty(n, np.int64)
-    for q in range(n):
-        i = by_need[q]
-        r = frow[i]
-        row_fl[fill[r]] = i
-        fill[r] += 1
+    ra, rb, co_r0, co_r1, rco, row_ptr, row_fl, need, fl0 = _rows(act, fco, pos, m, la, lb, split,
+                                                                  R, size, sent)
+    nrows = ra.size
+    rbl = rb - split
+    rc = np.empty(nrows)
     sufmax = np.empty(n)  # largest bytes sent at t0 among row_fl[j:] of the row
     for r in range(nrows):
         lo = row_ptr[r]
@@ -450,29 +666,31 @@ def dclas_stretch(  # type: ignore[no-untyped-def]
     for r in range(nrows):
         cl[rco[r], ra[r]] += 1
         cl[rco[r], rb[r]] += 1
-    tmark = np.zeros(nrows, np.int64)
-    rbl = rb - split
     adj = _adjacency(m, co_r0, co_r1, ra, rbl, split, R)
     # each coflow's live rows (lrow[co_r0[p] : co_r0[p] + nlive[p]], increasing); finished
     # rows are dropped from these and from the per-link lists once they are half of them
     lrow = np.arange(nrows)
     nlive = co_r1 - co_r0
     ndead = np.zeros(m, np.int64)
-    tl = np.empty(max(nrows, 1), np.int64)
-    runl = np.empty(max(nrows, 1), np.int64)  # rows with a positive rate, by coflow
-    runtmp = np.empty(max(nrows, 1), np.int64)
-    run0 = np.zeros(m + 1, np.int64)
-    runfill = np.zeros(m, np.int64)
-    nrun = 0
-    epoch = 0
-    per = np.zeros(m)
-    # largest bytes sent among the flows of each coflow's still rows (wide coflows)
-    idlemax = np.full(m, -np.inf)
-    idle_dirty = np.ones(m, np.bool_)
     serv = np.zeros(nrows)  # bytes each flow of the row received since t0
     ts = np.full(nrows, t0)  # when serv was last brought up to date
-    rowfin = np.full(nrows, np.inf)
     row_rate = np.zeros(nrows)
+    fix = _index(nrows, np.inf)  # next completion of each running row
+    rowfin, bmin = fix[0], fix[1]
+    nb = bmin.size
+    # wide coflows (mcs): each running row's time to reach its coflow's threshold with its
+    # longest flow, and minus the bytes of the longest flow of each still row
+    nw = nrows if anywide else 0
+    wix = _index(nw, np.inf)
+    iix = _index(nw, np.inf)
+    if anywide:
+        ival = iix[0]
+        for r in range(nrows):
+            if wide[cos[rco[r]]] and rc[r] > 0:
+                ival[r] = -sufmax[head[r]]
+        for b in range(iix[1].size):
+            _block_min(b, iix)
+    nrun = np.zeros(m, np.int64)  # running rows of each coflow
     cfr = np.zeros(m)
     cfs = np.empty(m)
     for p in range(m):
@@ -484,15 +702,28 @@ def dclas_stretch(  # type: ignore[no-untyped-def]
         qof[p] = queue[cos[p]]
     seen = np.zeros(nq, np.bool_)
     order = np.empty(m, np.int64)
-    newr = np.zeros(nrows)
-    # the last levels of each coflow per slot (weighted round, strict pass), see _levels
-    ns = max_rounds + 1
-    ver = np.zeros(m, np.int64)  # bumped when a coflow's live rows change
+    # per (slot, coflow) the last levels (slots: the weighted rounds, then the strict pass;
+    # a row's entries are set at its coflow's first computation in the slot)
+    ns = max_rounds + 1 if weights.size > 0 else 1
+    nr1 = max(nrows, 1)
     cch = (
-        np.empty((ns, m, L)), np.zeros((ns, m), np.bool_), np.zeros((ns, m), np.int64), ver,
-        np.zeros((ns, m), np.int64), np.empty((ns, max(nrows, 1)), np.int64),
-        np.empty((ns, max(nrows, 1))), np.zeros((ns, m), np.bool_),
+        np.empty((ns, m, L)), np.zeros((ns, m), np.bool_), np.zeros((ns, m, L)),
+        np.zeros((ns, m, L)), np.zeros((ns, m, L)), np.empty((ns, nr1)), np.empty((ns, nr1)),
+        np.zeros((ns, m), np.int64), np.zeros((ns, m), np.int64),
+        (np.empty(L), np.empty(split), np.empty(R), np.zeros(0, np.int64),
+         np.zeros(nr1, np.int64), np.zeros(1, np.int64), np.empty(L), np.empty(nr1, np.int64)),
+        np.zeros((ns, m), np.bool_), np.zeros((ns, m, L), np.bool_), np.zeros((ns, m), np.int64),
     )
+    clv = cch[5]
+    # each coflow's log of rows that lost flows (room: its number of flows)
+    logs = (np.empty(max(n, 1), np.int64), np.empty(max(n, 1)), fl0, np.zeros(m, np.int64))
+    logbuf, logamt, log0, loglen = logs
+    tl = np.empty(nr1, np.int64)
+    touch = (np.zeros(nr1, np.int64), tl, np.zeros(2, np.int64))
+    tcount = touch[2]
+    curmask = np.zeros(m, np.int64)
+    prevmask = np.zeros(m, np.int64)
+    dirty = np.zeros(m, np.bool_)
     t = t0
     nd = 0
     npc = 0
@@ -503,34 +734,19 @@ def dclas_stretch(  # type: ignore[no-untyped-def]
         if not first:
             # demotions, with the rates in force up to now
             ptl = ptol * max(1.0, abs(t))
+            if anywide:
+                _flush(wix)
+                _flush(iix)
             for p in range(m):
                 k = cos[p]
                 qk = qof[p]
                 while qk < last:
                     if wide[k]:
-                        # the longest flow: per row, the live flow with the most bytes
+                        # the longest flow: among the still rows, then the running ones
                         th = th_w[qk]
-                        if idle_dirty[p]:
-                            idle_dirty[p] = False
-                            mx = -np.inf
-                            for q in range(co_r0[p], co_r0[p] + nlive[p]):
-                                r = lrow[q]
-                                if head[r] < row_ptr[r + 1] and row_rate[r] == 0.0:
-                                    v = sufmax[head[r]] + serv[r]
-                                    if v > mx:
-                                        mx = v
-                            idlemax[p] = mx
-                        hit = idlemax[p] >= th
+                        hit = -_range_min(co_r0[p], co_r1[p], iix) >= th
                         if not hit:
-                            for q in range(run0[p], run0[p + 1]):
-                                r = runl[q]
-                                if head[r] == row_ptr[r + 1]:
-                                    continue
-                                x = row_rate[r]
-                                sm = sufmax[head[r]] + serv[r] + x * (t - ts[r])
-                                if sm >= th or (x > 0 and (th - sm) <= ptl * x):
-                                    hit = True
-                                    break
+                            hit = _range_min(co_r0[p], co_r1[p], wix) <= t + ptl
                     else:
                         th = th_n[qk]
                         sm = cfs[p] + cfr[p] * (t - tcf)
@@ -539,6 +755,9 @@ def dclas_stretch(  # type: ignore[no-untyped-def]
                     if not hit:
                         break
                     qk += 1
+                    if wide[k]:
+                        _wide_fill(p, th_w[qk] if qk < last else np.inf, co_r0, co_r1, head,
+                                   row_ptr, row_rate, ts, serv, sufmax, wix)
                 if qk != qof[p]:
                     qof[p] = qk
                     queue[k] = qk
@@ -555,47 +774,45 @@ def dclas_stretch(  # type: ignore[no-untyped-def]
                 if qof[p] == qi:
                     order[o] = p
                     o += 1
-        epoch += 1
-        ntl = _allocate(order, m, co_r0, co_r1, ra, rb, rc, cl, split, cap, qof, nq, weights,
-                        sat, max_rounds, nonempty, newr, tmark, epoch, tl, rbl, adj, cch,
-                        lrow, nlive)
+        curmask[:] = 0
+        dirty[:] = False
+        tcount[0] = 0
+        tcount[1] += 1
+        _allocate(order, m, co_r0, ra, rb, rbl, rc, cl, split, cap, qof, nq, weights, sat,
+                  max_rounds, nonempty, adj, cch, lrow, nlive, logs, touch, curmask, dirty)
         # apply: the coflow totals move to t first (as the engine's _sync_coflows), then
-        # only the rows that ran or get a rate are looked at
+        # only rows whose level changed, or of coflows whose slots changed, are looked at
         if t > tcf:
             for p in range(m):
                 cfs[p] += cfr[p] * (t - tcf)
             tcf = t
-        for q in range(nrun):
-            r = runl[q]
-            if tmark[r] != epoch:
-                tmark[r] = epoch
-                tl[ntl] = r
-                ntl += 1
-        nrun = 0
+        tmark = touch[0]
+        tep = tcount[1]
+        ntl = tcount[0]
         for p in range(m):
-            per[p] = 0.0
-        t_fin = np.inf  # the next completion: the earliest head of a running row
+            if curmask[p] != prevmask[p]:
+                prevmask[p] = curmask[p]
+                for q in range(co_r0[p], co_r0[p] + nlive[p]):
+                    r = lrow[q]
+                    if tmark[r] != tep:
+                        tmark[r] = tep
+                        tl[ntl] = r
+                        ntl += 1
         for q in range(ntl):
             r = tl[q]
-            x = newr[r]
-            newr[r] = 0.0
-            old = row_rate[r]
             h = head[r]
             e = row_ptr[r + 1]
             if h == e:
-                row_rate[r] = x
                 continue
             p = rco[r]
-            if x > 0:
-                runtmp[nrun] = r
-                nrun += 1
-                per[p] += x * (e - h)
+            mask = curmask[p]
+            x = 0.0
+            for s_ in range(ns):
+                if (mask >> s_) & 1:
+                    x += clv[s_, r]
+            old = row_rate[r]
             if x == old:
-                if x > 0 and rowfin[r] < t_fin:
-                    t_fin = rowfin[r]
                 continue
-            if x == 0.0 or old == 0.0:
-                idle_dirty[p] = True
             if record and old > 0 and t > ts[r]:
                 for j in range(h, e):
                     pc_f[npc] = act[row_fl[j]]
@@ -605,56 +822,54 @@ def dclas_stretch(  # type: ignore[no-untyped-def]
                     npc += 1
             serv[r] += old * (t - ts[r])
             ts[r] = t
-            if x > 0:
-                rowfin[r] = t + max(need[row_fl[h]] - serv[r], 0.0) / x
-                if rowfin[r] < t_fin:
-                    t_fin = rowfin[r]
-            else:
-                rowfin[r] = np.inf
             row_rate[r] = x
             cfr[p] += (x - old) * (e - h)
-            if x > 0 and start[cos[p]] == np.inf:
-                start[cos[p]] = t
-        # the running rows grouped by coflow
-        for p in range(m + 1):
-            run0[p] = 0
-        for q in range(nrun):
-            run0[rco[runtmp[q]] + 1] += 1
-        for p in range(m):
-            run0[p + 1] += run0[p]
-        for p in range(m):
-            runfill[p] = run0[p]
-        for q in range(nrun):
-            r = runtmp[q]
-            runl[runfill[rco[r]]] = r
-            runfill[rco[r]] += 1
+            if x > 0:
+                _set(r, t + max(need[row_fl[h]] - serv[r], 0.0) / x, fix)
+                if old == 0.0:
+                    nrun[p] += 1
+                if start[cos[p]] == np.inf:
+                    start[cos[p]] = t
+            else:
+                _set(r, np.inf, fix)
+                nrun[p] -= 1
+            if wide[cos[p]]:
+                if x > 0:
+                    th = th_w[qof[p]] if qof[p] < last else np.inf
+                    _set(r, ts[r] + (th - (sufmax[h] + serv[r])) / x, wix)
+                    _set(r, np.inf, iix)
+                else:
+                    _set(r, np.inf, wix)
+                    _set(r, -(sufmax[h] + serv[r]), iix)
         # the next demotion under these rates
         wake = np.inf
-        for q in range(nrun if anywide else 0):
-            r = runl[q]
-            p = rco[r]
-            if wide[cos[p]] and qof[p] < last and head[r] < row_ptr[r + 1]:
-                x = row_rate[r]
-                sm = sufmax[head[r]] + serv[r] + x * (t - ts[r])
-                w = t + (th_w[qof[p]] - sm) / x
-                if w < wake:
-                    wake = w
+        if anywide:
+            _flush(wix)
         for p in range(m):
-            if wide[cos[p]] or qof[p] >= last:
+            if qof[p] >= last or nrun[p] == 0:
                 continue
-            th = th_n[qof[p]]
-            if per[p] > 0 and np.isfinite(th):
+            if wide[cos[p]]:
+                w = _range_min(co_r0[p], co_r1[p], wix)
+            else:
+                th = th_n[qof[p]]
+                if not np.isfinite(th) or not cfr[p] > 0:
+                    continue
                 sm = cfs[p] + cfr[p] * (t - tcf)
-                w = t + max(th - sm, 0.0) / per[p]
-                if w < wake:
-                    wake = w
+                w = t + max(th - sm, 0.0) / cfr[p]
+            if w < wake:
+                wake = w
         floor = t + 2 * tol * max(1.0, abs(t))
         if wake < floor:
             wake = floor
         if record and npc > max_pieces - 3 * n - 4:
             reason = 2
             break
-        # the next event
+        # the next event: the earliest completion of a running row
+        _flush(fix)
+        t_fin = np.inf
+        for b in range(nb):
+            if bmin[b] < t_fin:
+                t_fin = bmin[b]
         t_next = min(t_fin, t_stop, wake)
         if t_next == np.inf:
             reason = 3
@@ -668,53 +883,64 @@ def dclas_stretch(  # type: ignore[no-untyped-def]
         tcf = t_next
         t_new = t_next
         coflow_done = False
-        for q in range(nrun):
-            r = runl[q]
-            if not rowfin[r] <= thr:
+        for b in range(nb):
+            if not bmin[b] <= thr:
                 continue
-            x = row_rate[r]
-            p = rco[r]
-            e = row_ptr[r + 1]
-            h = head[r]
-            while h < e:
-                i = row_fl[h]
-                fi = ts[r] + max(need[i] - serv[r], 0.0) / x
-                if fi > thr:
-                    break
-                f = act[i]
-                if record and fi > ts[r]:
-                    pc_f[npc] = f
-                    pc_t0[npc] = ts[r]
-                    pc_t1[npc] = fi
-                    pc_r[npc] = x
-                    npc += 1
-                cfs[p] -= x * (t_next - fi)
-                cfr[p] -= x
-                sent[f] = size[f]
-                done_f[nd] = f
-                done_t[nd] = fi
-                nd += 1
-                if fi > t_new:
-                    t_new = fi
-                k = fco[f]
-                cf_left[k] -= 1
-                if cf_left[k] == 0:
-                    coflow_done = True
-                h += 1
-            if h != head[r]:
-                ver[p] += 1
-            head[r] = h
-            rc[r] = e - h
-            if h == e:
-                cl[p, ra[r]] -= 1
-                cl[p, rb[r]] -= 1
-                ndead[p] += 1
-                if 2 * ndead[p] >= nlive[p]:
-                    _compact(p, co_r0, rc, lrow, nlive, ndead, adj)
-            if h < e:
-                rowfin[r] = ts[r] + max(need[row_fl[h]] - serv[r], 0.0) / x
-            else:
-                rowfin[r] = np.inf
+            for r in range(b * BLOCK, min(b * BLOCK + BLOCK, nrows)):
+                if not rowfin[r] <= thr:
+                    continue
+                x = row_rate[r]
+                p = rco[r]
+                e = row_ptr[r + 1]
+                h = head[r]
+                while h < e:
+                    i = row_fl[h]
+                    fi = ts[r] + max(need[i] - serv[r], 0.0) / x
+                    if fi > thr:
+                        break
+                    f = act[i]
+                    if record and fi > ts[r]:
+                        pc_f[npc] = f
+                        pc_t0[npc] = ts[r]
+                        pc_t1[npc] = fi
+                        pc_r[npc] = x
+                        npc += 1
+                    cfs[p] -= x * (t_next - fi)
+                    cfr[p] -= x
+                    sent[f] = size[f]
+                    done_f[nd] = f
+                    done_t[nd] = fi
+                    nd += 1
+                    if fi > t_new:
+                        t_new = fi
+                    k = fco[f]
+                    cf_left[k] -= 1
+                    if cf_left[k] == 0:
+                        coflow_done = True
+                    h += 1
+                if h != head[r]:
+                    logbuf[log0[p] + loglen[p]] = r
+                    logamt[log0[p] + loglen[p]] = h - head[r]
+                    loglen[p] += 1
+                head[r] = h
+                rc[r] = e - h
+                if h == e:
+                    cl[p, ra[r]] -= 1
+                    cl[p, rb[r]] -= 1
+                    ndead[p] += 1
+                    nrun[p] -= 1
+                    if 2 * ndead[p] >= nlive[p]:
+                        _compact(p, co_r0, rc, lrow, nlive, ndead, adj)
+                    rowfin[r] = np.inf
+                else:
+                    rowfin[r] = ts[r] + max(need[row_fl[h]] - serv[r], 0.0) / x
+                if wide[cos[p]]:
+                    if h < e:
+                        th = th_w[qof[p]] if qof[p] < last else np.inf
+                        _set(r, ts[r] + (th - (sufmax[h] + serv[r])) / x, wix)
+                    else:
+                        _set(r, np.inf, wix)
+            _block_min(b, fix)
         t = t_new
         if t_stop <= thr or coflow_done:
             reason = 0 if t_stop <= thr else 1

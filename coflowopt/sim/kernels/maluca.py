@@ -162,7 +162,8 @@ def maluca_rates(kptr, rem, up, down, cap, alpha, sat, iwork, fwork):  # type: i
                 d = kp & 0xFFFFFFFF
                 sup[x] = i
                 sdown[x] = d
-                r = residual[d] / float(kp >> 32)
+                rd = residual[d] if residual[d] > sat * cap[d] else 0.0  # rounding is no room
+                r = rd / float(kp >> 32)
                 if share < r:
                     r = share
                 if not (r >= 0.0):
@@ -193,7 +194,7 @@ def maluca_rates(kptr, rem, up, down, cap, alpha, sat, iwork, fwork):  # type: i
             for j in range(nlow):
                 x = low[j]
                 d = residual[sdown[x]]
-                if d < 0.0:
+                if not d > sat * cap[sdown[x]]:
                     d = 0.0
                 r = d / cnt[sdown[x]]
                 if share < r:

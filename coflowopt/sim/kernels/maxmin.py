@@ -50,15 +50,18 @@ REL = 1e-12
 @njit
 def waterfill(  # type: ignore[no-untyped-def]
     cap_l, cap_r, W, WT, dem_l0, dem_r0, ra, rb, rw, ru, start_l, cnt_l, adj_l,
-    start_r, cnt_r, adj_r, bounded, mark, epoch, lam_l, lam_r,
+    start_r, cnt_r, adj_r, bounded, mark, epoch, lam_l, lam_r, listed_in_dem=False,
 ):
     """Saturation levels ``lam_l``, ``lam_r`` (filled in) of weighted max-min.
 
     ``W``/``WT``/``dem_l0``/``dem_r0``: the dense rows (``W`` of shape
     ``(0, 0)`` for none; the ``dem`` arrays are then zero). ``ra``... ``adj_r``:
     the listed rows; ``bounded``: the listed rows with a finite upper level, by
-    increasing level. Marks the listed rows it freezes with ``epoch``. Returns
-    the number of rounds.
+    increasing level. ``listed_in_dem``: the ``dem`` arrays already hold the
+    listed rows' weights too (callers that keep link demands up to date), so
+    they are not summed again. Marks the listed rows it freezes with
+    ``epoch`` (except in a last round that freezes every remaining row).
+    Returns the number of rounds.
     """
     s = cap_l.size
     R = cap_r.size
@@ -70,15 +73,17 @@ def waterfill(  # type: ignore[no-untyped-def]
     for i in range(s):
         res_l[i] = max(cap_l[i], 0.0)
         lam_l[i] = np.inf
-        a0 = start_l[i]
-        for q in range(a0, a0 + cnt_l[i]):
-            dem_l[i] += rw[adj_l[q]]
+        if not listed_in_dem:
+            a0 = start_l[i]
+            for q in range(a0, a0 + cnt_l[i]):
+                dem_l[i] += rw[adj_l[q]]
     for j in range(R):
         res_r[j] = max(cap_r[j], 0.0)
         lam_r[j] = np.inf
-        b0 = start_r[j]
-        for q in range(b0, b0 + cnt_r[j]):
-            dem_r[j] += rw[adj_r[q]]
+        if not listed_in_dem:
+            b0 = start_r[j]
+            for q in range(b0, b0 + cnt_r[j]):
+                dem_r[j] += rw[adj_r[q]]
     eps_l = REL * dem_l
     eps_r = REL * dem_r
     open_l = dem_l > 0
@@ -130,6 +135,9 @@ def waterfill(  # type: ignore[no-untyped-def]
                 bp += 1
         elif m_l <= m_r:
             top = min(m_r, m_u)
+            if _freeze_all(open_l, t_l, top, lam_l):
+                # every row crosses a left link: all are frozen now, no right link saturates
+                break
             for i in range(s):
                 if open_l[i] and t_l[i] <= top:
                     lam = t_l[i]
@@ -155,6 +163,8 @@ def waterfill(  # type: ignore[no-untyped-def]
                     open_r[j] = False
         else:
             top = min(m_l, m_u)
+            if _freeze_all(open_r, t_r, top, lam_r):
+                break
             for j in range(R):
                 if open_r[j] and t_r[j] <= top:
                     lam = t_r[j]
@@ -178,6 +188,24 @@ def waterfill(  # type: ignore[no-untyped-def]
                 if open_l[i] and not dem_l[i] > eps_l[i]:
                     open_l[i] = False
     return rounds
+
+
+@njit
+def _freeze_all(open_, t, top, lam):  # type: ignore[no-untyped-def]
+    """If every open link of one side saturates at or below ``top``, freeze them all.
+
+    Then every remaining row is frozen (each crosses one link of each side), so
+    the round's row updates would change nothing that is read: returns True and
+    the caller stops. Otherwise changes nothing and returns False.
+    """
+    for i in range(t.size):
+        if open_[i] and not t[i] <= top:
+            return False
+    for i in range(t.size):
+        if open_[i]:
+            lam[i] = t[i]
+            open_[i] = False
+    return True
 
 
 @njit

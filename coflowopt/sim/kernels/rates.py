@@ -18,8 +18,10 @@ from __future__ import annotations
 import numpy as np
 
 from ..._jit import njit
+from ...alloc import FULL
 
 __all__ = ["greedy_csr", "greedy_pairs", "madd_pairs", "madd_rows", "pairwise_sum"]
+
 
 
 @njit
@@ -111,8 +113,9 @@ def greedy_pairs(first, second, residual, order, ub, bounded):  # type: ignore[n
 
     Rows in ``order`` each take ``min`` of their two links' residuals (and
     their upper bound ``ub`` when ``bounded``); ``residual`` is updated in
-    place. A row whose links are not both positive (or whose bound is not
-    positive) gets 0.
+    place (a link left with at most :data:`FULL` of what it had becomes 0).
+    A row whose links are not both positive (or whose bound is not positive)
+    gets 0.
     """
     x = np.zeros(first.size)
     for p in range(order.size):
@@ -130,8 +133,8 @@ def greedy_pairs(first, second, residual, order, ub, bounded):  # type: ignore[n
             r = ub[j]
         if r <= 0:
             continue
-        residual[la] = ra - r if ra - r > 0 else 0.0
-        residual[lb] = rb - r if rb - r > 0 else 0.0
+        residual[la] = ra - r if ra - r > FULL * ra else 0.0
+        residual[lb] = rb - r if rb - r > FULL * rb else 0.0
         x[j] = r
     return x
 
@@ -142,7 +145,8 @@ def greedy_csr(indptr, indices, data, residual, order, ub):  # type: ignore[no-u
 
     Row ``j`` takes ``min(ub[j], min_l residual[l] / data)`` over its links
     when that is positive (a row without links takes ``ub[j]`` if positive);
-    ``residual`` is updated in place and kept non-negative.
+    ``residual`` is updated in place, and a link left with at most
+    :data:`FULL` of what it had becomes 0.
     """
     x = np.zeros(indptr.size - 1)
     for p in range(order.size):
@@ -164,8 +168,9 @@ def greedy_csr(indptr, indices, data, residual, order, ub):  # type: ignore[no-u
         if not (room > 0):
             continue
         for e in range(lo, hi):
-            v = residual[indices[e]] - data[e] * room
-            residual[indices[e]] = v if not (v < 0.0) else 0.0
+            v0 = residual[indices[e]]
+            v = v0 - data[e] * room
+            residual[indices[e]] = v if not (v <= FULL * v0) else 0.0
         x[j] = room
     return x
 

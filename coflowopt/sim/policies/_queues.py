@@ -15,7 +15,8 @@ Weighted sharing follows Pseudocode 4's loop "while the fabric is not
 saturated" as rounds: in each round every link's spare capacity is split
 among the queues that have a flow on it that can still grow, in proportion
 to their weights (line 17: ``Q_i.share = Q_i.weight / W``); each queue fills
-its shares FIFO with max-min inside each coflow; what a queue cannot use
+its shares FIFO with max-min inside each coflow (a share left below ``SAT``
+of the link's capacity counts as used up); what a queue cannot use
 stays spare and is split again in the next round among the queues that can
 (line 10 / 19: unused share goes to the other queues by weighted max-min).
 Rounds stop when no rate grows by more than a relative 1e-9, after at most
@@ -109,7 +110,8 @@ def queue_rates(
                     continue
                 b = share[qid[i]]
                 g = f[ok]
-                x = max_min_flows(view, classes, g, np.maximum(b, 0.0))
+                # what is left of a share below SAT of the link is rounding, not capacity
+                x = max_min_flows(view, classes, g, np.where(b > SAT * cap, b, 0.0))
                 if not x.any():
                     continue
                 add = np.zeros(f.size)

@@ -16,7 +16,9 @@ network" (``reschedule="coflow"``, default):
    the same coflow on a given link equally share the available
    bandwidth"), where ``n_j^p`` counts ``p``'s flows into downlink ``j`` and
    ``B_R`` is what earlier allocations left (read before ``p``'s turn on
-   this uplink).
+   this uplink). What a link has left below ``SAT`` of its capacity is
+   rounding and counts as nothing (else a coflow could crawl at 1e-17 and no
+   coflow event would ever re-decide).
 3. Soft reservation (§IV-C): "each uplink softly reserves a portion of
    bandwidth (α) for flows belonging to low priority coflows". The strict
    pass of step 2 may use only ``(1 - α)`` of the uplink; what is left of
@@ -49,6 +51,12 @@ from ..kernels.maluca import maluca_rates
 from . import register
 from ._base import Params, Policy, check_choice, check_positive
 from ._common import SAT
+
+
+def _room(residual: np.ndarray, cap: np.ndarray, links: np.ndarray) -> np.ndarray:
+    """What ``links`` have left, with a remainder below ``SAT`` of capacity counted as none."""
+    x = residual[links]
+    return np.where(x > SAT * cap[links], x, 0.0)
 
 
 @dataclass(frozen=True, slots=True)
@@ -139,7 +147,8 @@ class Maluca(Policy):
             # downlinks only fill up while this uplink is served, so a segment none of
             # whose downlinks has room now gets nothing in the strict pass: skip it cheaply
             lo_pos, hi_pos = int(starts[a]), int(ends[b - 1])
-            room = (residual[down[order[lo_pos:hi_pos]]] > 0).astype(np.int64)
+            dl = down[order[lo_pos:hi_pos]]
+            room = (residual[dl] > SAT * cap[dl]).astype(np.int64)
             seg_room = np.add.reduceat(room, starts[a:b] - lo_pos) > 0
             for s, has_room in zip(range(a, b), seg_room.tolist(), strict=True):
                 pos = order[starts[s] : ends[s]]
@@ -147,7 +156,8 @@ class Maluca(Policy):
                     low.append(pos)
                     continue
                 d = down[pos]
-                r = np.minimum(budget / pos.size, residual[d] / ndown[pos])
+                # a downlink left below SAT of its capacity has no room (that is rounding)
+                r = np.minimum(budget / pos.size, _room(residual, cap, d) / ndown[pos])
                 r = np.maximum(r, 0.0)
                 if not r.any():
                     low.append(pos)
@@ -160,7 +170,7 @@ class Maluca(Policy):
                 pos = np.concatenate(low)
                 d = down[pos]
                 m = np.bincount(d, minlength=L)[d]
-                r = np.minimum(residual[i] / pos.size, np.maximum(residual[d], 0.0) / m)
+                r = np.minimum(residual[i] / pos.size, _room(residual, cap, d) / m)
                 rates[pos] = r
                 residual[i] -= r.sum()
                 np.subtract.at(residual, d, r)
