@@ -80,6 +80,19 @@ def test_max_min_first_level_equals_the_lp_optimum(prob):
     assert (x / w).min() == pytest.approx(res.x[0], rel=1e-9)
 
 
+def test_greedy_leaves_no_rounding_remainder():
+    # link 0 has one ulp more than row 0 can take (row 0 is held to 0.5 by link 2): what
+    # is left is rounding, so row 1 gets nothing rather than 1.1e-16 (reference and
+    # compiled paths alike)
+    usage = np.array([[1.0, 0.0, 1.0], [1.0, 1.0, 0.0]])
+    cap = np.array([0.5000000000000001, 1.0, 0.5])
+    assert greedy(usage, cap, [0, 1]).tolist() == [0.5, 0.0]
+    # an explicitly stored zero coefficient sends greedy down its row-wise path
+    with_zero = sp.csr_array((np.array([1.0, 1.0, 1.0, 1.0, 0.0]), np.array([0, 2, 0, 1, 2]),
+                              np.array([0, 2, 5])), shape=(2, 3))
+    assert greedy(with_zero, cap, [0, 1]).tolist() == [0.5, 0.0]
+
+
 def test_greedy_follows_the_order():
     fab = Fabric.uniform(3)
     A = fab.routes([0, 0, 1, 1, 2, 2], [0, 1, 0, 1, 0, 1])

@@ -179,3 +179,35 @@ def test_gamma_is_reached_by_madd_in_isolation():
     )
     res = simulate(inst, "varys")
     assert math.isclose(res.cct[0], inst.gamma[0])
+
+
+# Rounding left on a link is no capacity. Each case below was found by hypothesis: a
+# flow crawled at ~1e-16 (what a capacity one ulp above another flow's share leaves),
+# so that a policy deciding only on coflow events never re-decided and the run ended
+# at ~1e16 with flows unserved.
+
+def _uniform_coflow(k, n, dst=None, **kw):
+    dst = np.zeros(n, int) if dst is None else np.asarray(dst)
+    return co.Coflow(id=f"c{k}", src=np.zeros(n, int), dst=dst, sizes=np.ones(n), release=0.0,
+                     **kw)
+
+
+@pytest.mark.parametrize("compiled", [True, False])
+def test_varys_deadline_gives_no_rounding_remainder_to_best_effort_flows(compiled):
+    c0 = co.Coflow(id="c0", src=np.zeros(4, int), dst=np.array([0, 1, 0, 0]),
+                   sizes=np.array([1.0, 1.0, 2.0, 1.0]), release=0.0)
+    inst = co.Instance(fabric=co.Fabric([0.5000000000000001, 1.0], [1.0, 0.5]), coflows=(c0,))
+    res = check_run(inst, "varys-deadline", compiled=compiled)
+    assert res.completion[0] == pytest.approx(10.0, rel=1e-12)
+
+
+@pytest.mark.parametrize("compiled", [True, False])
+def test_maluca_gives_no_rounding_remainder_of_a_downlink(compiled):
+    # c1's three admitted flows fill the 0.5 downlink up to ~5.6e-17; its anchor flow
+    # waits for c0 (finishes-before), so c0 must run once c1's flows are done
+    inst = co.Instance(
+        fabric=co.Fabric([1.0], [0.5]),
+        coflows=(_uniform_coflow(0, 4), _uniform_coflow(1, 4, finishes_before=("c0",))),
+    )
+    res = check_run(inst, "maluca", compiled=compiled)
+    assert np.allclose(res.completion, [14.0, 16.0], rtol=1e-12)
