@@ -213,6 +213,7 @@ class Engine:
         self.sent = np.zeros(F)
         self.tsync = np.zeros(F)
         self._slot = np.zeros(F, np.int64)  # scratch of _repeats
+        self._rate_buf = np.zeros(F)  # rates a stretch kernel reports (zero between stretches)
         self.fin_pad = np.full(nb << _BLOCK_BITS, np.inf)
         self.fin = self.fin_pad[:F]
         self.fin_blocks = self.fin_pad.reshape(nb, _BLOCK)
@@ -279,6 +280,7 @@ class Engine:
                 a = sl.start + int(np.argmin(inst.flow_size[sl]))
                 self.anchor[k] = a
                 held[a] = True
+        self.has_succ = np.array([bool(s) for s in self.succ], bool).reshape(K)
         self.sa_released = np.array([not s for s in self.wait_sa], bool)
         self.anchor_released = self.anchor < 0
         free = np.flatnonzero(~held)
@@ -525,7 +527,7 @@ class Engine:
         pc_t0 = np.empty(cap_pieces)
         pc_t1 = np.empty(cap_pieces)
         pc_r = np.empty(cap_pieces)
-        rate_out = np.zeros(self.F)
+        rate_out = self._rate_buf  # all zeros between stretches (kernels write only o's flows)
         t, nd, npc, nev, reason = spec.kernel(
             t0, t_stop, _TOL, o, self.link_a, self.link_b, self.L, self.cap, self.size,
             self.sent, self.fco, self.cf_left.copy(), self.start, self.record, cap_pieces,
@@ -544,6 +546,7 @@ class Engine:
         if alive.size:
             self.tsync[alive] = self.t
             self.apply(alive, rate_out[alive])
+        rate_out[o] = 0.0
         return int(reason)
 
     def _refresh_finish(self, ks: IntArray) -> None:
@@ -976,6 +979,11 @@ class SimView:
     def topological_rank(self) -> IntArray:
         """Position of each coflow in a dependency-respecting order (computed once per run)."""
         return self._e.topo_rank
+
+    @property
+    def has_dependents(self) -> npt.NDArray[np.bool_]:
+        """Coflows some other coflow depends on (its completion admits flows)."""
+        return self._e.has_succ
 
     def link_sum(self, flows: IntArray, values: FloatArray) -> FloatArray:
         """Per-link sums of ``values`` over the routes of ``flows``."""

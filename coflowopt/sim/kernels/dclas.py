@@ -2,9 +2,10 @@
 
 The stretch kernel runs the allocation of :mod:`coflowopt.sim.policies._queues`
 (FIFO within a queue, max-min within a coflow, weighted rounds or strict
-priority across queues) through every flow completion and every queue
-demotion up to the next admission or coflow completion, recomputing the
-allocation at each such event exactly as the reference policies do there.
+priority across queues) through every flow completion, queue demotion and
+coflow completion up to the next admission (or the completion of a coflow
+that others depend on), recomputing the allocation at each such event
+exactly as the reference policies do there.
 
 Flows of one coflow on the same two links always get the same rate, so the
 allocation works on *rows* (coflow, uplink, downlink) weighted by their
@@ -329,7 +330,7 @@ def _allocate(  # type: ignore[no-untyped-def]
 ):
     """The queue allocation: which slots each coflow takes a rate in (``curmask``).
 
-    ``order``: coflow positions, queue-major. Each coflow's rate on a row is the
+    ``order``: the unfinished coflows' positions, queue-major. Each coflow's rate on a row is the
     sum of its levels over the slots in its mask (weighted rounds first, then
     the strict pass in the last slot); coflows whose levels were recomputed
     are marked ``dirty``.
@@ -355,7 +356,7 @@ def _allocate(  # type: ignore[no-untyped-def]
             present[:, :] = False
             for j in range(L):
                 dead[j] = residual[j] <= sat * cap[j]
-            for p in range(m):
+            for p in range(order.size):
                 ci = order[p]
                 qi = qof[ci]
                 live[ci] = False
@@ -383,7 +384,7 @@ def _allocate(  # type: ignore[no-untyped-def]
                 break
             grew = 0.0
             used[:] = 0.0
-            for p in range(m):
+            for p in range(order.size):
                 ci = order[p]
                 if not live[ci]:
                     continue
@@ -410,7 +411,7 @@ def _allocate(  # type: ignore[no-untyped-def]
                 break
     # strict priority (or the final pass of the weighted rounds): the last slot
     sslot = cu.shape[0] - 1
-    for p in range(m):
+    for p in range(order.size):
         ci = order[p]
         has = False
         for j in range(split):
@@ -620,7 +621,7 @@ def _wide_fill(p, th, co_r0, co_r1, head, row_ptr, row_rate, ts, serv, sufmax, w
 def dclas_stretch(  # type: ignore[no-untyped-def]
     t0, t_stop, tol, act, la, lb, L, cap, size, sent, fco, cf_left, start,
     record, max_pieces, rate_out, done_f, done_t, pc_f, pc_t0, pc_t1, pc_r,
-    cos, queue, wide, th_n, th_w, weights, cf_sent, split, sat, max_rounds, ptol,
+    cos, queue, wide, th_n, th_w, weights, cf_sent, split, sat, max_rounds, ptol, stop_co,
 ):
     """Advance the multi-level queue allocation of ``act`` from ``t0``.
 
@@ -630,8 +631,11 @@ def dclas_stretch(  # type: ignore[no-untyped-def]
     threshold on a coflow's bytes / on its longest flow's bytes (``inf``:
     none); ``weights``: queue weights (empty: strict priority);
     ``cf_sent``: each coflow's bytes sent at ``t0`` (updated); ``ptol``: the
-    policies' relative tolerance for a threshold being reached. Returns
-    ``(t, n_done, n_pieces, n_events, reason)`` as every stretch kernel.
+    policies' relative tolerance for a threshold being reached; ``stop_co``:
+    coflows at whose completion the kernel returns (those others depend on;
+    the allocation after any other completion is the kernel's own next
+    event). Returns ``(t, n_done, n_pieces, n_events, reason)`` as every
+    stretch kernel.
     """
     n = act.size
     m = cos.size
@@ -740,6 +744,8 @@ def dclas_stretch(  # type: ignore[no-untyped-def]
             for p in range(m):
                 k = cos[p]
                 qk = qof[p]
+                if cf_left[k] == 0:
+                    continue
                 while qk < last:
                     if wide[k]:
                         # the longest flow: among the still rows, then the running ones
@@ -765,20 +771,20 @@ def dclas_stretch(  # type: ignore[no-untyped-def]
         nonempty = 0
         seen[:] = False
         for p in range(m):
-            if not seen[qof[p]]:
+            if not seen[qof[p]] and cf_left[cos[p]] > 0:
                 seen[qof[p]] = True
                 nonempty += 1
         o = 0
         for qi in range(nq):
             for p in range(m):
-                if qof[p] == qi:
+                if qof[p] == qi and cf_left[cos[p]] > 0:
                     order[o] = p
                     o += 1
         curmask[:] = 0
         dirty[:] = False
         tcount[0] = 0
         tcount[1] += 1
-        _allocate(order, m, co_r0, ra, rb, rbl, rc, cl, split, cap, qof, nq, weights, sat,
+        _allocate(order[:o], m, co_r0, ra, rb, rbl, rc, cl, split, cap, qof, nq, weights, sat,
                   max_rounds, nonempty, adj, cch, lrow, nlive, logs, touch, curmask, dirty)
         # apply: the coflow totals move to t first (as the engine's _sync_coflows), then
         # only rows whose level changed, or of coflows whose slots changed, are looked at
@@ -915,7 +921,7 @@ def dclas_stretch(  # type: ignore[no-untyped-def]
                         t_new = fi
                     k = fco[f]
                     cf_left[k] -= 1
-                    if cf_left[k] == 0:
+                    if cf_left[k] == 0 and stop_co[k]:
                         coflow_done = True
                     h += 1
                 if h != head[r]:

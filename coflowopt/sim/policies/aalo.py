@@ -104,16 +104,17 @@ def compiled_queues(
 
     Queues must be up to date at ``view.t``; the kernel
     (:func:`coflowopt.sim.kernels.dclas.dclas_stretch`) then handles every
-    flow completion and demotion until the next admission or coflow
-    completion, as :func:`._queues.queue_rates` and the policies' demotion
-    rules do at each of them (``simulate(..., compiled=False)``: the reference).
+    flow completion, demotion and coflow completion until the next admission
+    (or the completion of a coflow others depend on), as
+    :func:`._queues.queue_rates` and the policies' demotion rules do at each
+    of them (``simulate(..., compiled=False)``: the reference).
     """
     if not (view.compiled and view.two_link and classes.split is not None):
         return None
     cos = np.array(sorted(view.active_coflows, key=lambda k: fifo_key(view, k)), np.int64)
     w = np.zeros(0) if weights is None else np.asarray(weights, float)
     args = (cos, queue, wide, th_n, th_w, w, view.coflow_sent().copy(), int(classes.split),
-            SAT, MAX_ROUNDS, REACH_TOL)
+            SAT, MAX_ROUNDS, REACH_TOL, view.has_dependents)
     return Allocation(stretch=Stretch(dclas_stretch, view.active_flows(), args))
 
 
