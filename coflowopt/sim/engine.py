@@ -937,6 +937,11 @@ class SimView:
         return self._e.two_link
 
     @property
+    def compiled_two_link(self) -> bool:
+        """:attr:`compiled` on a :attr:`two_link` fabric: where the pair kernels apply."""
+        return self.compiled and self.two_link
+
+    @property
     def link_a(self) -> IntArray:
         """First link of each flow's route (two-link fabrics: the uplink)."""
         return self._e.link_a

@@ -11,8 +11,9 @@ kernel:
   at ``t0``), sizes, the two links of each flow, link capacities, the
   coflow of each flow and each coflow's count of unfinished flows;
 - the kernel returns at ``t_stop``, at the first event at which a coflow
-  completes (when asked to stop there), or early when its record buffer
-  is nearly full; it returns the time reached;
+  completes (a kernel may continue through completions of coflows that no
+  other coflow depends on, when its policy needs no decision there), or
+  early when its record buffer is nearly full; it returns the time reached;
 - on return, ``sent`` is exact at the time reached for every flow it
   handled, ``rate`` holds the rates from then on, and the kernel lists
   the flows it completed (with their completion times) and, when asked,

@@ -109,7 +109,7 @@ def compiled_queues(
     :func:`._queues.queue_rates` and the policies' demotion rules do at each
     of them (``simulate(..., compiled=False)``: the reference).
     """
-    if not (view.compiled and view.two_link and classes.split is not None):
+    if not (view.compiled_two_link and classes.split is not None):
         return None
     cos = np.array(sorted(view.active_coflows, key=lambda k: fifo_key(view, k)), np.int64)
     w = np.zeros(0) if weights is None else np.asarray(weights, float)

@@ -61,7 +61,7 @@ class PFP(Policy):
     def start(self, view: SimView) -> None:
         self._state = None
         cap = view.capacity
-        if view.compiled and view.two_link and view.num_flows and np.all(cap == cap[0]):
+        if view.compiled_two_link and view.num_flows and np.all(cap == cap[0]):
             self._state = pfp_state(view.link_a, view.link_b, view.num_links)
 
     def decide(self, view: SimView) -> Allocation:

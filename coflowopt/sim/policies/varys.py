@@ -133,7 +133,7 @@ def backfill_proportional(
     rates proportional to the remaining data); a coflow that got no MADD
     rates grows in the same ratios. Returns the extra rate of each flow.
     """
-    if view.compiled and view.two_link:
+    if view.compiled_two_link:
         if not parts:
             return []
         f, d, cptr = _concat([p[0] for p in parts], [p[1] for p in parts])
@@ -197,7 +197,7 @@ def backfill_greedy(
     view: SimView, flows: list[np.ndarray], residual: np.ndarray
 ) -> list[np.ndarray]:
     """Flows coflow by coflow (in the given order) each take what their links have (coflowsim)."""
-    if view.compiled and view.two_link:
+    if view.compiled_two_link:
         if not flows:
             return []
         f, _, cptr = _concat(flows, None)
@@ -285,7 +285,7 @@ class OrderedMADD(Policy):
             return st
         f = view.flows_of(k)
         rem = view.remaining(f)
-        if view.compiled and view.two_link:
+        if view.compiled_two_link:
             load, ua, ub = kv.coflow_loads(view.link_a, view.link_b, f, rem, view.num_links)
             st = _CoflowState(k, sent, n, f, rem, load, links_a=ua, links_b=ub)
         else:
@@ -317,7 +317,7 @@ class OrderedMADD(Policy):
 
     def allocate(self, view: SimView, order: list[_CoflowState]) -> tuple[np.ndarray, np.ndarray]:
         p: VarysParams = self.params
-        if view.compiled and view.two_link:
+        if view.compiled_two_link:
             return self._allocate_compiled(view, order)
         cap = view.capacity
         residual = cap.astype(float).copy()
