@@ -26,9 +26,9 @@ def both(inst, name, **kw):
 def assert_same(inst, fast, ref):
     assert np.allclose(fast.completion, ref.completion, rtol=1e-12, atol=0)
     assert np.allclose(fast.start, ref.start, rtol=1e-12, atol=0)
-    assert np.allclose(
-        fast.schedule.flow_completion(inst), ref.schedule.flow_completion(inst), rtol=1e-12, atol=1e-12
-    )
+    # the engine's flow completions (Schedule.flow_completion, which drops a last piece
+    # below 1e-9 of the size as rounding, can differ where a stretch boundary split a piece)
+    assert np.allclose(fast.flow_completion, ref.flow_completion, rtol=1e-12, atol=1e-12)
     assert check_feasible(inst, fast.schedule).ok
 
 

@@ -79,3 +79,24 @@ def test_a_share_left_over_by_rounding_is_not_capacity():
     fast, ref = both(inst, "mcs", **{**MCS, "sharing": "weighted"})
     assert_same(inst, fast, ref)
     assert fast.start[2] == ref.start[2] == 8.0
+
+
+DATA = Path(__file__).resolve().parents[1] / "data"
+
+
+@pytest.mark.parametrize(("file", "name", "params"), [
+    ("dclas_threshold_at_rate0_aalo.json", "aalo",
+     {"num_queues": 4, "first_threshold": 1.0, "multiplier": 2.0, "sharing": "weighted"}),
+    ("dclas_threshold_at_rate0_mcs.json", "mcs",
+     {"num_queues": 4, "width_thresholds": (2.0, 3.0), "narrow_width": 2,
+      "narrow_thresholds": (1.0, 2.0, 4.0), "wide_thresholds": (1.0, 2.0, 3.0),
+      "sharing": "weighted"}),
+])
+def test_a_threshold_reached_exactly_at_rate_zero_demotes_on_both_paths(file, name, params):
+    # found by a stress run: a coflow's bytes reach a threshold exactly when its rate drops to
+    # 0; the kernel's running total came out one ulp short, it was not demoted, and with no
+    # rate it had no crossing to wait for, so it stayed stuck behind its FIFO predecessor
+    # (completions 0.38 and 2.5 time units apart). The byte slack REACH_TOL fixes it.
+    inst = io.read(DATA / file)
+    fast, ref = both(inst, name, **params)
+    assert_same(inst, fast, ref)

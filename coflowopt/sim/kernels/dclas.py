@@ -210,8 +210,7 @@ def _demand(slot, ci, dead, split, ra, rb, rc, cl, adj, cch, lrow, co_r0, nlive,
 
 
 @njit
-def _levels(slot, ci, kv, split, ra, rb, rbl, rc, cl, adj, cch, lrow, co_r0, nlive, logs, touch,  # type: ignore[no-untyped-def]
-            dirty):
+def _levels(slot, ci, kv, split, ra, rb, rbl, rc, cl, adj, cch, lrow, co_r0, nlive, logs, touch):  # type: ignore[no-untyped-def]
     """Bring coflow ``ci``'s max-min levels in ``slot`` up to date; True if a row gets a rate.
 
     ``kv[j]``: ``-1`` for a dead link, else the capacity the coflow gets on it;
@@ -228,7 +227,7 @@ def _levels(slot, ci, kv, split, ra, rb, rbl, rc, cl, adj, cch, lrow, co_r0, nli
     scratch) and only the rows that lost flows and the rows on links whose
     level changed (a link that dies or revives changes level) are revisited;
     the use of each link follows by differences. Rows whose level changes are
-    listed in ``touch`` and the coflow is marked ``dirty``.
+    listed in ``touch``.
     """
     ckey, cval, clam, cu, cdem, clv, crc, npos, clog, scratch = cch[:10]
     logbuf, log0, loglen = logs[0], logs[2], logs[3]
@@ -245,7 +244,6 @@ def _levels(slot, ci, kv, split, ra, rb, rbl, rc, cl, adj, cch, lrow, co_r0, nli
                 break
         if same:
             return npos[slot, ci] > 0
-    dirty[ci] = True
     cctr[0] += 1
     ep = cctr[0]
     dm = cdem[slot, ci]
@@ -326,14 +324,14 @@ def _levels(slot, ci, kv, split, ra, rb, rbl, rc, cl, adj, cch, lrow, co_r0, nli
 @njit
 def _allocate(  # type: ignore[no-untyped-def]
     order, m, co_r0, ra, rb, rbl, rc, cl, split, cap, qof, nq, weights, sat, max_rounds,
-    nonempty, adj, cch, lrow, nlive, logs, touch, curmask, dirty,
+    nonempty, adj, cch, lrow, nlive, logs, touch, curmask,
 ):
     """The queue allocation: which slots each coflow takes a rate in (``curmask``).
 
-    ``order``: the unfinished coflows' positions, queue-major. Each coflow's rate on a row is the
-    sum of its levels over the slots in its mask (weighted rounds first, then
-    the strict pass in the last slot); coflows whose levels were recomputed
-    are marked ``dirty``.
+    ``order``: the unfinished coflows' positions, queue-major. Each coflow's
+    rate on a row is the sum of its levels over the slots in its mask
+    (weighted rounds first, then the strict pass in the last slot); rows whose
+    level changed in a slot are listed in ``touch``.
     """
     cu = cch[3]
     dem = cch[4]
@@ -395,7 +393,7 @@ def _allocate(  # type: ignore[no-untyped-def]
                     else:  # a share left below sat is rounding (as in the reference)
                         kv[j] = share[qi, j] if share[qi, j] > sat * cap[j] else 0.0
                 if not _levels(rnd, ci, kv, split, ra, rb, rbl, rc, cl, adj, cch, lrow, co_r0,
-                               nlive, logs, touch, dirty):
+                               nlive, logs, touch):
                     continue
                 curmask[ci] |= 1 << rnd
                 u = cu[rnd, ci]
@@ -434,7 +432,7 @@ def _allocate(  # type: ignore[no-untyped-def]
             continue
         _demand(sslot, ci, dead, split, ra, rb, rc, cl, adj, cch, lrow, co_r0, nlive, logs)
         if not _levels(sslot, ci, kv, split, ra, rb, rbl, rc, cl, adj, cch, lrow, co_r0,
-                       nlive, logs, touch, dirty):
+                       nlive, logs, touch):
             continue
         curmask[ci] |= 1 << sslot
         u = cu[sslot, ci]
@@ -631,7 +629,8 @@ def dclas_stretch(  # type: ignore[no-untyped-def]
     threshold on a coflow's bytes / on its longest flow's bytes (``inf``:
     none); ``weights``: queue weights (empty: strict priority);
     ``cf_sent``: each coflow's bytes sent at ``t0`` (updated); ``ptol``: the
-    policies' relative tolerance for a threshold being reached; ``stop_co``:
+    policies' relative tolerance for a threshold being reached (in time and in
+    bytes, see :data:`coflowopt.sim.policies.aalo.REACH_TOL`); ``stop_co``:
     coflows at whose completion the kernel returns (those others depend on;
     the allocation after any other completion is the kernel's own next
     event). Returns ``(t, n_done, n_pieces, n_events, reason)`` as every
@@ -727,7 +726,6 @@ def dclas_stretch(  # type: ignore[no-untyped-def]
     tcount = touch[2]
     curmask = np.zeros(m, np.int64)
     prevmask = np.zeros(m, np.int64)
-    dirty = np.zeros(m, np.bool_)
     t = t0
     nd = 0
     npc = 0
@@ -750,14 +748,14 @@ def dclas_stretch(  # type: ignore[no-untyped-def]
                     if wide[k]:
                         # the longest flow: among the still rows, then the running ones
                         th = th_w[qk]
-                        hit = -_range_min(co_r0[p], co_r1[p], iix) >= th
+                        hit = -_range_min(co_r0[p], co_r1[p], iix) >= th * (1.0 - ptol)
                         if not hit:
                             hit = _range_min(co_r0[p], co_r1[p], wix) <= t + ptl
                     else:
                         th = th_n[qk]
                         sm = cfs[p] + cfr[p] * (t - tcf)
                         x = cfr[p]
-                        hit = sm >= th or (x > 0 and (th - sm) / x <= ptl)
+                        hit = sm >= th * (1.0 - ptol) or (x > 0 and (th - sm) / x <= ptl)
                     if not hit:
                         break
                     qk += 1
@@ -781,11 +779,10 @@ def dclas_stretch(  # type: ignore[no-untyped-def]
                     order[o] = p
                     o += 1
         curmask[:] = 0
-        dirty[:] = False
         tcount[0] = 0
         tcount[1] += 1
         _allocate(order[:o], m, co_r0, ra, rb, rbl, rc, cl, split, cap, qof, nq, weights, sat,
-                  max_rounds, nonempty, adj, cch, lrow, nlive, logs, touch, curmask, dirty)
+                  max_rounds, nonempty, adj, cch, lrow, nlive, logs, touch, curmask)
         # apply: the coflow totals move to t first (as the engine's _sync_coflows), then
         # only rows whose level changed, or of coflows whose slots changed, are looked at
         if t > tcf:

@@ -41,7 +41,10 @@ from ._queues import MAX_ROUNDS, queue_rates
 __all__ = ["Aalo", "AaloParams", "compiled_queues", "demotion_wake", "fifo_key", "reached"]
 
 REACH_TOL = 1e-12
-"""Relative time tolerance within which a threshold counts as reached."""
+"""Relative tolerance within which a threshold counts as reached: in time (a crossing
+due within ``REACH_TOL * max(1, t)``) and in bytes (bytes sent within ``REACH_TOL`` of the
+threshold below it). Without the byte slack, a coflow whose total lands one ulp short of a
+threshold while its rate is 0 would never be demoted (no rate, no crossing to wait for)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,8 +95,11 @@ def fifo_key(view: SimView, k: int) -> tuple[float, int, int]:
 
 
 def reached(sent: float, rate: float, threshold: float, tol: float) -> bool:
-    """True when ``sent`` is at ``threshold`` or would reach it within ``tol`` time units."""
-    return sent >= threshold or (rate > 0 and (threshold - sent) / rate <= tol)
+    """True when ``sent`` is at ``threshold`` or would reach it within ``tol`` time units.
+
+    "At" allows a relative ``REACH_TOL`` below the threshold (rounding in running totals).
+    """
+    return sent >= threshold * (1.0 - REACH_TOL) or (rate > 0 and (threshold - sent) / rate <= tol)
 
 
 def compiled_queues(

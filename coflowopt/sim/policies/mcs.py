@@ -162,7 +162,7 @@ class MCS(Policy):
                     th = _threshold(vals, q)
                     s = view.sent(f) if f.size else np.zeros(1)
                     r = view.rate(f) if f.size else np.zeros(1)
-                    hit = bool(np.any((s >= th) | ((r > 0) & ((th - s) <= tol * r))))
+                    hit = bool(np.any((s >= th * (1.0 - REACH_TOL)) | ((r > 0) & ((th - s) <= tol * r))))
                 else:
                     hit = reached(sent[k], view.coflow_rate()[k], _threshold(vals, q), tol)
                 if not hit:
