@@ -16,11 +16,8 @@ import numpy as np
 import numpy.typing as npt
 import scipy.sparse as sp
 
-FULL = 1e-12
-"""In the greedy allocation, a link left with at most ``FULL`` times what it had
-before a row took its share is full: the remainder is rounding (a capacity
-one ulp above a row's share would otherwise let the next row crawl at 1e-16
-and, under a policy that re-decides only on coflow events, never finish)."""
+from .kernels.maxmin import bipartite_levels
+from .kernels.rates import FULL, greedy_csr, greedy_pairs, madd_pairs
 
 __all__ = ["FULL", "greedy", "madd", "max_min", "max_min_bipartite_levels"]
 
@@ -151,7 +148,6 @@ def _max_min_bipartite(
     R = L - s
     # rows on the same pair of links share one water level: the uncapped ones are summed per
     # pair into W; capped rows stay listed (imported here: coflowopt.sim imports this module)
-    from .sim.kernels.maxmin import bipartite_levels
 
     capped = np.isfinite(ub)
     free = ~capped
@@ -184,10 +180,9 @@ def max_min_bipartite_levels(
     the other links only grow as rows freeze below them), so all such left
     links freeze at once; then the right side; and so on. A round costs
     O(links) plus the rows of the links it freezes, and a few rounds
-    suffice on real traffic. Compiled: :func:`coflowopt.sim.kernels.maxmin.waterfill`.
+    suffice on real traffic. Compiled: :func:`coflowopt.kernels.maxmin.waterfill`.
     """
     # the compiled water-filling (imported here: coflowopt.sim imports this module)
-    from .sim.kernels.maxmin import bipartite_levels
 
     W = np.ascontiguousarray(W, dtype=np.float64)
     cap_l = np.ascontiguousarray(cap_left, dtype=np.float64).reshape(-1)
@@ -252,11 +247,9 @@ def _greedy_scan(
     Same results as row by row: a row whose links have no room gets 0, the
     others take what their links (and bounds) allow. Rows that use two links
     with coefficient 1 (the big switch) take a simpler kernel. Compiled:
-    :func:`coflowopt.sim.kernels.rates.greedy_pairs` and
-    :func:`~coflowopt.sim.kernels.rates.greedy_csr`.
+    :func:`coflowopt.kernels.rates.greedy_pairs` and
+    :func:`~coflowopt.kernels.rates.greedy_csr`.
     """
-    # imported here: coflowopt.sim imports this module
-    from .sim.kernels.rates import greedy_csr, greedy_pairs
 
     n = a.shape[0]
     if order.size == 0:
@@ -299,7 +292,6 @@ def madd(usage: object, remaining: npt.ArrayLike, capacity: npt.ArrayLike) -> tu
     pairs_ok = n and rem.size == n and cap.size == a.shape[1] and a.nnz == 2 * n
     if pairs_ok and np.all(np.diff(a.indptr) == 2) and np.all(a.data == 1.0):
         # two links per row (the big switch): compiled, the same sums in the same order
-        from .sim.kernels.rates import madd_pairs
 
         pairs = a.indices.astype(np.int64)
         x, gamma = madd_pairs(

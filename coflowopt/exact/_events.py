@@ -30,6 +30,13 @@ __all__ = ["CutPool", "EventLP", "NodeLP"]
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
 INF = math.inf
+FB_SHARE = 1e-5
+"""Share of a finishes-before successor's data kept for the interval ending at its completion.
+
+The optimum with a finishes-before dependency is an infimum (the successor's last bytes
+may arrive just after its predecessors' last ones); this share realizes it within about
+``FB_SHARE`` of the successor's transfer time, with a margin above ``check_feasible``'s
+default tolerance (1e-6 of a coflow's size), which counts a coflow complete before it."""
 
 
 class CutPool:
@@ -271,6 +278,19 @@ class EventLP:
         row_of[gid] = np.arange(gid.size)
         lo_amt = np.where(done[gk[gid]], g.size[gid], 0.0)
         lp.add_rows(row_of[xg], x_cols, 1.0, lo_amt, g.size[gid], num=gid.size)
+
+        # ---- a finished coflow with finishes-before predecessors still receives data in
+        # the interval that ends at its completion (a share FB_SHARE of its size), so its
+        # last bytes arrive after theirs; without it the LP may send all of it before a
+        # predecessor is even released and the schedule breaks the dependency
+        fb = [k for k in np.flatnonzero(done).tolist() if len(self.finishes_before[k])]
+        if fb:
+            tail = np.flatnonzero(np.isin(gk[xg], fb) & (xe == pos_d[gk[xg]]))
+            if tail.size:
+                kk = gk[xg[tail]]
+                rid = np.searchsorted(np.array(fb), kk)
+                need = np.array([FB_SHARE * float(g.size[gk == k].sum()) for k in fb])
+                lp.add_rows(rid, x_cols[tail], 1.0, need, INF, num=len(fb))
 
         # ---- remaining work of unfinished coflows per link
         # served work of coflow k on link l (in time units) = sum of x * 1/cap_l

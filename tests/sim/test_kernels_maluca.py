@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from coflowopt import io
-from coflowopt.sim.kernels.rates import pairwise_sum
+from coflowopt.kernels.rates import pairwise_sum
 
 from ..strategies import instances
 from .test_kernels import assert_same, both

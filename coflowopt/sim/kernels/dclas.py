@@ -10,7 +10,7 @@ exactly as the reference policies do there.
 Flows of one coflow on the same two links always get the same rate, so the
 allocation works on *rows* (coflow, uplink, downlink) weighted by their
 number of unfinished flows; a coflow's max-min rates are one call of the
-shared water-filling (:func:`coflowopt.sim.kernels.maxmin.waterfill`) on its
+shared water-filling (:func:`coflowopt.kernels.maxmin.waterfill`) on its
 usable rows.
 
 Cost. Each (slot, coflow) keeps its last result (see :func:`_levels`), so an
@@ -31,7 +31,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..._jit import njit
-from .maxmin import waterfill
+from ...kernels.maxmin import waterfill
 
 __all__ = ["dclas_stretch"]
 

@@ -27,7 +27,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..._jit import njit
-from .rates import greedy_pairs, pairwise_sum
+from ...kernels.rates import greedy_pairs, pairwise_sum
 
 __all__ = ["maluca_rates"]
 

@@ -48,8 +48,8 @@ import numpy as np
 import numpy.typing as npt
 
 from ..._jit import njit
+from ...kernels.maxmin import waterfill
 from ._common import EVENT, next_event
-from .maxmin import waterfill
 
 __all__ = ["new_pair_state", "pair_join", "pair_stretch"]
 

@@ -29,7 +29,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..._jit import njit
-from .rates import greedy_csr, greedy_pairs, madd_rows
+from ...kernels.rates import greedy_csr, greedy_pairs, madd_rows
 
 __all__ = [
     "BACKFILL_GREEDY",

@@ -39,7 +39,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..._jit import njit
+from .._jit import njit
 
 __all__ = ["REL", "bipartite_levels", "csr_lists", "waterfill"]
 

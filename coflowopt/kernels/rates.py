@@ -2,9 +2,9 @@
 
 :func:`coflowopt.alloc.greedy` and :func:`coflowopt.alloc.madd` call these
 for the usage matrices they cover (two links per row with coefficient 1,
-or any positive coefficients for the greedy), and the compiled policy
-helpers (:mod:`.madd`, :mod:`.maluca`) call them directly, so each
-computation has one implementation. They repeat the arithmetic of the NumPy
+or any positive coefficients for the greedy), and the simulator's compiled
+policies (:mod:`coflowopt.sim.kernels.varys`, :mod:`coflowopt.sim.kernels.maluca`)
+call them directly, so each computation has one implementation. They repeat the arithmetic of the NumPy
 code they replace operation for operation (same sums in the same order,
 same comparisons), so the results are the same to the last bit.
 
@@ -17,12 +17,17 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..._jit import njit
-from ...alloc import FULL
+from .._jit import njit
 
-__all__ = ["greedy_csr", "greedy_pairs", "madd_pairs", "madd_rows", "pairwise_sum"]
+__all__ = ["FULL", "greedy_csr", "greedy_pairs", "madd_pairs", "madd_rows", "pairwise_sum"]
 
 
+
+FULL = 1e-12
+"""In the greedy allocation, a link left with at most ``FULL`` times what it had
+before a row took its share is full: the remainder is rounding (a capacity
+one ulp above a row's share would otherwise let the next row crawl at 1e-16
+and, under a policy that re-decides only on coflow events, never finish)."""
 
 @njit
 def _block(a, lo, n):  # type: ignore[no-untyped-def]
