@@ -94,18 +94,8 @@ def waterfill(  # type: ignore[no-untyped-def]
     bp = 0
     rounds = 0
     while True:
-        m_l = np.inf
-        for i in range(s):
-            if open_l[i]:
-                t_l[i] = res_l[i] / dem_l[i]
-                if t_l[i] < m_l:
-                    m_l = t_l[i]
-        m_r = np.inf
-        for j in range(R):
-            if open_r[j]:
-                t_r[j] = res_r[j] / dem_r[j]
-                if t_r[j] < m_r:
-                    m_r = t_r[j]
+        m_l = _shares(open_l, res_l, dem_l, t_l)
+        m_r = _shares(open_r, res_r, dem_r, t_r)
         while bp < nb and mark[bounded[bp]] == epoch:
             bp += 1
         m_u = ru[bounded[bp]] if bp < nb else np.inf
@@ -134,78 +124,78 @@ def waterfill(  # type: ignore[no-untyped-def]
                         open_r[j] = False
                 bp += 1
         elif m_l <= m_r:
-            top = min(m_r, m_u)
-            if _freeze_all(open_l, t_l, top, lam_l):
-                # every row crosses a left link: all are frozen now, no right link saturates
+            # every row crosses a left link: if all open ones freeze now, so do all rows
+            if _freeze_side(open_l, t_l, lam_l, min(m_r, m_u), dense, W, start_l, cnt_l, adj_l,
+                            rb, rw, mark, epoch, open_r, res_r, dem_r, eps_r):
                 break
-            for i in range(s):
-                if open_l[i] and t_l[i] <= top:
-                    lam = t_l[i]
-                    lam_l[i] = lam
-                    open_l[i] = False
-                    if dense:
-                        # rows towards right links closed already change nothing that is read
-                        Wi = W[i]
-                        for j in range(R):
-                            res_r[j] -= lam * Wi[j]
-                            dem_r[j] -= Wi[j]
-                    a0 = start_l[i]
-                    for q in range(a0, a0 + cnt_l[i]):
-                        r = adj_l[q]
-                        if mark[r] == epoch:
-                            continue
-                        mark[r] = epoch
-                        j = rb[r]
-                        res_r[j] -= lam * rw[r]
-                        dem_r[j] -= rw[r]
-            for j in range(R):
-                if open_r[j] and not dem_r[j] > eps_r[j]:
-                    open_r[j] = False
-        else:
-            top = min(m_l, m_u)
-            if _freeze_all(open_r, t_r, top, lam_r):
-                break
-            for j in range(R):
-                if open_r[j] and t_r[j] <= top:
-                    lam = t_r[j]
-                    lam_r[j] = lam
-                    open_r[j] = False
-                    if dense:
-                        Wj = WT[j]
-                        for i in range(s):
-                            res_l[i] -= lam * Wj[i]
-                            dem_l[i] -= Wj[i]
-                    b0 = start_r[j]
-                    for q in range(b0, b0 + cnt_r[j]):
-                        r = adj_r[q]
-                        if mark[r] == epoch:
-                            continue
-                        mark[r] = epoch
-                        i = ra[r]
-                        res_l[i] -= lam * rw[r]
-                        dem_l[i] -= rw[r]
-            for i in range(s):
-                if open_l[i] and not dem_l[i] > eps_l[i]:
-                    open_l[i] = False
+        elif _freeze_side(open_r, t_r, lam_r, min(m_l, m_u), dense, WT, start_r, cnt_r, adj_r,
+                          ra, rw, mark, epoch, open_l, res_l, dem_l, eps_l):
+            break
     return rounds
 
 
 @njit
-def _freeze_all(open_, t, top, lam):  # type: ignore[no-untyped-def]
-    """If every open link of one side saturates at or below ``top``, freeze them all.
-
-    Then every remaining row is frozen (each crosses one link of each side), so
-    the round's row updates would change nothing that is read: returns True and
-    the caller stops. Otherwise changes nothing and returns False.
-    """
-    for i in range(t.size):
-        if open_[i] and not t[i] <= top:
-            return False
+def _shares(open_, res, dem, t):  # type: ignore[no-untyped-def]
+    """Fair share ``res / dem`` of each open link of one side (into ``t``); their minimum."""
+    m = np.inf
     for i in range(t.size):
         if open_[i]:
-            lam[i] = t[i]
-            open_[i] = False
-    return True
+            t[i] = res[i] / dem[i]
+            if t[i] < m:
+                m = t[i]
+    return m
+
+
+@njit
+def _freeze_side(  # type: ignore[no-untyped-def]
+    open_a, t_a, lam_a, top, dense, Wa, start_a, cnt_a, adj_a, other, rw, mark, epoch,
+    open_b, res_b, dem_b, eps_b,
+):
+    """Freeze the open links of side ``a`` whose share is at most ``top``; True if that is all.
+
+    A frozen link's rows (dense ``Wa[i]``, listed ``adj_a``, whose links on the
+    other side are ``other[r]``) stop growing at its level: they leave the other
+    side's demand and take their rate from its residual; links of side ``b``
+    left without open rows close. If every open link of side ``a`` freezes,
+    every row is frozen (each crosses one link of each side): the row updates
+    would change nothing that is read, so they are skipped and True returned.
+    """
+    allin = True
+    for i in range(t_a.size):
+        if open_a[i] and not t_a[i] <= top:
+            allin = False
+            break
+    if allin:
+        for i in range(t_a.size):
+            if open_a[i]:
+                lam_a[i] = t_a[i]
+                open_a[i] = False
+        return True
+    nb = open_b.size
+    for i in range(t_a.size):
+        if open_a[i] and t_a[i] <= top:
+            lam = t_a[i]
+            lam_a[i] = lam
+            open_a[i] = False
+            if dense:
+                # rows towards links closed already change nothing that is read
+                Wi = Wa[i]
+                for j in range(nb):
+                    res_b[j] -= lam * Wi[j]
+                    dem_b[j] -= Wi[j]
+            a0 = start_a[i]
+            for q in range(a0, a0 + cnt_a[i]):
+                r = adj_a[q]
+                if mark[r] == epoch:
+                    continue
+                mark[r] = epoch
+                j = other[r]
+                res_b[j] -= lam * rw[r]
+                dem_b[j] -= rw[r]
+    for j in range(nb):
+        if open_b[j] and not dem_b[j] > eps_b[j]:
+            open_b[j] = False
+    return False
 
 
 @njit

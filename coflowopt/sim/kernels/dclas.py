@@ -32,6 +32,7 @@ import numpy as np
 
 from ..._jit import njit
 from ...kernels.maxmin import waterfill
+from ._common import served
 
 __all__ = ["dclas_stretch"]
 
@@ -89,22 +90,21 @@ def _compact(p, co_r0, rc, lrow, nlive, ndead, adj):  # type: ignore[no-untyped-
             k += 1
     nlive[p] = k - co_r0[p]
     ndead[p] = 0
-    for i in range(sl.shape[1]):
-        s0 = sl[p, i]
+    _keep_live(sl[p], cl[p], al, rc)
+    _keep_live(sr[p], cr[p], ar, rc)
+
+
+@njit
+def _keep_live(start, cnt, lst, rc):  # type: ignore[no-untyped-def]
+    """Keep only rows with flows left in each list ``lst[start[i] : start[i] + cnt[i]]``."""
+    for i in range(start.size):
+        s0 = start[i]
         k = s0
-        for q in range(s0, s0 + cl[p, i]):
-            if rc[al[q]] > 0:
-                al[k] = al[q]
+        for q in range(s0, s0 + cnt[i]):
+            if rc[lst[q]] > 0:
+                lst[k] = lst[q]
                 k += 1
-        cl[p, i] = k - s0
-    for j in range(sr.shape[1]):
-        s0 = sr[p, j]
-        k = s0
-        for q in range(s0, s0 + cr[p, j]):
-            if rc[ar[q]] > 0:
-                ar[k] = ar[q]
-                k += 1
-        cr[p, j] = k - s0
+        cnt[i] = k - s0
 
 
 @njit
@@ -232,7 +232,7 @@ def _levels(slot, ci, kv, split, ra, rb, rbl, rc, cl, adj, cch, lrow, co_r0, nli
     ckey, cval, clam, cu, cdem, clv, crc, npos, clog, scratch = cch[:10]
     logbuf, log0, loglen = logs[0], logs[2], logs[3]
     tmark, tl, tcount = touch
-    capv, lam_l, lam_r, nob, cmark, cctr, lam, cand = scratch
+    capv, lam_l, lam_r, nob, cmark, cctr, lam, cand, W = scratch
     L = kv.size
     first = not cval[slot, ci]
     keyo = ckey[slot, ci]
@@ -271,7 +271,6 @@ def _levels(slot, ci, kv, split, ra, rb, rbl, rc, cl, adj, cch, lrow, co_r0, nli
     mark, ctr = adj[0], adj[1]
     sl, acl, al, sr, acr, ar = adj[2:]
     ctr[0] += 1
-    W = np.zeros((0, 0))
     waterfill(
         capv[:split], capv[split:], W, W, dm[:split], dm[split:], ra, rbl, rc, rc,
         sl[ci], acl[ci], al, sr[ci], acr[ci], ar, nob, mark, ctr[0], lam_l, lam_r, True,
@@ -601,6 +600,12 @@ def _range_min(lo, hi, ix):  # type: ignore[no-untyped-def]
 
 
 @njit
+def _reach_time(r, h, x, th, ts, serv, sufmax):  # type: ignore[no-untyped-def]
+    """When row ``r``, at rate ``x``, brings its longest live flow (from ``h`` on) to ``th``."""
+    return ts[r] + (th - (sufmax[h] + serv[r])) / x
+
+
+@njit
 def _wide_fill(p, th, co_r0, co_r1, head, row_ptr, row_rate, ts, serv, sufmax, wix):  # type: ignore[no-untyped-def]
     """Each running row's time to reach ``th`` with its longest live flow (coflow ``p``)."""
     wfin = wix[0]
@@ -608,7 +613,7 @@ def _wide_fill(p, th, co_r0, co_r1, head, row_ptr, row_rate, ts, serv, sufmax, w
         h = head[r]
         x = row_rate[r]
         if h < row_ptr[r + 1] and x > 0.0:
-            wfin[r] = ts[r] + (th - (sufmax[h] + serv[r])) / x
+            wfin[r] = _reach_time(r, h, x, th, ts, serv, sufmax)
         else:
             wfin[r] = np.inf
     for b in range(co_r0[p] // BLOCK, (co_r1[p] + BLOCK - 1) // BLOCK):
@@ -714,7 +719,8 @@ def dclas_stretch(  # type: ignore[no-untyped-def]
         np.zeros((ns, m, L)), np.zeros((ns, m, L)), np.empty((ns, nr1)), np.empty((ns, nr1)),
         np.zeros((ns, m), np.int64), np.zeros((ns, m), np.int64),
         (np.empty(L), np.empty(split), np.empty(R), np.zeros(0, np.int64),
-         np.zeros(nr1, np.int64), np.zeros(1, np.int64), np.empty(L), np.empty(nr1, np.int64)),
+         np.zeros(nr1, np.int64), np.zeros(1, np.int64), np.empty(L), np.empty(nr1, np.int64),
+         np.zeros((0, 0))),
         np.zeros((ns, m), np.bool_), np.zeros((ns, m, L), np.bool_), np.zeros((ns, m), np.int64),
     )
     clv = cch[5]
@@ -816,13 +822,10 @@ def dclas_stretch(  # type: ignore[no-untyped-def]
             old = row_rate[r]
             if x == old:
                 continue
-            if record and old > 0 and t > ts[r]:
+            if record and old > 0:
                 for j in range(h, e):
-                    pc_f[npc] = act[row_fl[j]]
-                    pc_t0[npc] = ts[r]
-                    pc_t1[npc] = t
-                    pc_r[npc] = old
-                    npc += 1
+                    npc = served(act[row_fl[j]], ts[r], t, old, fco, start, record, npc, pc_f,
+                                 pc_t0, pc_t1, pc_r)
             serv[r] += old * (t - ts[r])
             ts[r] = t
             row_rate[r] = x
@@ -839,7 +842,7 @@ def dclas_stretch(  # type: ignore[no-untyped-def]
             if wide[cos[p]]:
                 if x > 0:
                     th = th_w[qof[p]] if qof[p] < last else np.inf
-                    _set(r, ts[r] + (th - (sufmax[h] + serv[r])) / x, wix)
+                    _set(r, _reach_time(r, h, x, th, ts, serv, sufmax), wix)
                     _set(r, np.inf, iix)
                 else:
                     _set(r, np.inf, wix)
@@ -902,12 +905,9 @@ def dclas_stretch(  # type: ignore[no-untyped-def]
                     if fi > thr:
                         break
                     f = act[i]
-                    if record and fi > ts[r]:
-                        pc_f[npc] = f
-                        pc_t0[npc] = ts[r]
-                        pc_t1[npc] = fi
-                        pc_r[npc] = x
-                        npc += 1
+                    if record:
+                        npc = served(f, ts[r], fi, x, fco, start, record, npc, pc_f, pc_t0,
+                                     pc_t1, pc_r)
                     cfs[p] -= x * (t_next - fi)
                     cfr[p] -= x
                     sent[f] = size[f]
@@ -940,7 +940,7 @@ def dclas_stretch(  # type: ignore[no-untyped-def]
                 if wide[cos[p]]:
                     if h < e:
                         th = th_w[qof[p]] if qof[p] < last else np.inf
-                        _set(r, ts[r] + (th - (sufmax[h] + serv[r])) / x, wix)
+                        _set(r, _reach_time(r, h, x, th, ts, serv, sufmax), wix)
                     else:
                         _set(r, np.inf, wix)
             _block_min(b, fix)
@@ -958,12 +958,8 @@ def dclas_stretch(  # type: ignore[no-untyped-def]
         for j in range(head[r], row_ptr[r + 1]):
             i = row_fl[j]
             f = act[i]
-            if x > 0 and record and t > ts[r]:
-                pc_f[npc] = f
-                pc_t0[npc] = ts[r]
-                pc_t1[npc] = t
-                pc_r[npc] = x
-                npc += 1
+            if x > 0 and record:
+                npc = served(f, ts[r], t, x, fco, start, record, npc, pc_f, pc_t0, pc_t1, pc_r)
             sent[f] += sv
             rate_out[f] = x
     return t, nd, npc, nev, reason
