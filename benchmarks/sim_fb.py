@@ -61,6 +61,8 @@ def one(spec: str) -> dict:
         "bins": dict(s.bin_mean_cct),
         "rss_before_mib": rss0,
         "peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+        # what the compiled stretch kernel did (aalo and mcs report it)
+        "kernel_work": res.info.get("kernel_work", {}),
     }
 
 
@@ -102,6 +104,20 @@ def main() -> None:
             print(f"| {r['policy']} | {r['wall_s']:.1f} | {r['cpu_s']:.1f} | {r['peak_rss_mib']:.0f} | "
                   f"{r['events']} | {r['decisions']} | {r['mean_cct']:.3f} | "
                   f"{JAVA.get(r['policy'], '')} |")
+        work = [r for r in rows if r.get("kernel_work")]
+        if work:
+            keys = list(work[0]["kernel_work"])
+            print()
+            print("Kernel work per allocation (one per event; rows: set up per stretch):")
+            print()
+            print("| policy | " + " | ".join(keys) + " |")
+            print("|---|" + "---|" * len(keys))
+            for r in work:
+                w = r["kernel_work"]
+                per = [f"{w[k]:,}" if k in ("stretches", "allocations") else
+                       f"{w[k] / w['stretches']:,.0f}" if k == "rows" else
+                       f"{w[k] / w['allocations']:,.1f}" for k in keys]
+                print(f"| {r['policy']} | " + " | ".join(per) + " |")
 
 
 if __name__ == "__main__":

@@ -3,9 +3,18 @@
 The full trace takes too long for the test budget with the per-flow
 policies (see benchmarks/results/simulator.md), so these run on its first
 150 coflows by arrival (75,623 flows) and check what the seeds' figures
-show there too: coflow-aware schedulers beat per-flow fairness, and FIFO
-loses to Varys. Varys' whole-trace numbers are checked against per-flow
-fairness directly (Varys alone takes a few seconds).
+show there too: coflow-aware schedulers beat per-flow fairness, FIFO loses
+to Varys, and Aalo trails Varys where the dissertation says it does.
+
+Varys against Aalo: the dissertation's EC2 runs (§6.8.2, Figures 6.5-6.6)
+put Aalo's average CCT within 12% of Varys', the same as Varys on the large
+coflows of bin 4 and behind it on the short coflows of bins 1 and 3 (lack of
+foresight). Its trace-driven simulation (Figure 6.8) has Aalo ahead of Varys
+in most bins. So "Varys below Aalo" is not one ordering of the seeds: on the
+prefix the EC2 pattern holds (tested below); on the whole trace Aalo's mean
+CCT is below Varys' (41.6 s against 54.6 s, benchmarks/results/simulator.md),
+as in the simulation. Varys' whole-trace numbers are checked against FIFO
+directly (Varys alone takes a few seconds).
 """
 
 from __future__ import annotations
@@ -16,6 +25,7 @@ import numpy as np
 import pytest
 
 import coflowopt as co
+from coflowopt.metrics import Summary
 from coflowopt.sim import simulate
 
 TRACE = Path(__file__).resolve().parents[2] / "instances" / "fb2010" / "FB2010-1Hr-150-0.txt"
@@ -31,21 +41,29 @@ def prefix(trace) -> co.Instance:
     return trace.subset(np.argsort(trace.release, kind="stable")[:150])
 
 
-def mean(inst: co.Instance, name: str, **kw) -> float:
+def summary(inst: co.Instance, name: str, **kw) -> Summary:
     res = simulate(inst, name, record=False, **kw)
     assert np.all(np.isfinite(res.completion))
-    return res.summary.mean_cct
+    return res.summary
 
 
-def test_coflow_schedulers_beat_per_flow_fairness_and_fifo_trails_varys(prefix):
+def mean(inst: co.Instance, name: str, **kw) -> float:
+    return summary(inst, name, **kw).mean_cct
+
+
+def test_coflow_schedulers_beat_per_flow_fairness_fifo_and_aalo_trail_varys_as_in_the_seeds(prefix):
     fair = mean(prefix, "fair")
-    varys = mean(prefix, "varys")
-    aalo = mean(prefix, "aalo")
+    varys = summary(prefix, "varys")
+    aalo = summary(prefix, "aalo")
     fifo = mean(prefix, "fifo")
-    assert varys < fair and aalo < fair
-    assert varys < fifo
-    # Aalo stays close to Varys (the dissertation: within 12% on average)
-    assert abs(aalo - varys) / varys < 0.12
+    assert varys.mean_cct < fair and aalo.mean_cct < fair
+    assert varys.mean_cct < fifo
+    # §6.8.2: Aalo's average CCT within 12% of Varys'; the same on bin 4 (long and wide),
+    # behind on the short bins 1 (SN) and 3 (SW)
+    assert abs(aalo.mean_cct - varys.mean_cct) / varys.mean_cct < 0.12
+    va, aa = varys.bin_mean_cct, aalo.bin_mean_cct
+    assert abs(aa["LW"] - va["LW"]) / va["LW"] < 0.12
+    assert aa["SN"] > va["SN"] and aa["SW"] > va["SW"]
 
 
 def test_the_prefix_schedules_are_feasible(prefix):

@@ -64,6 +64,12 @@ def test_queue_kernel_on_a_facebook_prefix(name, params):
     fast, ref = both(inst, name, **params)
     assert_same(inst, fast, ref)
     assert fast.events == ref.events
+    # the kernel reports its work; weighted rounds only where queues share by weight
+    work = fast.info["kernel_work"]
+    assert "kernel_work" not in ref.info
+    assert min(work["stretches"], work["levels_solved"], work["rate_changes"]) > 0
+    assert work["allocations"] >= work["stretches"]
+    assert (work["rounds"] > 0) == (name == "aalo" and params.get("sharing") != "strict")
 
 
 def test_a_share_left_over_by_rounding_is_not_capacity():

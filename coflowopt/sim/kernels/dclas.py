@@ -34,10 +34,18 @@ from ..._jit import njit
 from ...kernels.maxmin import waterfill
 from ._common import served
 
-__all__ = ["dclas_stretch"]
+__all__ = ["WORK", "dclas_stretch"]
 
 BLOCK = 64
 """Rows per block of the next-completion index (each block keeps its earliest completion)."""
+
+WORK = ("stretches", "rows", "allocations", "rounds", "levels_kept", "levels_solved",
+        "rows_revisited", "rate_changes")
+"""What the kernel's ``work`` counters count, in order: stretches set up, rows set up
+(summed over stretches), allocations computed (one per event), weighted rounds, (slot,
+coflow) levels kept unchanged and re-solved by a water-filling, rows revisited after one,
+and rows whose rate changed."""
+(W_STRETCHES, W_ROWS, W_ALLOC, W_ROUNDS, W_KEPT, W_SOLVED, W_CAND, W_CHANGED) = range(8)
 
 
 @njit
@@ -231,7 +239,7 @@ def _levels(slot, ci, kv, split, ra, rb, rbl, rc, cl, adj, cch, lrow, co_r0, nli
     """
     ckey, cval, clam, cu, cdem, clv, crc, npos, clog, scratch = cch[:10]
     logbuf, log0, loglen = logs[0], logs[2], logs[3]
-    tmark, tl, tcount = touch
+    tmark, tl, tcount, work = touch
     capv, lam_l, lam_r, nob, cmark, cctr, lam, cand, W = scratch
     L = kv.size
     first = not cval[slot, ci]
@@ -243,7 +251,9 @@ def _levels(slot, ci, kv, split, ra, rb, rbl, rc, cl, adj, cch, lrow, co_r0, nli
                 same = False
                 break
         if same:
+            work[W_KEPT] += 1
             return npos[slot, ci] > 0
+    work[W_SOLVED] += 1
     cctr[0] += 1
     ep = cctr[0]
     dm = cdem[slot, ci]
@@ -285,6 +295,7 @@ def _levels(slot, ci, kv, split, ra, rb, rbl, rc, cl, adj, cch, lrow, co_r0, nli
             nc = _rows_on(ci, j, split, adj, cand, nc, cmark, ep)
         lo[j] = lam[j]
         keyo[j] = kv[j]
+    work[W_CAND] += nc
     ntl = tcount[0]
     tep = tcount[1]
     for k in range(nc):
@@ -344,6 +355,7 @@ def _allocate(  # type: ignore[no-untyped-def]
         live = np.zeros(m, np.bool_)
         used = np.empty(L)
         for rnd in range(max_rounds):
+            touch[3][W_ROUNDS] += 1
             alldead = True
             for j in range(L):
                 if not residual[j] <= sat * cap[j]:
@@ -624,7 +636,7 @@ def _wide_fill(p, th, co_r0, co_r1, head, row_ptr, row_rate, ts, serv, sufmax, w
 def dclas_stretch(  # type: ignore[no-untyped-def]
     t0, t_stop, tol, act, la, lb, L, cap, size, sent, fco, cf_left, start,
     record, max_pieces, rate_out, done_f, done_t, pc_f, pc_t0, pc_t1, pc_r,
-    cos, queue, wide, th_n, th_w, weights, cf_sent, split, sat, max_rounds, ptol, stop_co,
+    cos, queue, wide, th_n, th_w, weights, cf_sent, split, sat, max_rounds, ptol, stop_co, work,
 ):
     """Advance the multi-level queue allocation of ``act`` from ``t0``.
 
@@ -638,8 +650,8 @@ def dclas_stretch(  # type: ignore[no-untyped-def]
     bytes, see :data:`coflowopt.sim.policies.aalo.REACH_TOL`); ``stop_co``:
     coflows at whose completion the kernel returns (those others depend on;
     the allocation after any other completion is the kernel's own next
-    event). Returns ``(t, n_done, n_pieces, n_events, reason)`` as every
-    stretch kernel.
+    event); ``work``: counters the kernel adds to (see :data:`WORK`). Returns
+    ``(t, n_done, n_pieces, n_events, reason)`` as every stretch kernel.
     """
     n = act.size
     m = cos.size
@@ -728,7 +740,9 @@ def dclas_stretch(  # type: ignore[no-untyped-def]
     logs = (np.empty(max(n, 1), np.int64), np.empty(max(n, 1)), fl0, np.zeros(m, np.int64))
     logbuf, logamt, log0, loglen = logs
     tl = np.empty(nr1, np.int64)
-    touch = (np.zeros(nr1, np.int64), tl, np.zeros(2, np.int64))
+    touch = (np.zeros(nr1, np.int64), tl, np.zeros(2, np.int64), work)
+    work[W_STRETCHES] += 1
+    work[W_ROWS] += nrows
     tcount = touch[2]
     curmask = np.zeros(m, np.int64)
     prevmask = np.zeros(m, np.int64)
@@ -784,6 +798,7 @@ def dclas_stretch(  # type: ignore[no-untyped-def]
                 if qof[p] == qi and cf_left[cos[p]] > 0:
                     order[o] = p
                     o += 1
+        work[W_ALLOC] += 1
         curmask[:] = 0
         tcount[0] = 0
         tcount[1] += 1
@@ -822,6 +837,7 @@ def dclas_stretch(  # type: ignore[no-untyped-def]
             old = row_rate[r]
             if x == old:
                 continue
+            work[W_CHANGED] += 1
             if record and old > 0:
                 for j in range(h, e):
                     npc = served(act[row_fl[j]], ts[r], t, old, fco, start, record, npc, pc_f,

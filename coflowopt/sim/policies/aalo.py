@@ -27,18 +27,22 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
 from ...instance import MB
 from ..engine import Allocation, SimulationError, SimView, Stretch
-from ..kernels.dclas import dclas_stretch
+from ..kernels.dclas import WORK, dclas_stretch
 from . import register
 from ._base import Params, Policy, check_choice, check_positive
 from ._common import SAT, RouteClasses
 from ._queues import MAX_ROUNDS, queue_rates
 
-__all__ = ["Aalo", "AaloParams", "compiled_queues", "demotion_wake", "fifo_key", "reached"]
+__all__ = [
+    "Aalo", "AaloParams", "compiled_queues", "demotion_wake", "fifo_key", "kernel_work", "new_work",
+    "reached",
+]
 
 REACH_TOL = 1e-12
 """Relative tolerance within which a threshold counts as reached: in time (a crossing
@@ -104,7 +108,7 @@ def reached(sent: float, rate: float, threshold: float, tol: float) -> bool:
 
 def compiled_queues(
     view: SimView, classes: RouteClasses, queue: np.ndarray, wide: np.ndarray,
-    th_n: np.ndarray, th_w: np.ndarray, weights: np.ndarray | None,
+    th_n: np.ndarray, th_w: np.ndarray, weights: np.ndarray | None, work: np.ndarray,
 ) -> Allocation | None:
     """The compiled stretch of the queue allocation, or None where it does not apply.
 
@@ -113,15 +117,33 @@ def compiled_queues(
     flow completion, demotion and coflow completion until the next admission
     (or the completion of a coflow others depend on), as
     :func:`._queues.queue_rates` and the policies' demotion rules do at each
-    of them (``simulate(..., compiled=False)``: the reference).
+    of them (``simulate(..., compiled=False)``: the reference). The kernel adds
+    what it did to ``work`` (:func:`new_work`).
     """
     if not (view.compiled_two_link and classes.split is not None):
         return None
     cos = np.array(sorted(view.active_coflows, key=lambda k: fifo_key(view, k)), np.int64)
     w = np.zeros(0) if weights is None else np.asarray(weights, float)
     args = (cos, queue, wide, th_n, th_w, w, view.coflow_sent().copy(), int(classes.split),
-            SAT, MAX_ROUNDS, REACH_TOL, view.has_dependents)
+            SAT, MAX_ROUNDS, REACH_TOL, view.has_dependents, work)
     return Allocation(stretch=Stretch(dclas_stretch, view.active_flows(), args))
+
+
+def new_work() -> np.ndarray:
+    """Zeroed counters for the compiled kernel's work (:data:`coflowopt.sim.kernels.dclas.WORK`)."""
+    return np.zeros(len(WORK), np.int64)
+
+
+def kernel_work(work: np.ndarray) -> dict[str, Any]:
+    """The result's ``info`` entry for the kernel's work counters (empty if it never ran).
+
+    Kept as a dict (not printed with the scalar facts): ``res.info["kernel_work"]`` tells
+    how much the compiled stretches did, e.g. the rows whose rate changed
+    (benchmarks/sim_fb.py reports it).
+    """
+    if not work.any():
+        return {}
+    return {"kernel_work": {k: int(v) for k, v in zip(WORK, work, strict=True)}}
 
 
 def demotion_wake(t: float, sent: float, rate: float, threshold: float) -> float:
@@ -146,6 +168,7 @@ class Aalo(Policy):
         self.weights = p.queue_weights() if p.sharing == "weighted" else None
         self.wide = np.zeros(view.num_coflows, bool)
         self.no_wide = np.full(len(self.hi), np.inf)
+        self.work = new_work()
 
     def _demote(self, view: SimView, sent: np.ndarray) -> None:
         rate = view.coflow_rate()
@@ -163,7 +186,7 @@ class Aalo(Policy):
         sent = view.coflow_sent()
         self._demote(view, sent)
         fast = compiled_queues(view, self.classes, self.queue, self.wide, self.hi, self.no_wide,
-                               self.weights)
+                               self.weights, self.work)
         if fast is not None:
             return fast
         queues: list[list[int]] = [[] for _ in self.hi]
@@ -176,3 +199,6 @@ class Aalo(Policy):
         for k in view.active_coflows:
             wake = min(wake, demotion_wake(view.t, sent[k], per[k], self.hi[self.queue[k]]))
         return Allocation(flows, rates, wake)
+
+    def finish(self, view: SimView) -> dict[str, Any]:
+        return kernel_work(self.work)

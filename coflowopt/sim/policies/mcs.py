@@ -30,6 +30,7 @@ from __future__ import annotations
 import itertools
 import math
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -39,7 +40,7 @@ from . import register
 from ._base import Params, Policy, check_choice, check_positive
 from ._common import RouteClasses
 from ._queues import queue_rates
-from .aalo import REACH_TOL, compiled_queues, demotion_wake, fifo_key, reached
+from .aalo import REACH_TOL, compiled_queues, demotion_wake, fifo_key, kernel_work, new_work, reached
 
 __all__ = ["MCS", "MCSParams"]
 
@@ -125,6 +126,7 @@ class MCS(Policy):
             np.arange(p.num_queues, 0, -1, dtype=float) if p.sharing == "weighted" else None
         )
         self.wide = np.zeros(view.num_coflows, bool)
+        self.work = new_work()
         qs = range(p.num_queues)
         self.th_n = np.array([_threshold(p.narrow_thresholds, q) for q in qs])
         self.th_w = np.array([_threshold(p.wide_thresholds, q) for q in qs])
@@ -170,7 +172,7 @@ class MCS(Policy):
                 q += 1
             self.queue[k] = q
         fast = compiled_queues(view, self.classes, self.queue, self.wide, self.th_n, self.th_w,
-                               self.weights)
+                               self.weights, self.work)
         if fast is not None:
             return fast
         queues: list[list[int]] = [[] for _ in range(p.num_queues)]
@@ -196,3 +198,6 @@ class MCS(Policy):
                 wake = min(wake, demotion_wake(view.t, sent[k], per[k],
                                                _threshold(p.narrow_thresholds, q)))
         return Allocation(flows, rates, wake)
+
+    def finish(self, view: SimView) -> dict[str, Any]:
+        return kernel_work(self.work)
