@@ -1,0 +1,215 @@
+"""An independent, exact event-driven simulator of ``fair`` and ``aalo`` (the big switch).
+
+Written from the model's description (``models/simulator.md``, the docstrings
+of ``coflowopt/sim/policies/aalo.py`` and ``_queues.py``) without the
+engine's or the policies' code, in exact rational arithmetic, and without any
+tolerance other than the policies' own ``SAT`` rule. The tests compare it
+with :func:`coflowopt.sim.simulate` on small random instances: an oracle for
+the reference path and the compiled kernels alike.
+
+Inputs are floats converted by their decimal representation
+(``Fraction(repr(x))``): the values a user meant. The engine works in binary
+floating point and treats events within a relative 1e-12 as simultaneous, so
+``0.7 * 3`` reaching ``2.1`` is one event on both sides.
+
+Semantics (re-allocation at every arrival, flow completion and queue-threshold
+crossing; crossing times in closed form from the current rates):
+
+- ``fair``: per-flow max-min fairness (progressive filling) over all active flows;
+- ``aalo``: queues by bytes sent (upper thresholds ``Q1 * E**i``), FIFO within a
+  queue by release (ties: index), max-min within a coflow;
+  ``sharing="strict"``: queue by queue, coflow by coflow, each coflow's max-min
+  on what is left (a link left with at most ``SAT`` of its capacity is full);
+  ``"weighted"``: up to ``MAX_ROUNDS`` rounds in which every link's spare is
+  split among the queues with a flow that can still grow on it (both links above
+  ``SAT``) by weight, each queue fills its shares coflow by coflow with max-min
+  increments (a share at most ``SAT`` is used up), rounds stop when no flow grew
+  by more than ``GROW`` of its rate; then a strict pass hands out the rest.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from fractions import Fraction
+
+SAT = Fraction(1, 10**9)
+MAX_ROUNDS = 8
+GROW = Fraction(1, 10**9)
+
+Link = tuple[str, int]
+Flow = tuple[int, int, float]  # (ingress port, egress port, size)
+
+
+def exact(x: float) -> Fraction:
+    return Fraction(repr(float(x)))
+
+
+def max_min(
+    flows: Sequence[int], links_of: Sequence[tuple[Link, Link]], residual: dict[Link, Fraction],
+    cap: dict[Link, Fraction], sat: bool,
+) -> dict[int, Fraction]:
+    """Progressive filling of ``flows`` on ``residual``; links at most ``SAT`` full are full."""
+    res = dict(residual)
+    rate = {f: Fraction(0) for f in flows}
+    frozen = {f for f in flows
+              if any(res[lk] <= 0 or (sat and res[lk] <= SAT * cap[lk]) for lk in links_of[f])}
+    while True:
+        act = [f for f in flows if f not in frozen]
+        if not act:
+            return rate
+        count: dict[Link, int] = {}
+        for f in act:
+            for lk in links_of[f]:
+                count[lk] = count.get(lk, 0) + 1
+        step = min(res[lk] / n for lk, n in count.items())
+        for f in act:
+            rate[f] += step
+            for lk in links_of[f]:
+                res[lk] -= step
+        full = {lk for lk in count if res[lk] == 0}
+        frozen.update(f for f in act if any(lk in full for lk in links_of[f]))
+
+
+class Oracle:
+    def __init__(
+        self, up: Sequence[float], down: Sequence[float],
+        coflows: Sequence[tuple[float, Sequence[Flow]]], policy: str,
+        params: dict | None = None,
+    ) -> None:
+        self.cap: dict[Link, Fraction] = {}
+        for i, c in enumerate(up):
+            self.cap[("u", i)] = exact(c)
+        for i, c in enumerate(down):
+            self.cap[("d", i)] = exact(c)
+        self.release = [exact(r) for r, _ in coflows]
+        self.flows = [(k, s, d, exact(z)) for k, (_, fl) in enumerate(coflows) for s, d, z in fl]
+        self.links_of = [(("u", s), ("d", d)) for _, s, d, _ in self.flows]
+        self.policy = policy
+        p = dict(params or {})
+        if policy == "aalo":
+            self.K = int(p.get("num_queues", 10))
+            q1 = exact(p.get("first_threshold", 10 * 2**20))
+            e = exact(p.get("multiplier", 10.0))
+            self.hi = [q1 * e**i for i in range(self.K - 1)]
+            self.sharing = p.get("sharing", "weighted")
+            self.weight = [Fraction(self.K - i) for i in range(self.K)]
+
+    def queue(self, k: int) -> int:
+        q = 0
+        while q < len(self.hi) and self.sent[k] >= self.hi[q]:
+            q += 1
+        return q
+
+    def run(self) -> list[Fraction]:
+        """Completion time of each coflow."""
+        n, m = len(self.flows), len(self.release)
+        rem = [z for *_, z in self.flows]
+        self.sent = [Fraction(0)] * m
+        left = [0] * m
+        for k, *_ in self.flows:
+            left[k] += 1
+        done = [False] * n
+        finish: list[Fraction | None] = [None] * m
+        t = Fraction(0)
+        while True:
+            for k in range(m):
+                if self.release[k] <= t and left[k] == 0 and finish[k] is None:
+                    finish[k] = self.release[k]
+            active = [f for f in range(n) if self.release[self.flows[f][0]] <= t and not done[f]]
+            pending = [r for r in self.release if r > t]
+            if not active:
+                if not pending:
+                    return [x if x is not None else Fraction(-1) for x in finish]
+                t = min(pending)
+                continue
+            rate = self.allocate(active)
+            load: dict[Link, Fraction] = {}
+            for f in active:
+                for lk in self.links_of[f]:
+                    load[lk] = load.get(lk, Fraction(0)) + rate[f]
+            assert all(v <= self.cap[lk] for lk, v in load.items())
+            steps = [r - t for r in pending]
+            steps += [rem[f] / rate[f] for f in active if rate[f] > 0]
+            if self.policy == "aalo":
+                total = [Fraction(0)] * m
+                for f in active:
+                    total[self.flows[f][0]] += rate[f]
+                for k in range(m):
+                    q = self.queue(k)
+                    if total[k] > 0 and q < len(self.hi):
+                        steps.append((self.hi[q] - self.sent[k]) / total[k])
+            if not steps:
+                raise RuntimeError("no flow runs and nothing is pending")
+            dt = min(steps)
+            t += dt
+            for f in active:
+                if rate[f] > 0:
+                    k = self.flows[f][0]
+                    rem[f] -= rate[f] * dt
+                    self.sent[k] += rate[f] * dt
+                    if rem[f] == 0:
+                        done[f] = True
+                        left[k] -= 1
+                        if left[k] == 0:
+                            finish[k] = t
+
+    def allocate(self, active: list[int]) -> dict[int, Fraction]:
+        if self.policy == "fair":
+            return max_min(active, self.links_of, self.cap, self.cap, sat=False)
+        by_coflow: dict[int, list[int]] = {}
+        for f in active:
+            by_coflow.setdefault(self.flows[f][0], []).append(f)
+        queues: list[list[list[int]]] = [[] for _ in range(self.K)]
+        for k in sorted(by_coflow, key=lambda k: (self.release[k], k)):
+            queues[self.queue(k)].append(by_coflow[k])
+        rate = {f: Fraction(0) for f in active}
+        spare = dict(self.cap)
+        if self.sharing == "weighted":
+            self.weighted_rounds(queues, spare, rate)
+        for q in queues:  # strict priority (or the final pass)
+            for fl in q:
+                self.add(max_min(fl, self.links_of, spare, self.cap, sat=True), spare, rate)
+        return rate
+
+    def add(self, inc: dict[int, Fraction], spare: dict[Link, Fraction],
+            rate: dict[int, Fraction]) -> None:
+        for f, v in inc.items():
+            rate[f] += v
+            for lk in self.links_of[f]:
+                spare[lk] -= v
+
+    def weighted_rounds(self, queues: list[list[list[int]]], spare: dict[Link, Fraction],
+                        rate: dict[int, Fraction]) -> None:
+        for _ in range(MAX_ROUNDS):
+            def grows(f: int) -> bool:
+                return all(spare[lk] > SAT * self.cap[lk] for lk in self.links_of[f])
+
+            wsum: dict[Link, Fraction] = {}
+            for qi, q in enumerate(queues):
+                on = {lk for fl in q for f in fl if grows(f) for lk in self.links_of[f]}
+                for lk in on:
+                    wsum[lk] = wsum.get(lk, Fraction(0)) + self.weight[qi]
+            if not wsum:
+                return
+            inc: dict[int, Fraction] = {}
+            for qi, q in enumerate(queues):
+                share = {lk: spare[lk] * self.weight[qi] / w for lk, w in wsum.items()}
+                for fl in q:
+                    x = max_min([f for f in fl if grows(f)], self.links_of, share, self.cap, sat=True)
+                    for f, v in x.items():
+                        if v:
+                            inc[f] = v
+                            for lk in self.links_of[f]:
+                                share[lk] -= v
+            grew = any(v > GROW * (rate[f] + v) for f, v in inc.items())
+            self.add(inc, spare, rate)
+            if not grew:
+                return
+
+
+def simulate(
+    up: Sequence[float], down: Sequence[float], coflows: Sequence[tuple[float, Sequence[Flow]]],
+    policy: str, params: dict | None = None,
+) -> list[Fraction]:
+    """Exact completion times of ``coflows`` (``(release, [(src, dst, size), ...])``)."""
+    return Oracle(up, down, coflows, policy, params).run()
