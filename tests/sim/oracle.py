@@ -1,7 +1,8 @@
-"""An independent, exact event-driven simulator of ``fair`` and ``aalo`` (the big switch).
+"""An independent, exact event-driven simulator of ``fair``, ``aalo`` and ``mcs`` (the big switch).
 
 Written from the model's description (``models/simulator.md``, the docstrings
-of ``coflowopt/sim/policies/aalo.py`` and ``_queues.py``) without the
+of ``coflowopt/sim/policies/aalo.py``, ``_queues.py`` and ``mcs.py`` with
+``MCSParams``' field docstrings, ``Coflow.width``) without the
 engine's or the policies' code, in exact rational arithmetic, and without any
 tolerance other than the policies' own ``SAT`` rule. The tests compare it
 with :func:`coflowopt.sim.simulate` on small random instances: an oracle for
@@ -25,6 +26,21 @@ crossing; crossing times in closed form from the current rates):
   ``SAT``) by weight, each queue fills its shares coflow by coflow with max-min
   increments (a share at most ``SAT`` is used up), rounds stop when no flow grew
   by more than ``GROW`` of its rate; then a strict pass hands out the rest.
+- ``mcs``: the same queues, FIFO, max-min and ``sharing`` (default ``"strict"``,
+  weights ``K - i + 1``), with another queue rule. Width ``w`` = the number of
+  flows (zero-size ones included). Width class ``i`` (1-based) = 1 + the number
+  of ``Δ_j <= w`` (class ``i`` holds ``[Δ_{i-1}, Δ_i)``, the last one unbounded);
+  starting queue ``p_i`` (``initial_queues[i-1]``, or ``i`` when empty), 1-based
+  and capped at ``K``. Narrow (``w <= narrow_width``): demoted from queue ``i``
+  when the coflow's total bytes sent reach ``θ^n_i``; wide: when its longest
+  flow's bytes sent (the maximum over all its flows, finished ones included)
+  reach ``θ^w_i``. "Exceed" is read as "reach" (``>=``): in the fluid model the
+  instant is the same, and a threshold counts as reached when the bytes sent are
+  at it. Demotions repeat (a coflow moves on while it is at or past its queue's
+  threshold); the last queue, and any queue beyond the given thresholds, has
+  none. Thresholds are absolute (a coflow starting in queue 2 leaves it at
+  ``θ_2``). Crossing times: narrow, from the coflow's total rate; wide, from each
+  running flow's own rate (the first of its flows to reach the threshold).
 """
 
 from __future__ import annotations
@@ -93,10 +109,46 @@ class Oracle:
             self.hi = [q1 * e**i for i in range(self.K - 1)]
             self.sharing = p.get("sharing", "weighted")
             self.weight = [Fraction(self.K - i) for i in range(self.K)]
+        elif policy == "mcs":
+            self.K = int(p.get("num_queues", 10))
+            self.sharing = p.get("sharing", "strict")
+            self.weight = [Fraction(self.K - i) for i in range(self.K)]
+            delta = [exact(d) for d in p.get("width_thresholds", [10.0**i for i in range(1, 10)])]
+            first = list(p.get("initial_queues", ()))
+            narrow_thr = [exact(x) for x in p.get("narrow_thresholds",
+                                                   [10.0**i * 2**20 for i in range(1, 10)])]
+            wide_thr = [exact(x) for x in p.get("wide_thresholds",
+                                                 [2.0**i * 2**20 for i in range(9)])]
+            self.members: list[list[int]] = [[] for _ in coflows]
+            for f, (k, *_) in enumerate(self.flows):
+                self.members[k].append(f)
+            self.start: list[int] = []
+            self.narrow: list[bool] = []
+            self.thr: list[list[Fraction]] = []
+            for fl in self.members:
+                w = len(fl)
+                cls = 1 + sum(1 for d in delta if d <= w)
+                self.start.append(min(first[cls - 1] if first else cls, self.K) - 1)
+                self.narrow.append(w <= int(p.get("narrow_width", 50)))
+                self.thr.append(narrow_thr if self.narrow[-1] else wide_thr)
+
+    def progress(self, k: int) -> Fraction:
+        """What moves coflow ``k`` down (``aalo`` and narrow ``mcs``: bytes sent; wide: longest flow)."""
+        if self.policy == "mcs" and not self.narrow[k]:
+            return max((self.fsent[f] for f in self.members[k]), default=Fraction(0))
+        return self.sent[k]
+
+    def threshold(self, k: int, q: int) -> Fraction | None:
+        """The threshold of coflow ``k`` in queue ``q`` (0-based), ``None`` if there is none."""
+        if self.policy == "aalo":
+            return self.hi[q] if q < len(self.hi) else None
+        thr = self.thr[k]
+        return thr[q] if q < self.K - 1 and q < len(thr) else None
 
     def queue(self, k: int) -> int:
-        q = 0
-        while q < len(self.hi) and self.sent[k] >= self.hi[q]:
+        q = self.start[k] if self.policy == "mcs" else 0
+        x = self.progress(k)
+        while (h := self.threshold(k, q)) is not None and x >= h:
             q += 1
         return q
 
@@ -105,6 +157,7 @@ class Oracle:
         n, m = len(self.flows), len(self.release)
         rem = [z for *_, z in self.flows]
         self.sent = [Fraction(0)] * m
+        self.fsent = [Fraction(0)] * n
         left = [0] * m
         for k, *_ in self.flows:
             left[k] += 1
@@ -130,14 +183,19 @@ class Oracle:
             assert all(v <= self.cap[lk] for lk, v in load.items())
             steps = [r - t for r in pending]
             steps += [rem[f] / rate[f] for f in active if rate[f] > 0]
-            if self.policy == "aalo":
+            if self.policy in ("aalo", "mcs"):
                 total = [Fraction(0)] * m
                 for f in active:
                     total[self.flows[f][0]] += rate[f]
                 for k in range(m):
-                    q = self.queue(k)
-                    if total[k] > 0 and q < len(self.hi):
-                        steps.append((self.hi[q] - self.sent[k]) / total[k])
+                    h = self.threshold(k, self.queue(k))
+                    if h is None:
+                        continue
+                    if self.policy == "mcs" and not self.narrow[k]:
+                        steps += [(h - self.fsent[f]) / rate[f] for f in active
+                                  if self.flows[f][0] == k and rate[f] > 0]
+                    elif total[k] > 0:
+                        steps.append((h - self.sent[k]) / total[k])
             if not steps:
                 raise RuntimeError("no flow runs and nothing is pending")
             dt = min(steps)
@@ -147,6 +205,7 @@ class Oracle:
                     k = self.flows[f][0]
                     rem[f] -= rate[f] * dt
                     self.sent[k] += rate[f] * dt
+                    self.fsent[f] += rate[f] * dt
                     if rem[f] == 0:
                         done[f] = True
                         left[k] -= 1

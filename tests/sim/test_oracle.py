@@ -1,4 +1,4 @@
-"""``fair`` and ``aalo`` against an independent exact simulator (:mod:`.oracle`).
+"""``fair``, ``aalo`` and ``mcs`` against an independent exact simulator (:mod:`.oracle`).
 
 The oracle shares no code with the engine, the policies or the kernels, and
 computes in exact rationals. Instances are small: 2-4 ports, up to 5 coflows
@@ -58,6 +58,24 @@ AALO = st.fixed_dictionaries({
 })
 
 
+@st.composite
+def mcs_params(draw: st.DrawFn) -> dict:
+    """Small MCS parameters: narrow and wide coflows (1-6 flows), several queues crossed."""
+    k = draw(st.sampled_from([3, 4]))
+    widths = draw(st.sampled_from([(2.0, 4.0), (3.0,), (1.5, 3.0, 5.0), ()]))
+    p = {
+        "num_queues": k,
+        "width_thresholds": widths,
+        "narrow_width": draw(st.sampled_from([1, 2, 3])),
+        "narrow_thresholds": draw(st.sampled_from([(0.8, 2.5, 6.0), (0.5, 1.5), (0.7, 2.1)])),
+        "wide_thresholds": draw(st.sampled_from([(0.3, 1.0, 2.0), (0.25, 0.75), (0.7,)])),
+    }
+    if draw(st.booleans()):  # p_i given (1-based, one per width class), else p_i = i capped at K
+        p["initial_queues"] = tuple(draw(st.lists(
+            st.integers(1, k), min_size=len(widths) + 1, max_size=len(widths) + 1)))
+    return p
+
+
 def assert_agrees(case: tuple, name: str, params: dict, compiled: bool) -> None:
     up, down, coflows = case
     res = simulate(instance(up, down, coflows), name, params=params, compiled=compiled)
@@ -78,6 +96,13 @@ def test_aalo_agrees_with_the_oracle(sharing, case, params, compiled):
     assert_agrees(case, "aalo", {**params, "sharing": sharing}, compiled)
 
 
+@pytest.mark.parametrize("sharing", ["strict", "weighted"])
+@settings(max_examples=150, deadline=None)
+@given(case=cases(), params=mcs_params(), compiled=st.booleans())
+def test_mcs_agrees_with_the_oracle(sharing, case, params, compiled):
+    assert_agrees(case, "mcs", {**params, "sharing": sharing}, compiled)
+
+
 def test_a_threshold_crossed_as_a_flow_finishes_is_one_event():
     # 0.7 * 3 = 2.1 bytes: c1's second threshold falls exactly at its last flow's
     # completion (2.75); in binary floating point 3 * 0.7 lies 4e-17 below it, which
@@ -91,3 +116,19 @@ def test_a_threshold_crossed_as_a_flow_finishes_is_one_event():
     assert want == [8.75, 2.75]
     for compiled in (True, False):
         assert_agrees(([1.0, 1.0], [1.0, 1.0], coflows), "aalo", params, compiled)
+
+
+def test_a_wide_coflow_whose_longest_flow_finishes_at_the_threshold_is_demoted():
+    # W's flow 0->0 finishes at t = 1 with exactly theta^w = 1 sent: W's longest flow has
+    # reached the threshold (a finished flow keeps its bytes), so W leaves queue 1 and Y,
+    # behind it there, goes first (before the fix W stayed: W 2.5, Y 3.5)
+    coflows = [
+        (0.0, [(1, 1, 2.0)]),  # A: narrow, holds uplink 1 until t = 2
+        (0.0, [(0, 0, 1.0), (1, 0, 0.5)]),  # W: wide
+        (0.5, [(0, 0, 2.0)]),  # Y: narrow, queue 1, behind W
+    ]
+    params = {"num_queues": 2, "width_thresholds": (), "narrow_width": 1,
+              "wide_thresholds": (1.0,), "sharing": "strict"}
+    assert oracle.simulate([1.0, 1.0], [1.0, 1.0], coflows, "mcs", params) == [2, 3.5, 3]
+    for compiled in (True, False):
+        assert_agrees(([1.0, 1.0], [1.0, 1.0], coflows), "mcs", params, compiled)

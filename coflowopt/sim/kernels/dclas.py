@@ -636,7 +636,8 @@ def _wide_fill(p, th, co_r0, co_r1, head, row_ptr, row_rate, ts, serv, sufmax, w
 def dclas_stretch(  # type: ignore[no-untyped-def]
     t0, t_stop, tol, act, la, lb, L, cap, size, sent, fco, cf_left, start,
     record, max_pieces, rate_out, done_f, done_t, pc_f, pc_t0, pc_t1, pc_r,
-    cos, queue, wide, th_n, th_w, weights, cf_sent, split, sat, max_rounds, ptol, stop_co, work,
+    cos, queue, wide, th_n, th_w, weights, cf_sent, cf_long, split, sat, max_rounds, ptol, stop_co,
+    work,
 ):
     """Advance the multi-level queue allocation of ``act`` from ``t0``.
 
@@ -645,7 +646,9 @@ def dclas_stretch(  # type: ignore[no-untyped-def]
     longest flow (``mcs``); ``th_n``/``th_w``: per queue, the upper
     threshold on a coflow's bytes / on its longest flow's bytes (``inf``:
     none); ``weights``: queue weights (empty: strict priority);
-    ``cf_sent``: each coflow's bytes sent at ``t0`` (updated); ``ptol``: the
+    ``cf_sent``: each coflow's bytes sent at ``t0`` (updated); ``cf_long``: the
+    bytes of each wide coflow's longest flow at ``t0``, finished flows included
+    (a finished flow keeps what it sent); ``ptol``: the
     policies' relative tolerance for a threshold being reached (in time and in
     bytes, see :data:`coflowopt.sim.policies.aalo.REACH_TOL`); ``stop_co``:
     coflows at whose completion the kernel returns (those others depend on;
@@ -713,8 +716,10 @@ def dclas_stretch(  # type: ignore[no-untyped-def]
     nrun = np.zeros(m, np.int64)  # running rows of each coflow
     cfr = np.zeros(m)
     cfs = np.empty(m)
+    dmx = np.empty(m)  # the bytes of the coflow's longest finished flow (wide coflows)
     for p in range(m):
         cfs[p] = cf_sent[cos[p]]
+        dmx[p] = cf_long[cos[p]]
     tcf = t0
     # queue of each coflow position; queue-major order
     qof = np.empty(m, np.int64)
@@ -766,9 +771,9 @@ def dclas_stretch(  # type: ignore[no-untyped-def]
                     continue
                 while qk < last:
                     if wide[k]:
-                        # the longest flow: among the still rows, then the running ones
+                        # the longest flow: among the finished flows and the still rows, then the running ones
                         th = th_w[qk]
-                        hit = -_range_min(co_r0[p], co_r1[p], iix) >= th * (1.0 - ptol)
+                        hit = max(dmx[p], -_range_min(co_r0[p], co_r1[p], iix)) >= th * (1.0 - ptol)
                         if not hit:
                             hit = _range_min(co_r0[p], co_r1[p], wix) <= t + ptl
                     else:
@@ -927,6 +932,8 @@ def dclas_stretch(  # type: ignore[no-untyped-def]
                     cfs[p] -= x * (t_next - fi)
                     cfr[p] -= x
                     sent[f] = size[f]
+                    if size[f] > dmx[p]:
+                        dmx[p] = size[f]
                     done_f[nd] = f
                     done_t[nd] = fi
                     nd += 1

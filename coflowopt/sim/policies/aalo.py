@@ -124,7 +124,11 @@ def compiled_queues(
         return None
     cos = np.array(sorted(view.active_coflows, key=lambda k: fifo_key(view, k)), np.int64)
     w = np.zeros(0) if weights is None else np.asarray(weights, float)
-    args = (cos, queue, wide, th_n, th_w, w, view.coflow_sent().copy(), int(classes.split),
+    # the bytes of each wide coflow's longest flow so far, finished flows included
+    longest = np.zeros(view.num_coflows)
+    for k in cos[wide[cos]]:
+        longest[k] = view.sent(np.arange(view.ptr[k], view.ptr[k + 1])).max()
+    args = (cos, queue, wide, th_n, th_w, w, view.coflow_sent().copy(), longest, int(classes.split),
             SAT, MAX_ROUNDS, REACH_TOL, view.has_dependents, work)
     return Allocation(stretch=Stretch(dclas_stretch, view.active_flows(), args))
 

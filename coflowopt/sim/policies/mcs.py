@@ -11,7 +11,8 @@ MCS (Wang et al., IEEE/ACM ToN 2018; seed ``000_...``), Algorithm 2 and
   not.
 - RESCHEDULE (double thresholds): a narrow coflow (``w <= Δ_w``) in queue
   ``i`` is demoted when its bytes sent exceed ``θ^n_i = 10^i MB``; a wide
-  one when its longest flow's bytes sent exceed ``θ^w_i = 2^(i-1) MB``.
+  one when its longest flow's bytes sent exceed ``θ^w_i = 2^(i-1) MB`` (over all
+  its flows: a flow that finished keeps the bytes it sent).
   The paper does not state Δ_w for its simulations; the default 50 is the
   seeds' narrow/wide boundary (at most 50 flows is narrow). Demotions
   happen exactly when the threshold is crossed (the engine is woken then),
@@ -131,18 +132,6 @@ class MCS(Policy):
         self.th_n = np.array([_threshold(p.narrow_thresholds, q) for q in qs])
         self.th_w = np.array([_threshold(p.wide_thresholds, q) for q in qs])
 
-    def _progress(self, view: SimView, k: int, sent: np.ndarray) -> tuple[float, float]:
-        """The attribute compared with the thresholds and its current rate of growth."""
-        if not self.wide[k]:
-            return float(sent[k]), float(view.coflow_rate()[k])
-        f = view.flows_of(k)
-        if f.size == 0:
-            return 0.0, 0.0
-        s = view.sent(f)
-        r = view.rate(f)
-        i = int(np.argmax(s))
-        return float(s[i]), float(r[i])
-
     def decide(self, view: SimView) -> Allocation:
         p: MCSParams = self.params
         if not view.active_coflows:
@@ -160,10 +149,11 @@ class MCS(Policy):
             vals = p.wide_thresholds if self.wide[k] else p.narrow_thresholds
             while q < last:
                 if self.wide[k]:
-                    f = view.flows_of(k)
+                    # every flow of the coflow: a finished one keeps the bytes it sent
+                    f = np.arange(view.ptr[k], view.ptr[k + 1])
                     th = _threshold(vals, q)
-                    s = view.sent(f) if f.size else np.zeros(1)
-                    r = view.rate(f) if f.size else np.zeros(1)
+                    s = view.sent(f)
+                    r = view.rate(f)
                     hit = bool(np.any((s >= th * (1.0 - REACH_TOL)) | ((r > 0) & ((th - s) <= tol * r))))
                 else:
                     hit = reached(sent[k], view.coflow_rate()[k], _threshold(vals, q), tol)
