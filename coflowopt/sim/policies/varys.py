@@ -21,8 +21,15 @@ the online rules of §5.6.2:
    (:func:`coflowopt.alloc.greedy` over (coflow, ingress) groups). MADD's
    rates are proportional to the remaining data ``d_ij``, so the ratios are
    those of ``d_ij``; a coflow that got no MADD rates (it needs a full link)
-   is backfilled in the same ``d_ij`` ratios rather than left idle, which
-   is what makes the pass work-conserving at the ports it can use.
+   is backfilled in the same ``d_ij`` ratios rather than left idle. The
+   ratios are kept exactly: a group grows until one of its links is full, so
+   a group with a flow whose egress is already full does not grow at all,
+   and such a coflow gets backfilling only at ingress ports where none of its
+   flows meets a full egress. The text's "subject to capacity constraints in
+   corresponding P_out_j" also reads as capping each flow at its egress,
+   which would let the group's other flows grow: on the Facebook trace that
+   reading gives a mean CCT of 49.35 s instead of 54.62 s (fifo 190.1 s
+   instead of 214.7 s), and is not implemented.
    ``backfill="greedy"`` is what coflowsim does: flows in arrival order each
    take ``min`` of their two ports' spare capacity. ``backfill="none"``
    leaves spare capacity idle.
