@@ -66,24 +66,8 @@ def waterfill(  # type: ignore[no-untyped-def]
     s = cap_l.size
     R = cap_r.size
     dense = W.shape[0] > 0
-    res_l = np.empty(s)
-    res_r = np.empty(R)
-    dem_l = dem_l0.copy()
-    dem_r = dem_r0.copy()
-    for i in range(s):
-        res_l[i] = max(cap_l[i], 0.0)
-        lam_l[i] = np.inf
-        if not listed_in_dem:
-            a0 = start_l[i]
-            for q in range(a0, a0 + cnt_l[i]):
-                dem_l[i] += rw[adj_l[q]]
-    for j in range(R):
-        res_r[j] = max(cap_r[j], 0.0)
-        lam_r[j] = np.inf
-        if not listed_in_dem:
-            b0 = start_r[j]
-            for q in range(b0, b0 + cnt_r[j]):
-                dem_r[j] += rw[adj_r[q]]
+    res_l, dem_l = _open_side(cap_l, dem_l0, lam_l, start_l, cnt_l, adj_l, rw, listed_in_dem)
+    res_r, dem_r = _open_side(cap_r, dem_r0, lam_r, start_r, cnt_r, adj_r, rw, listed_in_dem)
     eps_l = REL * dem_l
     eps_r = REL * dem_r
     open_l = dem_l > 0
@@ -132,6 +116,24 @@ def waterfill(  # type: ignore[no-untyped-def]
                           ra, rw, mark, epoch, open_l, res_l, dem_l, eps_l):
             break
     return rounds
+
+
+@njit
+def _open_side(cap, dem0, lam, start, cnt, adj, rw, listed_in_dem):  # type: ignore[no-untyped-def]
+    """One side's residual capacities and demands at the start (levels set to ``inf``).
+
+    Demands are ``dem0`` plus, unless ``listed_in_dem``, the listed rows' weights.
+    """
+    res = np.empty(cap.size)
+    dem = dem0.copy()
+    for i in range(cap.size):
+        res[i] = max(cap[i], 0.0)
+        lam[i] = np.inf
+        if not listed_in_dem:
+            a0 = start[i]
+            for q in range(a0, a0 + cnt[i]):
+                dem[i] += rw[adj[q]]
+    return res, dem
 
 
 @njit

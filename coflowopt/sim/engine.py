@@ -1017,6 +1017,10 @@ class SimView:
             return np.arange(lo, hi, dtype=np.int64)
         return np.flatnonzero(e.status[lo:hi] == 1) + lo
 
+    def all_flows_of(self, k: int) -> IntArray:
+        """Every flow of coflow ``k``: finished ones (which keep the bytes they sent) included."""
+        return np.arange(self._e.ptr[k], self._e.ptr[k + 1], dtype=np.int64)
+
     def is_active(self, flows: IntArray) -> npt.NDArray[np.bool_]:
         """Which of ``flows`` are admitted and not complete."""
         return self._e.status[flows] == 1

@@ -354,8 +354,9 @@ def _allocate(  # type: ignore[no-untyped-def]
         share = np.zeros((nq, L))
         live = np.zeros(m, np.bool_)
         used = np.empty(L)
+        work = touch[3]
         for rnd in range(max_rounds):
-            touch[3][W_ROUNDS] += 1
+            work[W_ROUNDS] += 1
             alldead = True
             for j in range(L):
                 if not residual[j] <= sat * cap[j]:

@@ -127,7 +127,7 @@ def compiled_queues(
     # the bytes of each wide coflow's longest flow so far, finished flows included
     longest = np.zeros(view.num_coflows)
     for k in cos[wide[cos]]:
-        longest[k] = view.sent(np.arange(view.ptr[k], view.ptr[k + 1])).max()
+        longest[k] = view.sent(view.all_flows_of(k)).max()
     args = (cos, queue, wide, th_n, th_w, w, view.coflow_sent().copy(), longest, int(classes.split),
             SAT, MAX_ROUNDS, REACH_TOL, view.has_dependents, work)
     return Allocation(stretch=Stretch(dclas_stretch, view.active_flows(), args))

@@ -147,13 +147,14 @@ class MCS(Policy):
         for k in view.active_coflows:
             q = int(self.queue[k])
             vals = p.wide_thresholds if self.wide[k] else p.narrow_thresholds
+            if self.wide[k]:
+                # the longest flow over all the coflow's flows: a finished one keeps its bytes
+                f = view.all_flows_of(k)
+                s = view.sent(f)
+                r = view.rate(f)
             while q < last:
                 if self.wide[k]:
-                    # every flow of the coflow: a finished one keeps the bytes it sent
-                    f = np.arange(view.ptr[k], view.ptr[k + 1])
                     th = _threshold(vals, q)
-                    s = view.sent(f)
-                    r = view.rate(f)
                     hit = bool(np.any((s >= th * (1.0 - REACH_TOL)) | ((r > 0) & ((th - s) <= tol * r))))
                 else:
                     hit = reached(sent[k], view.coflow_rate()[k], _threshold(vals, q), tol)
