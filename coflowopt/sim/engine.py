@@ -60,6 +60,7 @@ from ..alloc import greedy as alloc_greedy
 from ..errors import CoflowoptError
 from ..instance import Instance
 from ..schedule import Schedule
+from .kernels import state as ks
 from .kernels.greedy import greedy_uniform_stretch
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -214,6 +215,8 @@ class Engine:
         self.tsync = np.zeros(F)
         self._slot = np.zeros(F, np.int64)  # scratch of _repeats
         self._rate_buf = np.zeros(F)  # rates a stretch kernel reports (zero between stretches)
+        self._cf_acc = np.zeros(K)  # scratch of the compiled apply (zero between calls)
+        self._cf_mark = np.zeros(K, bool)
         self.fin_pad = np.full(nb << _BLOCK_BITS, np.inf)
         self.fin = self.fin_pad[:F]
         self.fin_blocks = self.fin_pad.reshape(nb, _BLOCK)
@@ -407,6 +410,9 @@ class Engine:
             return
         if self.check:
             self._validate(f, r)
+        if self.compiled:
+            self._apply_compiled(f, r)
+            return
         cur = self.rate[f]
         ch = r != cur
         if not ch.all():
@@ -429,17 +435,7 @@ class Engine:
             self._set_fin(f, np.where(pos, t + left / np.where(pos, r, 1.0), np.inf))
         if self.check:
             self.usage += self._link_sum(f, delta)
-            over = self.usage > self.cap * (1.0 + _CAP_TOL) + 1e-300
-            if over.any():
-                self._resync_usage()
-                over = self.usage > self.cap * (1.0 + _CAP_TOL)
-                if over.any():
-                    link = int(np.flatnonzero(over)[0])
-                    raise PolicyError(
-                        f"policy '{self.policy.name}' exceeds the capacity of "
-                        f"{self.instance.fabric.link_name(link)} at time {t:.9g}: "
-                        f"{self.usage[link]:.9g} > {self.cap[link]:.9g}"
-                    )
+            self._check_usage()
         if pos.any():
             ks = self.fco[f[pos]]
             new = ks[self.start[ks] == np.inf]
@@ -449,6 +445,44 @@ class Engine:
             mark = np.zeros(self.K, bool)
             mark[self.fco[f]] = True
             self._refresh_finish(np.flatnonzero(mark))
+
+    def _apply_compiled(self, f: IntArray, r: FloatArray) -> None:
+        """:meth:`apply` with the per-flow work in one compiled pass (:mod:`.kernels.state`)."""
+        if not ks.any_change(f, r, self.rate):
+            return
+        t = self.t
+        if self.record or self.check:
+            cur = self.rate[f]
+            ch = r != cur
+            if self.record:
+                self._record(f[ch], self.tsync[f[ch]], t, cur[ch])
+            if self.check:
+                self.usage += self._link_sum(f[ch], r[ch] - cur[ch])
+        self._sync_coflows()
+        touched = ks.set_rates(
+            f, r, t, self.rate, self.sent, self.tsync, self.size, self.fco, self.cf_rate,
+            self.start, self.fin_pad, self.bmin, _BLOCK_BITS, self._cf_acc, self._cf_mark,
+        )
+        if self.check:
+            self._check_usage()
+        if self.batch:
+            ks.refresh_finish(
+                touched, self.ptr, self.status, self.fin, self.rate, self.cf_active,
+                self.cf_left, self.cf_finish, self.cf_lastrun,
+            )
+
+    def _check_usage(self) -> None:
+        over = self.usage > self.cap * (1.0 + _CAP_TOL) + 1e-300
+        if over.any():
+            self._resync_usage()
+            over = self.usage > self.cap * (1.0 + _CAP_TOL)
+            if over.any():
+                link = int(np.flatnonzero(over)[0])
+                raise PolicyError(
+                    f"policy '{self.policy.name}' exceeds the capacity of "
+                    f"{self.instance.fabric.link_name(link)} at time {self.t:.9g}: "
+                    f"{self.usage[link]:.9g} > {self.cap[link]:.9g}"
+                )
 
     def _set_priorities(self, order: IntArray) -> None:
         """A new priority order from the policy: zero the unlisted flows, then greedy rates."""
@@ -1040,6 +1074,9 @@ class SimView:
     def sent(self, flows: IntArray) -> FloatArray:
         """Bytes each flow has received up to now."""
         e = self._e
+        f = np.asarray(flows)
+        if e.compiled and f.ndim == 1 and f.dtype == np.int64:
+            return ks.sent_now(f, e.t, e.sent, e.rate, e.tsync)
         return e.sent[flows] + e.rate[flows] * (e.t - e.tsync[flows])
 
     def coflow_sent(self) -> FloatArray:
@@ -1108,6 +1145,9 @@ class SimView:
         """Bytes each flow still has to receive (clairvoyant policies only)."""
         self._need("remaining flow sizes")
         e = self._e
+        f = np.asarray(flows)
+        if e.compiled and f.ndim == 1 and f.dtype == np.int64:
+            return ks.remaining_now(f, e.t, e.size, e.sent, e.rate, e.tsync)
         return np.maximum(e.size[flows] - self.sent(flows), 0.0)
 
     def deadline(self) -> FloatArray:

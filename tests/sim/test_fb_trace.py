@@ -6,15 +6,14 @@ policies (see benchmarks/results/simulator.md), so these run on its first
 show there too: coflow-aware schedulers beat per-flow fairness, FIFO loses
 to Varys, and Aalo trails Varys where the dissertation says it does.
 
-Varys against Aalo: the dissertation's EC2 runs (§6.8.2, Figures 6.5-6.6)
-put Aalo's average CCT within 12% of Varys', the same as Varys on the large
-coflows of bin 4 and behind it on the short coflows of bins 1 and 3 (lack of
-foresight). Its trace-driven simulation (Figure 6.8) has Aalo ahead of Varys
-in most bins. So "Varys below Aalo" is not one ordering of the seeds: on the
-prefix the EC2 pattern holds (tested below); on the whole trace Aalo's mean
-CCT is below Varys' (41.6 s against 54.6 s, benchmarks/results/simulator.md),
-as in the simulation. Varys' whole-trace numbers are checked against FIFO
-directly (Varys alone takes a few seconds).
+Varys against Aalo: the issue's ordering (Varys' mean CCT below Aalo's below
+per-flow fairness') holds on the prefix (2.49 s, 2.60 s, 3.24 s; tested) and
+on the whole trace (35.3 s, 41.6 s, 64.6 s; benchmarks/results/simulator.md).
+The dissertation's EC2 runs (§6.8.2, Figures 6.5-6.6) also put Aalo's average
+CCT within 12% of Varys', the same as Varys on the large coflows of bin 4 and
+behind it on the short coflows of bins 1 and 3 (lack of foresight); the
+prefix shows that pattern too (tested). Varys' whole-trace numbers are
+checked against FIFO directly (Varys alone takes a few seconds).
 """
 
 from __future__ import annotations
@@ -56,7 +55,7 @@ def test_coflow_schedulers_beat_per_flow_fairness_fifo_and_aalo_trail_varys_as_i
     varys = summary(prefix, "varys")
     aalo = summary(prefix, "aalo")
     fifo = mean(prefix, "fifo")
-    assert varys.mean_cct < fair and aalo.mean_cct < fair
+    assert varys.mean_cct < aalo.mean_cct < fair
     assert varys.mean_cct < fifo
     # §6.8.2: Aalo's average CCT within 12% of Varys'; the same on bin 4 (long and wide),
     # behind on the short bins 1 (SN) and 3 (SW)
@@ -74,5 +73,5 @@ def test_the_prefix_schedules_are_feasible(prefix):
 def test_varys_on_the_whole_trace_beats_fifo_by_the_seeds_margin(trace):
     varys = mean(trace, "varys", check=False)
     fifo = mean(trace, "fifo", check=False)
-    # §5.7.4: FIFO's average CCT is 3.33x Varys' in the seeds' simulation
+    # §5.7.4: FIFO's average CCT is 3.33x Varys' in the seeds' simulation (3.42x here)
     assert 2.0 < fifo / varys < 6.0

@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from coflowopt.instance import Coflow, Fabric, Instance
 from coflowopt.sim import simulate
 
-from . import oracle
+from . import oracle, oracle_varys
 
 
 @st.composite
@@ -132,3 +132,36 @@ def test_a_wide_coflow_whose_longest_flow_finishes_at_the_threshold_is_demoted()
     assert oracle.simulate([1.0, 1.0], [1.0, 1.0], coflows, "mcs", params) == [2, 3.5, 3]
     for compiled in (True, False):
         assert_agrees(([1.0, 1.0], [1.0, 1.0], coflows), "mcs", params, compiled)
+
+
+@settings(max_examples=150, deadline=None)
+@given(cases(), st.booleans())
+def test_varys_agrees_with_its_oracle(case, compiled):
+    up, down, coflows = case
+    res = simulate(instance(up, down, coflows), "varys", compiled=compiled)
+    want = [float(x) for x in oracle_varys.simulate(up, down, coflows)]
+    np.testing.assert_allclose(res.completion, want, rtol=1e-9, atol=1e-12)
+
+
+def test_varys_backfills_a_coflow_one_of_whose_flows_meets_a_full_egress():
+    # c0 holds downlink 0 until t = 1; c1's flow to downlink 1 grows on its own (it was
+    # left idle while its group's other flow waited for downlink 0: c1 finished at 3)
+    coflows = [(0.0, [(0, 0, 1.0)]), (0.0, [(1, 0, 1.0), (1, 1, 1.0)])]
+    assert oracle_varys.simulate([1.0, 1.0], [1.0, 1.0], coflows) == [1, 2]
+    for compiled in (True, False):
+        res = simulate(instance([1.0, 1.0], [1.0, 1.0], coflows), "varys", compiled=compiled)
+        assert res.completion.tolist() == [1.0, 2.0]
+
+
+def test_an_exact_sebf_tie_keeps_admission_order_despite_rounding():
+    # at t = 2.25 c2 (served since t = 2) and the new c0 both have Γ = 6 exactly; in
+    # floating point c2's remaining data rounds either way, which must not reorder them
+    coflows = [
+        (2.25, [(1, 1, 0.25), (1, 1, 0.25), (0, 0, 0.75), (0, 0, 3.0), (0, 1, 2.25)]),
+        (3.0, [(0, 1, 0.25), (0, 1, 3.0), (0, 1, 0.5)]),
+        (2.0, [(1, 0, 2.5), (1, 0, 2.0), (0, 1, 3.0), (0, 0, 0.5), (1, 0, 1.25)]),
+    ]
+    want = [float(x) for x in oracle_varys.simulate([1.0, 1.0], [1.0, 1.0], coflows)]
+    for compiled in (True, False):
+        res = simulate(instance([1.0, 1.0], [1.0, 1.0], coflows), "varys", compiled=compiled)
+        np.testing.assert_allclose(res.completion, want, rtol=1e-9)

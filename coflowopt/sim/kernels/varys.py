@@ -29,7 +29,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..._jit import njit
-from ...kernels.rates import greedy_csr, greedy_pairs, madd_rows
+from ...kernels.rates import greedy_pairs, madd_rows
 
 __all__ = [
     "BACKFILL_GREEDY",
@@ -88,15 +88,74 @@ def _take(residual, la, lb, f, pos, add):  # type: ignore[no-untyped-def]
 
 
 @njit
-def proportional_backfill(la, lb, f, d, cptr, grow, residual, extra):  # type: ignore[no-untyped-def]
+def _fill_group(room, b, d, r0, r1, residual, slot, eg, dem, lam, x):  # type: ignore[no-untyped-def]
+    """Water-fill one group, candidates ``r0:r1`` on one first link with ``room`` left.
+
+    Candidate ``r`` has second link ``b[r]`` and remaining data ``d[r] > 0``.
+    Every flow's rate is ``d * t`` for a common level ``t``; a flow stops
+    growing when its second link is full (the group's flows on one second
+    link share it), the others go on until the first link is full. Writes
+    the rates to ``x[r0:r1]`` and the group's second links to ``eg[:n]``;
+    returns ``n``. ``residual`` is not changed.
+    """
+    n = 0
+    for r in range(r0, r1):
+        e = b[r]
+        if slot[e] < 0:
+            slot[e] = n
+            eg[n] = e
+            dem[n] = 0.0
+            n += 1
+        dem[slot[e]] += d[r]
+    total = 0.0
+    for k in range(n):
+        lam[k] = residual[eg[k]] / dem[k]
+        total += dem[k]
+    # the common level at which the first link is full, once the second links that
+    # fill below it hold their flows at their own levels (lam); holding one raises it
+    used = 0.0
+    live = n
+    level = room / total
+    more = True
+    while more:
+        more = False
+        for k in range(n):
+            if dem[k] > 0 and lam[k] < level:
+                used += residual[eg[k]]
+                dem[k] = -dem[k]  # held at lam[k]
+                live -= 1
+                more = True
+        if more:
+            if live == 0:
+                level = np.inf
+                break
+            total = 0.0
+            for k in range(n):
+                if dem[k] > 0:
+                    total += dem[k]
+            level = max((room - used) / total, 0.0)
+    for k in range(n):
+        if lam[k] > level:
+            lam[k] = level
+    for r in range(r0, r1):
+        x[r] = d[r] * lam[slot[b[r]]]
+    for k in range(n):
+        slot[eg[k]] = -1
+    return n
+
+
+@njit
+def proportional_backfill(la, lb, f, d, cptr, grow, residual, cap, extra):  # type: ignore[no-untyped-def]
     """Spare capacity to (coflow, first link) groups in their flows' ``d`` ratios.
 
     Adds each position's extra rate to ``extra``; ``residual`` loses what is
     given. Groups are served first link by first link, coflows in order
-    within a link; a group with a flow on its first link that cannot grow
-    (a full link) is left out, as is every flow with nothing left. Coflows
-    with ``grow[c]`` False are known to have no flow with room (skipped).
-    Returns whether any flow got capacity.
+    within a link; each is water-filled (:func:`_fill_group`): its flows
+    grow in ``d`` ratios, a flow stops when its second link is full, and the
+    group stops when its first link is. After each group, links left with
+    at most ``SAT`` of their capacity are full. Flows with nothing left, or
+    a full link, get nothing; coflows with ``grow[c]`` False are known to
+    have no flow with room (skipped). Returns whether any flow got capacity.
     """
     nc = cptr.size - 1
     L = residual.size
@@ -106,96 +165,73 @@ def proportional_backfill(la, lb, f, d, cptr, grow, residual, extra):  # type: i
             anyopen = True
     if not anyopen:
         return False
-    n = f.size
-    ok = np.zeros(n, np.bool_)
-    stamp = np.zeros(L, np.int64)
     cnt = np.zeros(L + 1, np.int64)
     m = 0
     for c in range(nc):
         if not grow[c]:
             continue
-        lo = cptr[c]
-        hi = cptr[c + 1]
-        some = False
-        for p in range(lo, hi):
+        for p in range(cptr[c], cptr[c + 1]):
             j = f[p]
-            ok[p] = residual[la[j]] > 0 and residual[lb[j]] > 0 and d[p] > 0
-            some = some or ok[p]
-        if not some:
-            continue
-        for p in range(lo, hi):
-            if not ok[p] and d[p] > 0:
-                stamp[la[f[p]]] = c + 1  # a blocked flow: its group does not grow
-        for p in range(lo, hi):
-            if ok[p]:
-                if stamp[la[f[p]]] == c + 1:
-                    ok[p] = False
-                else:
-                    m += 1
-                    cnt[la[f[p]] + 1] += 1
+            if residual[la[j]] > 0 and residual[lb[j]] > 0 and d[p] > 0:
+                m += 1
+                cnt[la[j] + 1] += 1
     if m == 0:
         return False
-    # the candidates coflow by coflow (the reference's order), and by first link (stable):
-    # groups in serving order, flows in order within a group
-    order = np.empty(m, np.int64)
-    orank = np.empty(m, np.int64)
-    k = 0
-    for c in range(nc):
-        for p in range(cptr[c], cptr[c + 1]):
-            if ok[p]:
-                order[k] = p
-                orank[k] = c
-                k += 1
+    # the candidates by first link, coflows in order within a link (a stable counting
+    # sort), with what the groups need side by side: position, second link, data, coflow
     for link in range(L):
         cnt[link + 1] += cnt[link]
+    start = cnt[:L].copy()
     cand = np.empty(m, np.int64)
-    rank = np.empty(m, np.int64)
-    where = np.empty(m, np.int64)
-    for k in range(m):
-        link = la[f[order[k]]]
-        cand[cnt[link]] = order[k]
-        rank[cnt[link]] = orank[k]
-        where[k] = cnt[link]
-        cnt[link] += 1
-    # one usage row per group: its load on each link, summed in flow order
-    group = np.empty(m, np.int64)
-    indptr = np.zeros(m + 1, np.int64)
-    indices = np.empty(2 * m, np.int64)
-    data = np.empty(2 * m)
+    cb = np.empty(m, np.int64)
+    cd = np.empty(m)
+    crank = np.empty(m, np.int64)
+    for c in range(nc):
+        if not grow[c]:
+            continue
+        for p in range(cptr[c], cptr[c + 1]):
+            j = f[p]
+            a = la[j]
+            if residual[a] > 0 and residual[lb[j]] > 0 and d[p] > 0:
+                k = cnt[a]
+                cand[k] = p
+                cb[k] = lb[j]
+                cd[k] = d[p]
+                crank[k] = c
+                cnt[a] = k + 1
     slot = np.full(L, -1, np.int64)
-    G = 0
-    e = 0
-    r0 = 0
-    while r0 < m:
-        r1 = r0
-        first = la[f[cand[r0]]]
-        while r1 < m and la[f[cand[r1]]] == first and rank[r1] == rank[r0]:
-            r1 += 1
-        for r in range(r0, r1):
-            p = cand[r]
-            group[r] = G
-            for link in (la[f[p]], lb[f[p]]):
-                if slot[link] < 0:
-                    slot[link] = e
-                    indices[e] = link
-                    data[e] = 0.0
-                    e += 1
-                data[slot[link]] += d[p]
-        for q in range(indptr[G], e):
-            slot[indices[q]] = -1
-        G += 1
-        indptr[G] = e
-        r0 = r1
-    scale = greedy_csr(
-        indptr[: G + 1], indices[:e], data[:e], residual.copy(), np.arange(G), np.full(G, np.inf)
-    )
-    add = np.empty(m)
-    for k in range(m):
-        p = order[k]
-        add[k] = d[p] * scale[group[where[k]]]
-        extra[p] += add[k]
-    _take(residual, la, lb, f, order, add)
-    return True
+    eg = np.empty(L + 1, np.int64)
+    dem = np.empty(L)
+    lam = np.empty(L)
+    use = np.zeros(L)
+    x = np.zeros(m)
+    for first in range(L):
+        r0 = start[first]
+        end = cnt[first]
+        while r0 < end:
+            r1 = r0 + 1
+            while r1 < end and crank[r1] == crank[r0]:
+                r1 += 1
+            room = residual[first]
+            if room > 0:
+                n = _fill_group(room, cb, cd, r0, r1, residual, slot, eg, dem, lam, x)
+                # the group's use of each link, summed in flow order, then taken off
+                for r in range(r0, r1):
+                    use[first] += x[r]
+                    use[cb[r]] += x[r]
+                eg[n] = first
+                for q in range(n + 1):
+                    link = eg[q]
+                    v = residual[link] - use[link]
+                    residual[link] = 0.0 if v <= SAT * cap[link] else v
+                    use[link] = 0.0
+            r0 = r1
+    given = False
+    for r in range(m):
+        if x[r] > 0:
+            given = True
+            extra[cand[r]] += x[r]
+    return given
 
 
 @njit
@@ -291,7 +327,7 @@ def ordered_madd_rates(  # type: ignore[no-untyped-def]
     extra = np.zeros(n)
     given = False
     if backfill == BACKFILL_PROPORTIONAL:
-        given = proportional_backfill(la, lb, f, rem, cptr, grow, residual, extra)
+        given = proportional_backfill(la, lb, f, rem, cptr, grow, residual, cap, extra)
     elif backfill == BACKFILL_GREEDY:
         greedy_backfill(la, lb, f, cptr, corder, grow, residual, extra)
         given = True
