@@ -24,6 +24,14 @@ __all__ = ["FULL", "greedy", "madd", "max_min", "max_min_bipartite_levels"]
 FloatArray = npt.NDArray[np.float64]
 
 _REL = 1e-12  # relative slack for deciding that a link or cap is reached
+_SPREAD = 1e6
+"""Weights spread wider than this go to progressive filling, not the bipartite water-filling.
+
+The water-filling (:func:`coflowopt.kernels.maxmin.waterfill`) closes a link
+when its open weight, kept by subtraction, falls to a relative 1e-12 of
+the start: with weights 1e12 apart a light row still open there would be
+taken for rounding and escape that link's capacity.
+"""
 
 
 def _csr(usage: object) -> sp.csr_array:
@@ -71,7 +79,7 @@ def max_min(
     ub = np.full(n, np.inf) if upper is None else np.asarray(upper, dtype=np.float64).reshape(-1)
     if ub.size != n:
         raise ValueError("upper must have one entry per row")
-    if n:
+    if n and w.max() <= _SPREAD * w.min():
         split = _bipartite_split(a)
         if split is not None:
             return _max_min_bipartite(a, cap, w, ub, split)

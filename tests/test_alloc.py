@@ -136,3 +136,18 @@ def test_greedy_over_all_orders_never_beats_max_min_minimum_share_fairness():
         g = greedy(A, fab.capacity, order)
         assert g.sum() <= 2 + 1e-12
     assert mm.sum() == pytest.approx(1.5)
+
+
+def test_max_min_with_weights_twelve_orders_apart_respects_every_link():
+    # the bipartite water-filling closes a link whose open weight falls to 1e-12 of its
+    # start: here the light row on ingress 1 would escape it (it got 1.118 with 2.295 left
+    # for all three rows); such spreads go to progressive filling
+    rows = [(1, 3), (1, 2), (1, 2)]
+    usage = sp.csr_array((np.ones(6), np.array([link for r in rows for link in r]),
+                          np.arange(0, 7, 2)), shape=(3, 4))
+    residual = np.array([0.0, 2.294923503537739, 1.8789705337246226, 1.1178614119238586])
+    w = np.array([1.6307249643506703e-07, 4712381.986845291, 58707.450385426426])
+    x = max_min(usage, residual, weights=w)
+    assert np.all(usage.T @ x <= residual * (1 + 1e-12))
+    assert x.sum() == pytest.approx(residual[1], rel=1e-9)  # the ingress is the bottleneck
+    assert x[1] + x[2] == pytest.approx(residual[2], rel=1e-9)  # egress 2 fills first

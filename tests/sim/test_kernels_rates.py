@@ -10,6 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from coflowopt import io
+from coflowopt.instance import Coflow, Fabric, Instance
 
 from ..strategies import instances
 from .test_kernels import assert_same, both
@@ -46,5 +47,15 @@ def test_rate_kernels_on_a_facebook_prefix(name, n):
     # the first n coflows by arrival: seconds on the reference path (pfp's is the slowest)
     trace = io.read(TRACE)
     inst = trace.subset(np.argsort(trace.release, kind="stable")[:n])
+    fast, ref = both(inst, name)
+    assert_same(inst, fast, ref)
+
+
+@pytest.mark.parametrize("name", ["varys", "fifo", "scf"])
+def test_proportional_backfilling_with_remaining_data_sixteen_orders_apart(name):
+    # one (coflow, ingress) group with remaining data 1e6 and 1e-7: the reference path's
+    # weighted max-min once let the light flow escape its ingress (3 > 2 on ingress 0)
+    inst = Instance(Fabric([2.0, 0.1, 1.0], [1.0, 2.0, 1.0]),
+                    (Coflow("a", [0, 0, 1], [0, 1, 2], [1e6, 1e-7, 1e9]),))
     fast, ref = both(inst, name)
     assert_same(inst, fast, ref)
