@@ -7,6 +7,8 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
+from .kernels.ties import tie_keys
+
 __all__ = ["BSSIResult", "bssi"]
 
 FloatArray = npt.NDArray[np.float64]
@@ -47,7 +49,10 @@ def bssi(v: npt.ArrayLike, weights: npt.ArrayLike | None = None) -> BSSIResult:
     are never chosen), sets ``beta`` to that minimum and subtracts
     ``beta * v[c, b]`` from every ``w'_c``, ``c`` in ``S``. The dual objective
     adds ``beta * f_b(S)`` with ``f_b(S) = 1/2 [(sum v_b)^2 + sum v_b^2]``.
-    Ties go to the lowest index (link or coflow).
+    Ties go to the lowest index (link or coflow); loads and ratios are
+    compared at 30 significant bits (:func:`coflowopt.kernels.ties.tie_key`),
+    so rounding in the running totals and residual weights does not break an
+    exact tie.
     """
     load = np.asarray(v, dtype=np.float64)
     if load.ndim != 2:
@@ -64,7 +69,7 @@ def bssi(v: npt.ArrayLike, weights: npt.ArrayLike | None = None) -> BSSIResult:
     betas = np.empty(n)
     dual = 0.0
     for step in range(n):
-        b = int(np.argmax(total))
+        b = int(np.argmax(tie_keys(total)))
         col = load[:, b]
         cand = unordered & (col > 0)
         if not cand.any():
@@ -76,7 +81,7 @@ def bssi(v: npt.ArrayLike, weights: npt.ArrayLike | None = None) -> BSSIResult:
             break
         ratio = np.full(n, np.inf)
         ratio[cand] = resid[cand] / col[cand]
-        c = int(np.argmin(ratio))
+        c = int(np.argmin(tie_keys(ratio)))
         beta = max(float(ratio[c]), 0.0)
         s_col = col[unordered]
         dual += beta * 0.5 * (s_col.sum() ** 2 + (s_col**2).sum())

@@ -160,7 +160,10 @@ class RunData:
 
 
 def _ceil_to(times: FloatArray, step: float | None) -> FloatArray:
-    """Round up to the next multiple of ``step`` (times already on a multiple stay)."""
+    """Round up to the next multiple of ``step`` (times already on a multiple stay).
+
+    A time at most ``1e-9 * step`` past a multiple counts as on it (rounding).
+    """
     if step is None:
         return times
     q = times / step
@@ -855,6 +858,13 @@ class Engine:
             if not need and self.done_flows and self.prio is not None:
                 self._regreedy()
                 self.done_flows.clear()
+            if not need and self.active_coflows and (
+                float(self.cf_lastrun.max()) == -math.inf if self.batch
+                else self.F > 0 and float(self.bmin.min()) == math.inf
+            ):
+                # the last running flow ended with work left: the fabric would idle until
+                # the next admission or wake-up, so ask the policy once more (a stall)
+                stalled = self.stalled = need = True
             if self.events % 1024 == 0:
                 self._report(total)
         info = policy.finish(view)
@@ -1121,10 +1131,12 @@ class SimView:
 
     @property
     def stalled(self) -> bool:
-        """True when no flow has a positive rate and nothing else is pending.
+        """True when no flow has a positive rate with work left.
 
-        The engine then asks the policy once more (policies that do not react
-        to single flow completions would otherwise leave the fabric idle).
+        The engine then asks the policy once more: when nothing else is
+        pending, and, for policies that do not react to single flow
+        completions, as soon as their last running flow ends (they would
+        otherwise leave the fabric idle until the next admission or wake-up).
         """
         return self._e.stalled
 

@@ -28,6 +28,7 @@ import numpy as np
 
 from ..._jit import njit
 from ...kernels.rates import greedy_pairs, pairwise_sum
+from ...kernels.ties import order_with_ties
 
 __all__ = ["maluca_rates"]
 
@@ -98,10 +99,10 @@ def maluca_rates(kptr, rem, up, down, cap, alpha, sat, iwork, fwork):  # type: i
                 load[link] = 0.0
                 cnt[link] = 0
         T[k] = t
-    korder = np.argsort(T, kind="mergesort")  # ties: admission order
+    korder = order_with_ties(T)  # ties: admission order
     for link in range(L):  # uplinks by decreasing load over capacity, ties by index
         uload[link] = -(uload[link] / cap[link])
-    uorder = np.argsort(uload, kind="mergesort")
+    uorder = order_with_ties(uload)
     # the flows by (uplink rank, coflow rank, index): a counting sort on the uplink of the
     # flows visited coflow by coflow in rank order (one scattered array: several are slow)
     off = np.zeros(L, np.int64)

@@ -29,7 +29,10 @@ the kernel repairs the matching instead of recomputing it:
 Comparisons with a running holder use its current remaining size, computed
 exactly as the engine computes it for the reference path
 (``size - (sent + c * (t - t_sync))`` with the data sent at the flow's last
-rate change), so ties fall as in ``np.lexsort((flows, remaining))``. When no
+rate change), rounded to :data:`~coflowopt.kernels.ties.TIE_BITS`
+significant bits where each key is made, ties by flow index, as on the
+reference path (:func:`_before`; the buffers and the heap hold rounded keys,
+so their orders agree). When no
 offer is left, every running flow has no earlier running neighbour and every
 waiting flow has an earlier running neighbour on one of its links: the
 unique greedy matching of the order.
@@ -53,6 +56,7 @@ import heapq
 import numpy as np
 
 from ..._jit import njit
+from ...kernels.ties import tie_key
 from ._common import EVENT, next_event, served
 
 __all__ = ["pfp_state", "pfp_uniform_stretch"]
@@ -98,15 +102,19 @@ def pfp_state(la: np.ndarray, lb: np.ndarray, L: int) -> tuple[np.ndarray, ...]:
 
 @njit
 def _before(ka, a, kb, b):  # type: ignore[no-untyped-def]
-    """Whether ``(ka, a)`` precedes ``(kb, b)``: smaller key, then lower index."""
+    """Whether ``(ka, a)`` precedes ``(kb, b)``: smaller key, then lower index.
+
+    Keys are :func:`~coflowopt.kernels.ties.tie_key` values (``key``,
+    :func:`_key_now`), rounded once where they are made.
+    """
     return ka < kb or (ka == kb and a < b)
 
 
 @njit
 def _key_now(g, t, c, size, psent, pt):  # type: ignore[no-untyped-def]
-    """Remaining size of running flow ``g`` at ``t``, as the reference path computes it."""
+    """Tie key of running flow ``g``'s remaining size at ``t``, as the reference path computes it."""
     r = size[g] - (psent[g] + c * (t - pt[g]))
-    return r if r > 0.0 else 0.0
+    return tie_key(r if r > 0.0 else 0.0)
 
 
 @njit
@@ -114,8 +122,7 @@ def _find(bk, bi, lo, hi, k, f):  # type: ignore[no-untyped-def]
     """First slot in ``[lo, hi)`` whose entry does not precede ``(k, f)``."""
     while lo < hi:
         mid = (lo + hi) >> 1
-        km = bk[mid]
-        if km < k or (km == k and bi[mid] < f):
+        if _before(bk[mid], bi[mid], k, f):
             lo = mid + 1
         else:
             hi = mid
@@ -180,8 +187,8 @@ def _remove(bk, bi, hd, tl, link, k, f):  # type: ignore[no-untyped-def]
 
 
 @njit
-def _merge_new(bk, bi, off, hd, tl, L, news, la, lb, size):  # type: ignore[no-untyped-def]
-    """Put the admitted flows ``news`` (sorted by size, then index) into their links' buffers.
+def _merge_new(bk, bi, off, hd, tl, L, news, la, lb, key):  # type: ignore[no-untyped-def]
+    """Put the admitted flows ``news`` (sorted by key, then index) into their links' buffers.
 
     One merge per link instead of one insertion per flow: an admission can
     bring thousands of flows.
@@ -217,12 +224,12 @@ def _merge_new(bk, bi, off, hd, tl, L, news, la, lb, size):  # type: ignore[no-u
         o = 0
         while i < e and j < r1:
             f = run[j]
-            if _before(bk[i], bi[i], size[f], f):
+            if _before(bk[i], bi[i], key[f], f):
                 tk[o] = bk[i]
                 ti[o] = bi[i]
                 i += 1
             else:
-                tk[o] = size[f]
+                tk[o] = key[f]
                 ti[o] = f
                 j += 1
             o += 1
@@ -233,7 +240,7 @@ def _merge_new(bk, bi, off, hd, tl, L, news, la, lb, size):  # type: ignore[no-u
             o += 1
         while j < r1:
             f = run[j]
-            tk[o] = size[f]
+            tk[o] = key[f]
             ti[o] = f
             j += 1
             o += 1
@@ -295,7 +302,7 @@ def _take(  # type: ignore[no-untyped-def]
         sent[h] += c * (t - ts[h])
         npc = served(h, ts[h], t, c, fco, start, record, npc, pc_f, pc_t0, pc_t1, pc_r)
         r = size[h] - psent[h]
-        key[h] = r if r > 0.0 else 0.0
+        key[h] = tie_key(r if r > 0.0 else 0.0)
         owner[la[h]] = -1
         owner[lb[h]] = -1
         _insert(bk, bi, off, hd, tl, la[h], key[h], h)
@@ -431,12 +438,12 @@ def pfp_uniform_stretch(  # type: ignore[no-untyped-def]
             st[f] = _WAIT
             psent[f] = 0.0
             pt[f] = t0
-            key[f] = size[f]  # what the reference computes: size - (0 + 0 * (t - t0))
+            key[f] = tie_key(size[f])  # the reference's size - (0 + 0 * (t - t0)), rounded
     if m > 0:
         news.sort()
         news = news[np.argsort(key[news], kind="mergesort")]
         if m > 32:
-            _merge_new(bk, bi, off, hd, tl, L, news, la, lb, size)
+            _merge_new(bk, bi, off, hd, tl, L, news, la, lb, key)
         else:
             for i in range(m):
                 f = news[i]

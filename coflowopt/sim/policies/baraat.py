@@ -3,16 +3,18 @@
 Baraat (Dogar et al., SIGCOMM 2014) as the dissertation evaluates it
 (§6.8.2, "FIFO-LM"): every link serves coflows first-in first-out, but a
 coflow that has become *heavy* there (sent at least ``heavy_threshold``
-bytes through that link) lets the next coflow in line run beside it. So on
-each link the coflows allowed to send are those up to and including the
-first one that is still light; a flow runs if its coflow is allowed on all
-its links, and running flows share by per-flow max-min fairness ("fair
-sharing among heavy coflows"). Decisions are local to each link, without
-coordination, as in Baraat. The threshold defaults to the
-``heavy_percentile``-th percentile (80th, the choice §6.8.2 reports) of the
-workload's coflow sizes, set offline. Re-allocation at every flow arrival
-and completion and whenever a coflow turns heavy on a link (computed from
-its current rate there). FIFO ties: admission time, then coflow index.
+bytes through that link, counting its finished flows; "at" allows a
+relative ``REACH_TOL`` = 1e-12 below, as for Aalo's thresholds) lets the
+next coflow in line run beside it. So on each link the coflows allowed to
+send are those up to and including the first one that is still light; a
+flow runs if its coflow is allowed on all its links, and running flows
+share by per-flow max-min fairness ("fair sharing among heavy coflows").
+Decisions are local to each link, without coordination, as in Baraat. The
+threshold defaults to the ``heavy_percentile``-th percentile (80th, the
+choice §6.8.2 reports) of the workload's coflow sizes, set offline.
+Re-allocation at every flow arrival and completion and whenever a coflow
+turns heavy on a link (computed from its current rate there). FIFO ties:
+admission time, then coflow index.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from ..engine import Allocation, SimView
 from . import register
 from ._base import Params, Policy, check_positive
 from ._common import RouteClasses, max_min_flows
+from .aalo import REACH_TOL
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,11 +69,13 @@ class Baraat(Policy):
         flows = [view.flows_of(k) for k in ks]
         sent = np.zeros((len(ks), L))
         present = np.zeros((len(ks), L), bool)
-        for i, f in enumerate(flows):
-            sent[i] = view.link_sum(f, view.sent(f))
+        for i, (k, f) in enumerate(zip(ks, flows, strict=True)):
+            every = view.all_flows_of(k)  # finished flows keep counting what they sent
+            sent[i] = view.link_sum(every, view.sent(every))
             present[i] = view.link_sum(f, np.ones(f.size)) > 0
-        # what a flow has received crossed every link of its route
-        heavy = sent >= self.threshold * (1 - 2e-9)  # slack for rounding of the wake-up time
+        # what a flow has received crossed every link of its route; "at" the threshold
+        # allows a relative REACH_TOL below it (rounding in the running totals)
+        heavy = sent >= self.threshold * (1.0 - REACH_TOL)
         light = present & ~heavy
         before: np.ndarray = np.cumsum(light, axis=0) - light
         allowed = present & (before == 0)
@@ -93,6 +98,6 @@ class Baraat(Policy):
                     per[i] = view.link_sum(f, rates[sel])
             grow = light & (per > 0)
             if grow.any():
-                dt = (self.threshold * (1 - 1e-9) - sent[grow]) / per[grow]
+                dt = (self.threshold - sent[grow]) / per[grow]
                 wake = view.t + float(dt.min())
         return Allocation(all_f, rates, wake)

@@ -19,9 +19,13 @@ checks that both give the same results).
 Option ``max_flows_per_receiver``: at most that many flows of each coflow
 into the same egress port are active at once, as Hadoop's reducers fetch
 from a limited number of mappers (§4.5.2 and its footnote 3: five by
-default); waiting flows start in flow order as earlier ones complete. The
-default (``None``) has no limit, which is what the seeds' simulations use;
-with a limit the policy always runs its Python path.
+default); waiting flows start in flow order as earlier ones complete. A flow
+that has started keeps its place until it completes: a flow admitted later
+(a later wave, or a coflow released by a dependency) with a lower index
+waits behind it, as a reducer does not drop a fetch in progress. Hadoop
+picks the next mapper at random (§4.5.2); flow order is the deterministic
+stand-in. The default (``None``) has no limit, which is what the seeds'
+simulations use; with a limit the policy always runs its Python path.
 """
 
 from __future__ import annotations
@@ -49,10 +53,17 @@ class FairParams(Params):
             raise SimulationError(f"parameter max_flows_per_receiver must be an integer >= 1, got {n!r}")
 
 
-def receiver_limit(view: SimView, flows: np.ndarray, limit: int) -> np.ndarray:
-    """Mask of the flows among ``flows`` that may run: the first ``limit`` per (coflow, egress)."""
+def receiver_limit(
+    view: SimView, flows: np.ndarray, limit: int, started: np.ndarray | None = None
+) -> np.ndarray:
+    """Mask of the flows among ``flows`` that may run: the first ``limit`` per (coflow, egress).
+
+    ``started`` (per flow of the instance): flows that run already come first,
+    then the others in flow order.
+    """
     key = view.flow_coflow[flows] * view.num_ports + view.flow_dst[flows]
-    order = np.lexsort((flows, key))
+    waiting = np.zeros(flows.size, bool) if started is None else ~started[flows]
+    order = np.lexsort((flows, waiting, key))
     sk = key[order]
     start = np.r_[0, np.flatnonzero(sk[1:] != sk[:-1]) + 1]
     rank = np.arange(flows.size) - np.repeat(start, np.diff(np.r_[start, flows.size]))
@@ -171,6 +182,7 @@ class Fair(Policy):
         self.classes = RouteClasses.build(view)
         self.pairs = None
         self.kernel: tuple[object, ...] | None = None
+        self.started = np.zeros(view.num_flows, bool)  # flows that got a place (receiver limit)
         split = split_links(view)
         if split is not None and self.params.max_flows_per_receiver is None:
             if view.compiled:
@@ -190,7 +202,8 @@ class Fair(Policy):
         limit = self.params.max_flows_per_receiver
         if limit is None:
             return Allocation(flows, max_min_flows(view, self.classes, flows, view.capacity))
-        ok = receiver_limit(view, flows, limit)
+        ok = receiver_limit(view, flows, limit, self.started)
+        self.started[flows[ok]] = True
         rates = np.zeros(flows.size)
         rates[ok] = max_min_flows(view, self.classes, flows[ok], view.capacity)
         return Allocation(flows, rates)

@@ -6,7 +6,9 @@ network" (``reschedule="coflow"``, default):
 
 1. LARGESTLOADFIRST: uplinks sorted by decreasing current load, the data
    still to send through them divided by their capacity (Eq. 12); ties by
-   port index.
+   port index (loads are compared at 30 significant bits, so that rounding
+   in remaining data does not break a tie, see
+   :data:`coflowopt.kernels.ties.TIE_BITS`; the same for ``T_k``).
 2. SMALLESTTIMEFIRST, uplink by uplink in that order: the coflows with data
    on the uplink sorted by ``T_k``, their remaining isolation time (line 9:
    the largest remaining load of the coflow on any uplink or downlink over
@@ -46,6 +48,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ... import alloc
+from ...kernels.ties import order_with_ties
 from ..engine import Allocation, SimulationError, SimView
 from ..kernels.maluca import maluca_rates
 from . import register
@@ -122,11 +125,11 @@ class Maluca(Policy):
         np.add.at(loads, (kloc, down), rem)
         T = (loads / cap).max(axis=1)
         trank = np.empty(len(ks), np.int64)
-        trank[np.argsort(T, kind="stable")] = np.arange(len(ks))
+        trank[order_with_ties(T)] = np.arange(len(ks))
         # uplinks by decreasing current load (Eq. 12)
         uload = np.bincount(up, rem, minlength=L) / cap
         urank = np.empty(L, np.int64)
-        urank[np.lexsort((np.arange(L), -uload))] = np.arange(L)
+        urank[order_with_ties(-uload)] = np.arange(L)
         order = np.lexsort((f, trank[kloc], urank[up]))
         # n_j^p: flows of each coflow into each downlink
         ndown = np.bincount(kloc * L + down, minlength=len(ks) * L)[kloc * L + down]

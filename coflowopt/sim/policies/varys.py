@@ -9,10 +9,9 @@ the online rules of §5.6.2:
    send, the online reading of "SORT_ASC using SEBF" at every call and of
    SEBF as the coflow analogue of shortest-remaining-time-first;
    ``order="static"`` uses the full coflow, fixed at arrival, as the Varys
-   simulator (coflowsim) did. Ties keep admission order; keys within a
-   relative 1e-12 of each other are ties (the engine's simultaneity rule),
-   so rounding in a served coflow's remaining data does not break an exact
-   tie (:func:`ties_in_admission_order`).
+   simulator (coflowsim) did. Ties keep admission order; keys are compared
+   at 30 significant bits, so rounding in a served coflow's remaining data
+   does not break an exact tie (:func:`coflowopt.kernels.ties.order_with_ties`).
 2. *MADD* (lines 7-10). In that order each coflow gets rates
    ``r_ij = remaining_ij / Γ`` with Γ computed on what the coflows before it
    left of each link (``Rem(.)`` in Eq. 4.1); a coflow that needs a link
@@ -67,6 +66,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ... import alloc
+from ...kernels.ties import order_with_ties
 from ..engine import Allocation, SimView
 from ..kernels import varys as kv
 from . import register
@@ -191,7 +191,8 @@ def backfill_proportional(
 def backfill_greedy(
     view: SimView, flows: list[np.ndarray], residual: np.ndarray
 ) -> list[np.ndarray]:
-    """Flows coflow by coflow (in the given order) each take what their links have (coflowsim)."""
+    """Flows coflow by coflow in the order of ``flows`` (callers pass arrival order), each taking
+    what their links have left (coflowsim's work-conservation pass)."""
     if view.compiled_two_link:
         if not flows:
             return []
@@ -240,35 +241,6 @@ def _may_grow(st: _CoflowState, open_: np.ndarray) -> bool:
     if st.links_a is None or st.links_b is None:
         return bool(np.any(open_ & (st.load > 0)))
     return bool(np.any(open_ & st.links_a)) and bool(np.any(open_ & st.links_b))
-
-
-TIE = 1e-12
-"""Order keys within this relative distance are a tie (the engine's simultaneity, 1e-12)."""
-
-
-def ties_in_admission_order(
-    ranked: list[_CoflowState], admitted: list[_CoflowState]
-) -> list[_CoflowState]:
-    """``ranked`` (sorted by key) with each run of tied keys put in admission order.
-
-    Keys computed from remaining data carry rounding: a coflow served for a
-    while can have Γ = 0.25000000000000006 against a new coflow's exact
-    0.25. Keys that differ by at most ``TIE`` relative to the previous one
-    are one run; within a run the order is that of ``admitted``.
-    """
-    pos = {id(st): i for i, st in enumerate(admitted)}
-    out: list[_CoflowState] = []
-    i = 0
-    while i < len(ranked):
-        j = i + 1
-        while j < len(ranked) and ranked[j].key <= ranked[j - 1].key + TIE * abs(ranked[j - 1].key):
-            j += 1
-        run = ranked[i:j]
-        if len(run) > 1:
-            run.sort(key=lambda st: pos[id(st)])
-        out += run
-        i = j
-    return out
 
 
 class OrderedMADD(Policy):
@@ -335,7 +307,8 @@ class OrderedMADD(Policy):
         for k in [k for k in self.states if k not in live]:
             del self.states[k]
         states = [self.state(view, k, float(sent[k])) for k in view.active_coflows]
-        return ties_in_admission_order(sorted(states, key=lambda st: st.key), states)
+        keys = np.array([st.key for st in states], dtype=float)
+        return [states[i] for i in order_with_ties(keys)]
 
     # -------------------------------------------------------------- allocation
 
@@ -447,8 +420,12 @@ class OrderedMADD(Policy):
             self.phase, self.phase_end, self.snapshot = "T", t + T, sent.copy()
         if t >= self.phase_end - tol:
             if self.phase == "T":
-                # coflows that received nothing during the T-interval
-                starved = [k for k in view.active_coflows if sent[k] <= self.snapshot[k]]
+                # coflows that received nothing during the T-interval: a coflow's running
+                # total carries rounding (its rate is a running sum of its flows' rates, so
+                # 1e-17 can stay when they all stop), so "nothing" is less than what a
+                # link carries in STARVED_SLACK of the interval
+                noise = STARVED_SLACK * T * float(view.capacity.max(initial=0.0))
+                starved = [k for k in view.active_coflows if sent[k] <= self.snapshot[k] + noise]
                 if starved:
                     self.phase, self.phase_end = "delta", t + delta
                     f = np.concatenate([view.flows_of(k) for k in starved])
@@ -471,6 +448,11 @@ class OrderedMADD(Policy):
             return Allocation(wake=self.phase_end)
         f, r = self.allocate(view, self.order(view))
         return Allocation(f, r, self.phase_end)
+
+
+STARVED_SLACK = 1e-9
+"""Starvation avoidance: a coflow sent nothing in a T-interval if it sent less than a link carries
+in this fraction of it (rounding in running totals)."""
 
 
 @register

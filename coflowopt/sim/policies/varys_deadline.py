@@ -13,8 +13,12 @@ in :mod:`.varys`: proportional by default).
 Coflows that are not admitted, and coflows without a deadline, are not
 dropped (a schedule must deliver every byte): they are served best effort
 from whatever capacity is left after that, flow by flow in arrival order
-(coflowsim's work-conservation pass). They count as missing their
-deadlines. The per-coflow table gets a column ``admitted_deadline``.
+(coflowsim's work-conservation pass). Varys counts a rejected coflow as
+missing its deadline: that count is ``info["admitted"]`` of
+``info["deadline_coflows"]``. The summary's ``deadlines_met`` is the
+policy-free metric (every coflow that finishes by its deadline), so a
+rejected coflow that best effort happens to finish in time counts there.
+The per-coflow table gets a column ``admitted_deadline``.
 
 Re-allocation happens on coflow arrivals and departures (§5.6.2); with
 ``reschedule="flow"`` also on every flow completion.

@@ -1,0 +1,315 @@
+"""An independent, exact simulator of ``fifo``, ``scf``, ``ncf``, ``tcf`` (and ``varys``) and ``baraat``.
+
+Written from the documentation only: the module docstrings of
+``coflowopt/sim/policies/{fifo,scf,ncf,tcf,baraat,varys}.py``, the docstrings
+of ``backfill_proportional`` / ``backfill_greedy`` and the field docstrings
+of ``VarysParams`` / ``BaraatParams``, ``models/simulator.md``, and the
+dissertation (seed 002: §5.5.3 with Pseudocode 1, §5.6.2, §5.7.4, §6.8.2).
+It shares no code with the engine, the policies, the kernels or the other
+oracles (:mod:`.oracle`, :mod:`.oracle_varys`), and computes in exact
+rationals on the big switch. Inputs are floats read by their decimal
+representation (``Fraction(repr(x))``), as in :mod:`.oracle`.
+
+The ordered-MADD family (``fifo``, ``scf``, ``ncf``, ``tcf``, ``varys``):
+
+- *decisions* at coflow admissions (= releases here), coflow completions,
+  and when admitted flows remain but none has a positive rate (the fabric
+  would go idle); ``reschedule="flow"`` adds every flow completion. Between
+  decisions the rates are fixed; a finished flow's capacity stays idle;
+- *order* of the active coflows, ascending by key, ties in admission order
+  (release, then coflow index):
+
+  ==========  ============================================  ========================
+  policy      ``order="remaining"`` (default)               ``order="static"``
+  ==========  ============================================  ========================
+  ``fifo``    none (admission order)                        same
+  ``scf``     largest remaining flow                        largest flow (length)
+  ``ncf``     number of unfinished flows                    number of flows (width)
+  ``tcf``     remaining bytes                               total size
+  ``varys``   Γ: max over links of remaining load / cap     Γ of the full coflow
+  ==========  ============================================  ========================
+
+  computed at each decision from the data at that instant;
+- *MADD* (Pseudocode 1, lines 7-10): in that order each coflow's unfinished
+  flows get ``remaining / Γ'``, Γ' = max over its links of its remaining load
+  there over what the coflows before it left of the link; a coflow that
+  needs a link with nothing left gets nothing;
+- *backfilling*: ``"proportional"`` (default): ingress port by ingress port
+  (ascending), coflows in the order above, each (coflow, ingress) group's
+  unfinished flows grow together, each at a speed equal to its remaining
+  bytes (the ``d_ij`` ratios), a flow stops when one of its links is full,
+  the others grow on (weighted progressive filling on what is left);
+  ``"greedy"`` (coflowsim): flows in arrival order (coflows by release, then
+  index; flows by index), not in the priority order, each taking the smaller
+  spare of its two links; ``"none"``.
+
+``baraat`` (FIFO-LM, §6.8.2): on each link the coflows with an unfinished
+flow through it, first-in first-out (release, then index); a coflow is heavy
+on a link once the bytes it sent through that link (its finished flows
+included) reach the threshold. The coflows allowed on a link are those up to
+and including the first light one (all of them when none is light); a flow
+runs when its coflow is allowed on both its links; the running flows share
+the fabric by per-flow max-min fairness. Re-allocation at every admission,
+flow completion and heavy crossing, so the rates are a function of the
+state. The default threshold is the ``heavy_percentile``-th percentile of
+the coflow sizes with linear interpolation (``numpy.percentile``'s default),
+computed here exactly.
+
+"Full" means exactly zero left: the engine's rounding rules (``SAT``,
+``FULL``, the 1e-12 simultaneity and tie windows) exist to make floating
+point behave like exact arithmetic, which this oracle has. Not modelled:
+Varys' starvation avoidance (``starvation_period``), batches, dependencies
+and multi-wave coflows.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from fractions import Fraction
+from math import floor
+
+Link = tuple[str, int]
+Flow = tuple[int, int, float]  # (ingress port, egress port, size)
+ZERO = Fraction(0)
+
+ORDERED = ("fifo", "scf", "ncf", "tcf", "varys")
+DEFAULTS: dict[str, dict] = {
+    **{name: {"order": "remaining", "backfill": "proportional", "reschedule": "coflow"}
+       for name in ORDERED},
+    "baraat": {"heavy_threshold": None, "heavy_percentile": 80.0},
+}
+
+
+def exact(x: float) -> Fraction:
+    return Fraction(repr(float(x)))
+
+
+@dataclass
+class World:
+    """The fabric, the coflows and the state of their flows."""
+
+    cap: dict[Link, Fraction]
+    release: list[Fraction]
+    owner: list[int]  # coflow of each flow
+    links: list[tuple[Link, Link]]
+    size: list[Fraction]
+    members: list[list[int]] = field(default_factory=list)
+    rem: list[Fraction] = field(default_factory=list)
+
+    @classmethod
+    def build(cls, up: Sequence[float], down: Sequence[float],
+              coflows: Sequence[tuple[float, Sequence[Flow]]]) -> World:
+        cap = {("u", i): exact(c) for i, c in enumerate(up)}
+        cap |= {("d", j): exact(c) for j, c in enumerate(down)}
+        owner, links, size = [], [], []
+        members: list[list[int]] = []
+        for k, (_, flows) in enumerate(coflows):
+            members.append([])
+            for s, d, z in flows:
+                members[k].append(len(owner))
+                owner.append(k)
+                links.append((("u", s), ("d", d)))
+                size.append(exact(z))
+        return cls(cap, [exact(r) for r, _ in coflows], owner, links, size, members, list(size))
+
+    def unfinished(self, k: int) -> list[int]:
+        return [f for f in self.members[k] if self.rem[f] > 0]
+
+    def link_sum(self, flows: Sequence[int], value: Callable[[int], Fraction]) -> dict[Link, Fraction]:
+        out: dict[Link, Fraction] = {}
+        for f in flows:
+            for lk in self.links[f]:
+                out[lk] = out.get(lk, ZERO) + value(f)
+        return out
+
+
+def fill(world: World, flows: Sequence[int], speed: Callable[[int], Fraction],
+         left: dict[Link, Fraction]) -> dict[int, Fraction]:
+    """Weighted progressive filling: ``flows`` grow at ``speed`` until each meets a full link.
+
+    Uses up ``left`` in place and returns each flow's increment.
+    """
+    inc = {f: ZERO for f in flows}
+
+    def room(f: int) -> bool:
+        return all(left[lk] > 0 for lk in world.links[f])
+
+    growing = [f for f in flows if speed(f) > 0 and room(f)]
+    while growing:
+        demand = world.link_sum(growing, speed)
+        step = min(left[lk] / v for lk, v in demand.items())
+        for f in growing:
+            inc[f] += step * speed(f)
+        for lk, v in demand.items():
+            left[lk] -= step * v
+        growing = [f for f in growing if room(f)]
+    return inc
+
+
+# --- the ordered-MADD family -------------------------------------------------------------
+
+def order_key(world: World, policy: str, static: bool, k: int) -> Fraction:
+    """Priority key of coflow ``k`` (smaller first)."""
+    flows = world.members[k] if static else world.unfinished(k)
+    amount = (lambda f: world.size[f]) if static else (lambda f: world.rem[f])
+    if policy == "fifo":
+        return ZERO
+    if policy == "scf":
+        return max((amount(f) for f in flows), default=ZERO)
+    if policy == "ncf":
+        return Fraction(len(flows))
+    if policy == "tcf":
+        return sum((amount(f) for f in flows), ZERO)
+    if policy == "varys":
+        load = world.link_sum(flows, amount)
+        return max((v / world.cap[lk] for lk, v in load.items()), default=ZERO)
+    raise ValueError(policy)
+
+
+def allocate_ordered(world: World, policy: str, params: dict, active: list[int]) -> dict[int, Fraction]:
+    """One decision: order, MADD in that order on what is left, backfilling."""
+    static = params["order"] == "static"
+    ranked = sorted(active, key=lambda k: (order_key(world, policy, static, k), world.release[k], k))
+    left = dict(world.cap)
+    rate: dict[int, Fraction] = {}
+    for k in ranked:
+        flows = world.unfinished(k)
+        load = world.link_sum(flows, lambda f: world.rem[f])
+        if any(left[lk] == 0 for lk in load):
+            continue
+        gamma = max(v / left[lk] for lk, v in load.items())
+        for f in flows:
+            rate[f] = world.rem[f] / gamma
+        for lk, v in load.items():
+            left[lk] -= v / gamma
+    if params["backfill"] == "proportional":
+        for port in sorted(lk for lk in world.cap if lk[0] == "u"):
+            for k in ranked:
+                group = [f for f in world.unfinished(k) if world.links[f][0] == port]
+                for f, v in fill(world, group, lambda f: world.rem[f], left).items():
+                    rate[f] = rate.get(f, ZERO) + v
+    elif params["backfill"] == "greedy":  # coflowsim: arrival order, not the priority order
+        for k in sorted(active, key=lambda k: (world.release[k], k)):
+            for f in world.unfinished(k):
+                take = min(left[lk] for lk in world.links[f])
+                if take > 0:
+                    rate[f] = rate.get(f, ZERO) + take
+                    for lk in world.links[f]:
+                        left[lk] -= take
+    elif params["backfill"] != "none":
+        raise ValueError(params["backfill"])
+    return {f: v for f, v in rate.items() if v > 0}
+
+
+def run_ordered(world: World, policy: str, params: dict) -> list[Fraction]:
+    m = len(world.release)
+    finish: list[Fraction | None] = [None] * m
+    admitted = [False] * m
+    rate: dict[int, Fraction] = {}
+    t = min(world.release)
+    decide = True
+    while True:
+        for k in range(m):
+            if not admitted[k] and world.release[k] <= t:  # flow sizes are positive
+                admitted[k] = decide = True
+        active = [k for k in range(m) if admitted[k] and finish[k] is None]
+        if decide and active:
+            rate = allocate_ordered(world, policy, params, active)
+        decide = False
+        steps = [world.release[k] - t for k in range(m) if not admitted[k]]
+        steps += [world.rem[f] / v for f, v in rate.items()]
+        if not steps:
+            assert not active, "admitted coflows left without service"
+            return [x if x is not None else Fraction(-1) for x in finish]
+        dt = min(steps)
+        t += dt
+        for f, v in rate.items():
+            world.rem[f] -= v * dt
+        ended = [f for f in rate if world.rem[f] == 0]
+        for f in ended:
+            del rate[f]
+        if ended and params["reschedule"] == "flow":
+            decide = True
+        for k in active:
+            if not world.unfinished(k):
+                finish[k] = t
+                decide = True
+        if not rate:  # the fabric would go idle
+            decide = True
+
+
+# --- baraat ------------------------------------------------------------------------------
+
+def percentile(values: Sequence[Fraction], q: Fraction) -> Fraction:
+    """``numpy.percentile(values, q)`` (linear interpolation), exactly."""
+    xs = sorted(values)
+    h = (len(xs) - 1) * q / 100
+    lo = floor(h)
+    if lo + 1 >= len(xs):
+        return xs[-1]
+    return xs[lo] + (h - lo) * (xs[lo + 1] - xs[lo])
+
+
+def run_baraat(world: World, params: dict) -> list[Fraction]:
+    m = len(world.release)
+    if params["heavy_threshold"] is not None:
+        thr = exact(params["heavy_threshold"])
+    else:
+        sizes = [sum((world.size[f] for f in world.members[k]), ZERO) for k in range(m)]
+        thr = percentile(sizes, exact(params["heavy_percentile"]))
+    sent: dict[tuple[int, Link], Fraction] = {}  # bytes coflow k sent through link l
+    finish: list[Fraction | None] = [None] * m
+    fifo = sorted(range(m), key=lambda k: (world.release[k], k))
+    t = min(world.release)
+    while True:
+        admitted = [k for k in fifo if world.release[k] <= t]
+        pending = [world.release[k] - t for k in range(m) if world.release[k] > t]
+        live = [f for k in admitted for f in world.unfinished(k)]
+        if not live:
+            if not pending:
+                return [x if x is not None else Fraction(-1) for x in finish]
+            t += min(pending)
+            continue
+        allowed: dict[Link, set[int]] = {}
+        for lk in world.cap:
+            here = [k for k in admitted if any(lk in world.links[f] for f in world.unfinished(k))]
+            light = [i for i, k in enumerate(here) if sent.get((k, lk), ZERO) < thr]
+            allowed[lk] = set(here[: light[0] + 1] if light else here)
+        running = [f for f in live if all(world.owner[f] in allowed[lk] for lk in world.links[f])]
+        rate = fill(world, running, lambda f: Fraction(1), dict(world.cap))
+        rate = {f: v for f, v in rate.items() if v > 0}
+        through: dict[tuple[int, Link], Fraction] = {}
+        for f, v in rate.items():
+            for lk in world.links[f]:
+                key = (world.owner[f], lk)
+                through[key] = through.get(key, ZERO) + v
+        steps = pending + [world.rem[f] / v for f, v in rate.items()]
+        steps += [(thr - sent.get(key, ZERO)) / v for key, v in through.items()
+                  if sent.get(key, ZERO) < thr]
+        if not steps:
+            raise RuntimeError("baraat: flows wait and nothing is pending")
+        dt = min(steps)
+        t += dt
+        for f, v in rate.items():
+            world.rem[f] -= v * dt
+        for key, v in through.items():
+            sent[key] = sent.get(key, ZERO) + v * dt
+        for k in admitted:
+            if finish[k] is None and not world.unfinished(k):
+                finish[k] = t
+
+
+def simulate(
+    up: Sequence[float], down: Sequence[float], coflows: Sequence[tuple[float, Sequence[Flow]]],
+    policy: str, params: dict | None = None,
+) -> list[Fraction]:
+    """Exact completion times of ``coflows`` (``(release, [(src, dst, size), ...])``) under ``policy``."""
+    unknown = set(params or {}) - set(DEFAULTS[policy])
+    if unknown:
+        raise ValueError(f"unknown parameters for {policy}: {sorted(unknown)}")
+    full = {**DEFAULTS[policy], **(params or {})}
+    world = World.build(up, down, coflows)
+    if policy == "baraat":
+        return run_baraat(world, full)
+    return run_ordered(world, policy, full)
