@@ -858,7 +858,7 @@ class Engine:
             if not need and self.done_flows and self.prio is not None:
                 self._regreedy()
                 self.done_flows.clear()
-            if not need and self.active_coflows and (
+            if not need and self.cf_active.any() and (
                 float(self.cf_lastrun.max()) == -math.inf if self.batch
                 else self.F > 0 and float(self.bmin.min()) == math.inf
             ):

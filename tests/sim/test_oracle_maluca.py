@@ -8,8 +8,8 @@ with the soft reservation ``alpha`` from 0 to 0.9 and both ``reschedule`` modes.
 The comparison found that an exact tie in the largest-load-first order
 (uplink loads) or in the smallest-time-first order (``T_k``) was decided by
 floating-point rounding in the remaining bytes, not by the documented rule
-(port index, admission order); keys within a relative 1e-12 are now ties
-(regression tests below).
+(port index, admission order); keys are now compared at 30 significant bits
+(``coflowopt.kernels.ties``; regression tests below).
 """
 
 from __future__ import annotations

@@ -192,3 +192,28 @@ def test_varys_deadline_reallocates_when_the_fabric_would_go_idle(compiled):
     coflows = [(0.0, [(1, 1, 1.0), (1, 1, 1.0)], None), (2.0, [(1, 0, 1.0)], None)]
     assert simulate_deadline(unit, unit, coflows).completion == [2, 3]
     assert_deadline_agrees((unit, unit, coflows), {}, compiled)
+
+
+@pytest.mark.parametrize("compiled", [True, False])
+def test_a_coflow_without_admitted_flows_is_not_starved(compiled):
+    # b's anchor (its 1-byte flow) waits for a (finishes_before); from t = 2 b has no admitted
+    # flow, so it cannot be served and must not get δ-intervals that idle the fabric
+    # (a finished at 11.5 with the fabric idle over [4, 4.5], [6.5, 7] and [9, 9.5])
+    inst = Instance(Fabric.uniform(2, 1.0), (
+        Coflow("a", [0], [0], [10.0]),
+        Coflow("b", [1, 1], [1, 1], [2.0, 1.0], finishes_before=("a",)),
+    ))
+    res = simulate(inst, "varys", params={"starvation_period": 2.0, "starvation_delta": 0.5},
+                   compiled=compiled)
+    assert res.completion.tolist() == [10.0, 11.0]
+
+
+@pytest.mark.parametrize("name", ["fifo", "varys"])
+def test_no_stall_decision_without_admitted_work(name):
+    # one coflow whose flows come in waves 5 apart: between waves nothing is admitted, so
+    # the engine has no stall to report (it asked the policy at t = 1, 6, 11 for nothing)
+    inst = Instance(Fabric.uniform(1, 1.0), (
+        Coflow("w", [0] * 4, [0] * 4, [1.0] * 4, delay=[0.0, 5.0, 10.0, 15.0]),))
+    res = simulate(inst, name)
+    assert res.completion.tolist() == [16.0]
+    assert res.decisions == 5

@@ -11,6 +11,7 @@ __all__ = ["EVENT", "next_event", "served"]
 EVENT = -1
 """``next_event``'s answer when the kernel must process completions now."""
 
+
 @njit
 def next_event(t_fin, t_stop, tol):  # type: ignore[no-untyped-def]
     """Where a stretch goes from here: ``(t_next, thr, reason)``.

@@ -425,7 +425,10 @@ class OrderedMADD(Policy):
                 # 1e-17 can stay when they all stop), so "nothing" is less than what a
                 # link carries in STARVED_SLACK of the interval
                 noise = STARVED_SLACK * T * float(view.capacity.max(initial=0.0))
-                starved = [k for k in view.active_coflows if sent[k] <= self.snapshot[k] + noise]
+                # (a coflow with no admitted flow left, waiting for a wave, an anchor or a
+                # batch boundary, has nothing to be served: it is not starved)
+                starved = [k for k in view.active_coflows
+                           if view.num_active(k) > 0 and sent[k] <= self.snapshot[k] + noise]
                 if starved:
                     self.phase, self.phase_end = "delta", t + delta
                     f = np.concatenate([view.flows_of(k) for k in starved])
