@@ -45,7 +45,7 @@ crossing; crossing times in closed form from the current rates):
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from fractions import Fraction
 
 SAT = Fraction(1, 10**9)
@@ -272,3 +272,99 @@ def simulate(
 ) -> list[Fraction]:
     """Exact completion times of ``coflows`` (``(release, [(src, dst, size), ...])``)."""
     return Oracle(up, down, coflows, policy, params).run()
+
+
+TIE_BITS = 30
+
+
+def tie_key(x: Fraction) -> Fraction:
+    """``x`` rounded to nearest (ties to even) with ``TIE_BITS`` significant bits.
+
+    The documented tie rule of the policies' priority keys (``models/simulator.md``,
+    "Checks"): keys equal at 30 significant bits are ties, decided by the policy's
+    tie rule.
+    """
+    if x == 0:
+        return x
+    a = abs(x)
+    e = a.numerator.bit_length() - a.denominator.bit_length()
+    if Fraction(2) ** e > a:
+        e -= 1  # now 2**e <= a < 2**(e + 1)
+    scale = Fraction(2) ** (TIE_BITS - 1 - e)
+    r = Fraction(round(a * scale)) / scale
+    return r if x > 0 else -r
+
+
+Decide = Callable[
+    [dict[Link, Fraction], list[tuple[int, int, int]], list[tuple[Fraction, int]], list[int],
+     list[list[int]], dict[int, Fraction]],
+    dict[int, Fraction],
+]
+"""A policy's decision: ``(cap, flows, order_key, active, members, rem) -> rate per flow``;
+``flows[f] = (coflow, ingress, egress)``, ``order_key[k] = (release, k)``."""
+
+
+def run_decisions(
+    up: list[float], down: list[float], coflows: list[tuple[float, list]], decide: Decide,
+    reschedule: str = "coflow",
+) -> list[Fraction]:
+    """Exact completion times when rates stay fixed between a policy's decisions.
+
+    Decisions at coflow admissions (= releases), coflow completions, every flow
+    completion with ``reschedule="flow"``, and when admitted flows remain but
+    none has a positive rate; a finished flow's capacity stays idle until then.
+    Shared by the oracles of the policies that decide on coflow events
+    (:mod:`.oracle_varys`, :mod:`.oracle_maluca`).
+    """
+    cap: dict[Link, Fraction] = {("u", i): exact(c) for i, c in enumerate(up)}
+    cap.update({("d", i): exact(c) for i, c in enumerate(down)})
+    release = [exact(r) for r, _ in coflows]
+    flows = [(k, s, d) for k, (_, fl) in enumerate(coflows) for s, d, _ in fl]
+    rem = {f: exact(z) for f, z in enumerate(z for _, fl in coflows for _, _, z in fl)}
+    members: list[list[int]] = [[] for _ in coflows]
+    for f, (k, _, _) in enumerate(flows):
+        members[k].append(f)
+    key = [(release[k], k) for k in range(len(coflows))]
+    m = len(coflows)
+    finish: list[Fraction | None] = [None] * m
+    admitted = [False] * m
+    t = min(release)
+    rate: dict[int, Fraction] = {}
+
+    def admit() -> bool:
+        new = False
+        for k in range(m):
+            if not admitted[k] and release[k] <= t:
+                admitted[k] = new = True
+                if all(rem[f] == 0 for f in members[k]):
+                    finish[k] = release[k]
+        return new
+
+    admit()
+    event = True
+    while True:
+        active = [k for k in range(m) if admitted[k] and finish[k] is None]
+        if event and active:
+            rate = decide(cap, flows, key, active, members, rem)
+        event = False
+        steps = [r - t for k, r in enumerate(release) if not admitted[k]]
+        steps += [rem[f] / x for f, x in rate.items() if x > 0 and rem[f] > 0]
+        if not steps:
+            return [x if x is not None else Fraction(-1) for x in finish]
+        dt = min(steps)
+        t += dt
+        for f, x in rate.items():
+            if x > 0 and rem[f] > 0:
+                rem[f] -= x * dt
+                if rem[f] == 0 and reschedule == "flow":
+                    event = True
+        for k in active:
+            if all(rem[f] == 0 for f in members[k]):
+                finish[k] = t
+                event = True
+        event = admit() or event
+        rate = {f: x for f, x in rate.items() if rem[f] > 0}
+        if any(admitted[k] and finish[k] is None for k in range(m)) and not any(
+            x > 0 for x in rate.values()
+        ):
+            event = True

@@ -39,6 +39,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from fractions import Fraction
 
+from .oracle import tie_key
+
 Link = tuple[str, int]
 Rates = dict[int, Fraction]
 
@@ -188,11 +190,11 @@ class FlowOracle:
         return sorted(self.started)
 
     def pfp(self, active: list[int], rem: list[Fraction]) -> tuple[Rates, Fraction | None]:
-        order = sorted(active, key=lambda f: (rem[f], f))
+        order = sorted(active, key=lambda f: (tie_key(rem[f]), f))
         seen = set()
         for _ in range(MAX_ORDER_ROUNDS):
             rate = greedy(order, self.links_of, self.cap)
-            new = sorted(active, key=lambda f: (rem[f], -rate[f], f))
+            new = sorted(active, key=lambda f: (tie_key(rem[f]), -rate[f], f))
             if new == order:
                 break
             seen.add(tuple(order))

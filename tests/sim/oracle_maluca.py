@@ -40,7 +40,7 @@ from __future__ import annotations
 from collections import Counter
 from fractions import Fraction
 
-from .oracle import SAT, Link, exact
+from .oracle import SAT, Link, exact, run_decisions, tie_key
 
 
 def _note_ties(ties: list[str] | None, what: str, keys: list[Fraction]) -> None:
@@ -77,7 +77,8 @@ def decide(
         per_coflow[k] = mine
     t_k = {k: max((v / cap[lk] for lk, v in per_coflow[k].items()), default=Fraction(0))
            for k in active}
-    uplinks = sorted((i for kind, i in load if kind == "u"), key=lambda i: (-load["u", i] / cap["u", i], i))
+    uplinks = sorted((i for kind, i in load if kind == "u"),
+                     key=lambda i: (tie_key(-load["u", i] / cap["u", i]), i))
     _note_ties(ties, "uplink load", [load["u", i] / cap["u", i] for i in uplinks])
     rate = {f: Fraction(0) for k in active for f in live[k]}
 
@@ -98,7 +99,8 @@ def decide(
     orders: dict[int, list[int]] = {}
     for i in uplinks:
         up = ("u", i)
-        order = sorted((k for k in active if up in per_coflow[k]), key=lambda k: (t_k[k], *order_key[k]))
+        order = sorted((k for k in active if up in per_coflow[k]),
+                       key=lambda k: (tie_key(t_k[k]), *order_key[k]))
         orders[i] = order
         _note_ties(ties, f"T_k on uplink {i}", [t_k[k] for k in order])
         strict = (1 - alpha) * cap[up]  # what the strict pass may still use of the uplink
@@ -132,55 +134,8 @@ def simulate(
 
     ``ties``, if given, collects the exact ties the tie rules decided (see :func:`decide`).
     """
-    cap: dict[Link, Fraction] = {("u", i): exact(c) for i, c in enumerate(up)}
-    cap.update({("d", i): exact(c) for i, c in enumerate(down)})
-    release = [exact(r) for r, _ in coflows]
-    flows = [(k, s, d) for k, (_, fl) in enumerate(coflows) for s, d, _ in fl]
-    rem = {f: exact(z) for f, z in enumerate(z for _, fl in coflows for _, _, z in fl)}
-    members: list[list[int]] = [[] for _ in coflows]
-    for f, (k, _, _) in enumerate(flows):
-        members[k].append(f)
-    key = [(release[k], k) for k in range(len(coflows))]
-    m = len(coflows)
-    finish: list[Fraction | None] = [None] * m
-    admitted = [False] * m
-    t = min(release)
-    rate: dict[int, Fraction] = {}
 
-    def admit() -> bool:
-        new = False
-        for k in range(m):
-            if not admitted[k] and release[k] <= t:
-                admitted[k] = new = True
-                if all(rem[f] == 0 for f in members[k]):
-                    finish[k] = release[k]
-        return new
+    def maluca(cap, flows, key, active, members, rem):  # type: ignore[no-untyped-def]
+        return decide(cap, flows, key, active, members, rem, exact(alpha), ties)
 
-    admit()
-    event = True
-    while True:
-        active = [k for k in range(m) if admitted[k] and finish[k] is None]
-        if event and active:
-            rate = decide(cap, flows, key, active, members, rem, exact(alpha), ties)
-        event = False
-        steps = [r - t for k, r in enumerate(release) if not admitted[k]]
-        steps += [rem[f] / x for f, x in rate.items() if x > 0 and rem[f] > 0]
-        if not steps:
-            return [x if x is not None else Fraction(-1) for x in finish]
-        dt = min(steps)
-        t += dt
-        for f, x in rate.items():
-            if x > 0 and rem[f] > 0:
-                rem[f] -= x * dt
-                if rem[f] == 0 and reschedule == "flow":
-                    event = True
-        for k in active:
-            if all(rem[f] == 0 for f in members[k]):
-                finish[k] = t
-                event = True
-        event = admit() or event
-        rate = {f: x for f, x in rate.items() if rem[f] > 0}
-        if any(admitted[k] and finish[k] is None for k in range(m)) and not any(
-            x > 0 for x in rate.values()
-        ):
-            event = True
+    return run_decisions(up, down, coflows, maluca, reschedule)

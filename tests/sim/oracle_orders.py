@@ -69,6 +69,8 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from math import floor
 
+from .oracle import tie_key
+
 Link = tuple[str, int]
 Flow = tuple[int, int, float]  # (ingress port, egress port, size)
 ZERO = Fraction(0)
@@ -170,7 +172,7 @@ def order_key(world: World, policy: str, static: bool, k: int) -> Fraction:
 def allocate_ordered(world: World, policy: str, params: dict, active: list[int]) -> dict[int, Fraction]:
     """One decision: order, MADD in that order on what is left, backfilling."""
     static = params["order"] == "static"
-    ranked = sorted(active, key=lambda k: (order_key(world, policy, static, k), world.release[k], k))
+    ranked = sorted(active, key=lambda k: (tie_key(order_key(world, policy, static, k)), world.release[k], k))
     left = dict(world.cap)
     rate: dict[int, Fraction] = {}
     for k in ranked:

@@ -45,6 +45,8 @@ from collections.abc import Hashable, Sequence
 from fractions import Fraction
 from typing import TypeVar
 
+from .oracle import tie_key
+
 FULL = Fraction(1, 10**12)
 
 Link = tuple[str, int]
@@ -75,9 +77,9 @@ def bssi(v: Sequence[dict[L, Fraction]], weights: Sequence[Fraction],
         def on(lk: L) -> list[Fraction]:
             return [v[i].get(lk, Fraction(0)) for i in unordered]
 
-        b = max(links, key=lambda lk: (sum(on(lk)), -sign * links.index(lk)))
+        b = max(links, key=lambda lk: (tie_key(sum(on(lk))), -sign * links.index(lk)))
         c = min((i for i in unordered if v[i].get(b, 0) > 0),
-                key=lambda i: (w[i] / v[i][b], sign * i))
+                key=lambda i: (tie_key(w[i] / v[i][b]), sign * i))
         if seen is not None:
             if any(sum(on(lk)) == sum(on(b)) and on(lk) != on(b) for lk in links):
                 seen.append(f"links tied with {b!r}")

@@ -27,11 +27,7 @@ from __future__ import annotations
 
 from fractions import Fraction
 
-Link = tuple[str, int]
-
-
-def exact(x: float) -> Fraction:
-    return Fraction(repr(float(x)))
+from .oracle import Link, run_decisions, tie_key
 
 
 def _load(
@@ -51,7 +47,7 @@ def decide(
 ) -> dict[int, Fraction]:
     live = {k: [f for f in members[k] if rem[f] > 0] for k in active}
     gamma = {k: max(v / cap[lk] for lk, v in _load(links, live[k], rem).items()) for k in active}
-    order = sorted(active, key=lambda k: (gamma[k], *order_key[k]))
+    order = sorted(active, key=lambda k: (tie_key(gamma[k]), *order_key[k]))
     left = dict(cap)
     rate = {f: Fraction(0) for k in active for f in live[k]}
     for k in order:
@@ -80,54 +76,9 @@ def decide(
 
 def simulate(up: list[float], down: list[float], coflows: list[tuple[float, list]]) -> list[Fraction]:
     """Exact completion times of ``coflows`` (``(release, [(src, dst, size), ...])``)."""
-    cap: dict[Link, Fraction] = {("u", i): exact(c) for i, c in enumerate(up)}
-    cap.update({("d", i): exact(c) for i, c in enumerate(down)})
-    release = [exact(r) for r, _ in coflows]
-    flows = [(k, s, d) for k, (_, fl) in enumerate(coflows) for s, d, _ in fl]
-    rem = {f: exact(z) for f, z in enumerate(z for _, fl in coflows for _, _, z in fl)}
-    links: list[tuple[Link, Link]] = [(("u", s), ("d", d)) for _, s, d in flows]
-    members: list[list[int]] = [[] for _ in coflows]
-    for f, (k, _, _) in enumerate(flows):
-        members[k].append(f)
-    key = [(release[k], k) for k in range(len(coflows))]
-    m = len(coflows)
-    finish: list[Fraction | None] = [None] * m
-    admitted = [False] * m
-    t = min(release)
-    rate: dict[int, Fraction] = {}
 
-    def admit() -> bool:
-        new = False
-        for k in range(m):
-            if not admitted[k] and release[k] <= t:
-                admitted[k] = new = True
-                if all(rem[f] == 0 for f in members[k]):
-                    finish[k] = release[k]
-        return new
+    def varys(cap, flows, key, active, members, rem):  # type: ignore[no-untyped-def]
+        links = [(("u", s), ("d", d)) for _, s, d in flows]
+        return decide(cap, flows, links, key, active, members, rem, len(up))
 
-    admit()
-    event = True
-    while True:
-        active = [k for k in range(m) if admitted[k] and finish[k] is None]
-        if event and active:
-            rate = decide(cap, flows, links, key, active, members, rem, len(up))
-        event = False
-        steps = [r - t for k, r in enumerate(release) if not admitted[k]]
-        steps += [rem[f] / x for f, x in rate.items() if x > 0 and rem[f] > 0]
-        if not steps:
-            return [x if x is not None else Fraction(-1) for x in finish]
-        dt = min(steps)
-        t += dt
-        for f, x in rate.items():
-            if x > 0 and rem[f] > 0:
-                rem[f] -= x * dt
-        for k in active:
-            if all(rem[f] == 0 for f in members[k]):
-                finish[k] = t
-                event = True
-        event = admit() or event
-        rate = {f: x for f, x in rate.items() if rem[f] > 0}
-        if any(admitted[k] and finish[k] is None for k in range(m)) and not any(
-            x > 0 for x in rate.values()
-        ):
-            event = True
+    return run_decisions(up, down, coflows, varys)

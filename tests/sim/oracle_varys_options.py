@@ -58,6 +58,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 
+from .oracle import tie_key
+
 Link = tuple[str, int]
 Flow = tuple[int, int, float]  # (ingress port, egress port, size)
 ZERO = Fraction(0)
@@ -277,7 +279,7 @@ class Varys(Policy):
         return self.sebf(fab, active), self.t0 + self.T
 
     def sebf(self, fab: Fabric, active: list[int]) -> dict[int, Fraction]:
-        order = sorted(active, key=lambda k: (self.key(fab, k), fab.release[k], k))
+        order = sorted(active, key=lambda k: (tie_key(self.key(fab, k)), fab.release[k], k))
         left = dict(fab.cap)
         rate: dict[int, Fraction] = {}
         for k in order:

@@ -23,7 +23,9 @@ from . import oracle, oracle_varys
 
 
 @st.composite
-def cases(draw: st.DrawFn) -> tuple[list[float], list[float], list[tuple[float, list]]]:
+def cases(draw: st.DrawFn, *, deadlines: bool = False) -> tuple[list[float], list[float], list[tuple]]:
+    """Small instances ``(up, down, coflows)``; ``deadlines``: each coflow gets a third entry,
+    its deadline (``None`` for about a quarter of them)."""
     ports = draw(st.integers(2, 4))
     grid = draw(st.booleans())
     quarter = st.integers(1, 12).map(lambda i: i / 4)
@@ -41,13 +43,20 @@ def cases(draw: st.DrawFn) -> tuple[list[float], list[float], list[tuple[float, 
         st.tuples(release, st.lists(st.tuples(port, port, size), min_size=1, max_size=6)),
         min_size=1, max_size=5,
     ))
+    if deadlines:
+        slack = st.integers(1, 32).map(lambda i: i / 4) if grid else st.integers(100, 8000).map(
+            lambda i: i / 1000)
+        coflows = [(r, fl, None if draw(st.integers(0, 3)) == 0 else r + draw(slack))
+                   for r, fl in coflows]
     return up, down, coflows
 
 
-def instance(up: list[float], down: list[float], coflows: list[tuple[float, list]]) -> Instance:
+def instance(up: list[float], down: list[float], coflows: list[tuple]) -> Instance:
+    """The instance of a case; a coflow's optional third entry is its deadline."""
     return Instance(Fabric(up, down), tuple(
-        Coflow(f"c{k}", [f[0] for f in fl], [f[1] for f in fl], [f[2] for f in fl], release=r)
-        for k, (r, fl) in enumerate(coflows)
+        Coflow(f"c{k}", [f[0] for f in c[1]], [f[1] for f in c[1]], [f[2] for f in c[1]],
+               release=c[0], deadline=c[2] if len(c) > 2 else None)
+        for k, c in enumerate(coflows)
     ))
 
 

@@ -199,3 +199,14 @@ def test_baraat_counts_the_bytes_of_finished_flows():
 def test_the_oracle_rejects_unknown_parameters():
     with pytest.raises(ValueError, match="unknown parameters for scf"):
         oracle_orders.simulate(UNIT, UNIT, [(0.0, [(0, 0, 1.0)])], "scf", {"sharing": "x"})
+
+
+def test_keys_equal_at_thirty_bits_are_ties_in_both_oracle_and_engine():
+    # 3 and 2.9999999999999996 bytes are one key at 30 significant bits: a tie, so admission
+    # order (c0 first), not c1's one-ulp-shorter flow (hypothesis found the oracle comparing
+    # exactly: [6, 3])
+    case = (UNIT, UNIT, [(0.0, [(0, 0, 3.0)]), (0.0, [(0, 0, 2.9999999999999996)])])
+    want = oracle_orders.simulate(*case, "scf", {"order": "remaining"})
+    assert want[0] == 3 and want[1] == 3 + Fraction("2.9999999999999996")
+    for got in completions(case, "scf", {"order": "remaining"}):
+        np.testing.assert_allclose(got, [3.0, 6.0], rtol=1e-12)

@@ -25,44 +25,9 @@ from coflowopt.instance import Coflow, Fabric, Instance
 from coflowopt.sim import simulate
 
 from .oracle_varys_options import exact, simulate_deadline, simulate_varys
+from .test_oracle import cases, instance
 
 RTOL, ATOL = 1e-9, 1e-12
-
-
-@st.composite
-def cases(draw: st.DrawFn, *, deadlines: bool = False, max_width: int = 6) -> tuple:
-    ports = draw(st.integers(2, 4))
-    grid = draw(st.booleans())
-    quarter = st.integers(1, 12).map(lambda i: i / 4)
-    size = quarter if grid else st.floats(0.1, 3.0)
-    # releases on a grid even with float sizes: the engine treats times within a relative
-    # 1e-12 as one instant (models/simulator.md), the exact oracle does not
-    release = st.integers(0, 12).map(lambda i: i / 4) if grid else st.integers(0, 3000).map(
-        lambda i: i / 1000)
-    cap = st.sampled_from([1.0]) if draw(st.booleans()) else (
-        st.integers(8, 32).map(lambda i: i / 16) if grid else st.floats(0.5, 2.0))
-    up = [draw(cap) for _ in range(ports)]
-    down = [draw(cap) for _ in range(ports)]
-    port = st.integers(0, ports - 1)
-    flows = st.lists(st.tuples(port, port, size), min_size=1, max_size=max_width)
-    coflows = []
-    for _ in range(draw(st.integers(1, 5))):
-        r, fl = draw(release), draw(flows)
-        if deadlines:
-            slack = st.integers(1, 32).map(lambda i: i / 4) if grid else st.integers(100, 8000).map(
-                lambda i: i / 1000)
-            coflows.append((r, fl, None if draw(st.integers(0, 3)) == 0 else r + draw(slack)))
-        else:
-            coflows.append((r, fl))
-    return up, down, coflows
-
-
-def instance(up: list[float], down: list[float], coflows: list[tuple]) -> Instance:
-    return Instance(Fabric(up, down), tuple(
-        Coflow(f"c{k}", [f[0] for f in c[1]], [f[1] for f in c[1]], [f[2] for f in c[1]], release=c[0],
-               deadline=c[2] if len(c) > 2 else None)
-        for k, c in enumerate(coflows)
-    ))
 
 
 def assert_varys_agrees(case: tuple, params: dict, compiled: bool) -> None:

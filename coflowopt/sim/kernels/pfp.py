@@ -32,10 +32,9 @@ exactly as the engine computes it for the reference path
 rate change), rounded to :data:`~coflowopt.kernels.ties.TIE_BITS`
 significant bits where each key is made, ties by flow index, as on the
 reference path (:func:`_before`; the buffers and the heap hold rounded keys,
-so their orders agree). When no
-offer is left, every running flow has no earlier running neighbour and every
-waiting flow has an earlier running neighbour on one of its links: the
-unique greedy matching of the order.
+so their orders agree). When no offer is left, every running flow has no
+earlier running neighbour and every waiting flow has an earlier running
+neighbour on one of its links: the unique greedy matching of the order.
 
 The state (which flows wait or run, their keys, the per-link buffers, the
 link holders) lives in the policy's arrays and persists across calls, so a

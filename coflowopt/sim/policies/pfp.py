@@ -22,9 +22,9 @@ order: re-sort each tie by (rate under the current order, index) until the
 order stops changing (at most :data:`TIE_ROUNDS` times; a review saw at
 most 5 re-sorts and no cycle on 60,000 tie-heavy random instances). With
 one capacity for every link, served flows all run at that capacity and the
-rule reduces to flow index. The seeds do
-not fix a tie rule (Fig. 5.1's pfp value 3.5 needs ties broken the other
-way, see ``tests/sim/test_examples.py``).
+rule reduces to flow index. The seeds do not fix a tie rule (Fig. 5.1's
+pfp value 3.5 needs ties broken the other way, see
+``tests/sim/test_examples.py``).
 
 On two-link fabrics with one capacity for every link (the big switch with
 uniform ports) the allocation is a matching that the compiled kernel
