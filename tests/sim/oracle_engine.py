@@ -26,6 +26,9 @@ Admission (per flow; the engine's event table):
   Rounding the dependency release as well is the reading of ``simulate``'s
   "admit arrivals only at multiples of this interval": every admission falls on
   a multiple;
+- events closer than a relative ``SIMULTANEOUS`` (1e-12) are one: flows finishing
+  within that window of an event complete with it, at the latest of their times
+  (the model page);
 - a coflow's admission (``SimulationResult.admitted``, the FIFO key) is the
   admission of its first flow; a flow not yet admitted is invisible to the
   policies (no rate, not in MADD's loads, not in max-min);
@@ -62,6 +65,10 @@ from fractions import Fraction
 
 SAT = Fraction(1, 10**9)
 BATCH_TOL = Fraction(1, 10**9)
+SIMULTANEOUS = Fraction(1, 10**12)
+"""Events closer than this, relative, are one (``models/simulator.md``): hypothesis found a
+flow that ended 1e-16 s after its coflow's last decision point; a flow with 1e-10 bytes
+left then stretched over its coflow's whole MADD time in exact arithmetic."""
 
 Link = tuple[str, int]
 
@@ -248,11 +255,18 @@ class Oracle:
                     flow_release=self.available, decisions=decisions,
                 )  # type: ignore[arg-type]
             dt = min(steps)
+            # the model's simultaneity rule: flows finishing within a relative SIMULTANEOUS
+            # of the event complete with it, at the latest of their times
+            ends = {f: t + rem[f] / rate[f] for f in active if rate.get(f, 0) > 0}
+            window = t + dt + SIMULTANEOUS * max(1, t + dt)
+            ending = {f for f, e in ends.items() if e <= window}
+            if ending:
+                dt = max(dt, max(ends[f] for f in ending) - t)
             t += dt
             for f in active:
                 x = rate.get(f, Fraction(0))
                 if x > 0:
-                    rem[f] -= x * dt
+                    rem[f] = Fraction(0) if f in ending else rem[f] - x * dt
                     if rem[f] == 0:
                         done[f] = True
                         f_fin[f] = t

@@ -239,6 +239,23 @@ def test_trace_port_rates_and_batches_agree_with_the_oracle(tmp_path_factory, tr
     close([float(r["cct"]) for r in rows], want.cct)
 
 
+def test_a_flow_ending_within_the_simultaneity_window_of_its_coflow_event_ends_with_it(tmp_path):
+    # hypothesis: c2's three flows of 1/3 MB sum to one ulp below 1 MB, so c2 ends 1e-16 s
+    # before c0's backfilled flow 1 -> 1; exact arithmetic leaves that flow 1e-10 bytes,
+    # which MADD then stretches to t = 3. The model makes events within 1e-12 one: it
+    # ends at 2 on both sides.
+    path = tmp_path / "t.txt"
+    path.write_text("2 3\n0 1000 1 1 2 0:1 1:1\n1 0 1 0 1 0:1\n2 0 3 0 0 0 1 0:1\n")
+    third = 1048576.0 / 3
+    specs = [Spec(1.0, [(1, 0, 1048576.0), (1, 1, 1048576.0)]), Spec(0.0, [(0, 0, 1048576.0)]),
+             Spec(0.0, [(0, 0, third)] * 3)]
+    want = exact_simulate([1048576.0] * 2, [1048576.0] * 2, specs, "fifo")
+    assert want.flow_completion == [3, 2, 1, 2, 2, 2]
+    inst = co.io.read(str(path), format="benchmark", port_rate=1048576.0)
+    for compiled in (True, False):
+        assert_agrees(simulate(inst, "fifo", compiled=compiled), want)
+
+
 def test_the_cli_reads_delays_and_dependencies_from_json(tmp_path, capsys):
     specs = [
         Spec(0.5, [(0, 0, 1.5)]),

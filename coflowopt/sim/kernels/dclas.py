@@ -143,19 +143,6 @@ def _on_link(ci, j, split, adj):  # type: ignore[no-untyped-def]
 
 
 @njit
-def _rows_on(ci, j, split, adj, out, n, cmark, ep):  # type: ignore[no-untyped-def]
-    """Append coflow ``ci``'s listed rows on link ``j`` to ``out[n:]`` (once each); new ``n``."""
-    lst, a0, a1 = _on_link(ci, j, split, adj)
-    for q in range(a0, a1):
-        r = lst[q]
-        if cmark[r] != ep:
-            cmark[r] = ep
-            out[n] = r
-            n += 1
-    return n
-
-
-@njit
 def _demand(slot, ci, dead, split, ra, rb, rc, cl, adj, cch, lrow, co_r0, nlive, logs):  # type: ignore[no-untyped-def]
     """Bring coflow ``ci``'s usable demand per link in ``slot`` up to ``dead``; True if any.
 
@@ -292,7 +279,17 @@ def _levels(slot, ci, kv, split, ra, rb, rbl, rc, cl, adj, cch, lrow, co_r0, nli
     lo = clam[slot, ci]
     for j in range(L):
         if cl[ci, j] > 0 and not first and lam[j] != lo[j]:
-            nc = _rows_on(ci, j, split, adj, cand, nc, cmark, ep)
+            # the rows on link j (written out: a call per link costs more than its rows)
+            if j < split:
+                lst, a0, a1 = al, sl[ci, j], sl[ci, j] + acl[ci, j]
+            else:
+                lst, a0, a1 = ar, sr[ci, j - split], sr[ci, j - split] + acr[ci, j - split]
+            for q in range(a0, a1):
+                r = lst[q]
+                if cmark[r] != ep:
+                    cmark[r] = ep
+                    cand[nc] = r
+                    nc += 1
         lo[j] = lam[j]
         keyo[j] = kv[j]
     work[W_CAND] += nc
@@ -545,13 +542,19 @@ def _rows(act, fco, pos, m, la, lb, split, R, size, sent):  # type: ignore[no-un
 def _index(n, fill):  # type: ignore[no-untyped-def]
     """Values ``val`` (all ``fill``) with the minimum of each block of ``BLOCK`` rows.
 
-    ``(val, bmin, bdirty, blist, nbl)``: a block whose minimum may have gone up
-    is listed as dirty and recomputed once, by :func:`_flush`, before the
-    minima are read again.
+    ``(val, bmin, bdirty)``. Writers set ``val[r] = v`` and keep the block minima
+    exact in place, with the update written out where it happens (a helper call per
+    row cost several times the update itself in compiled code)::
+
+        old = val[r]; val[r] = v; b = r // BLOCK
+        if v <= bmin[b]: bmin[b] = v
+        elif old == bmin[b]: bdirty[b] = True    # recomputed by _flush before a read
+
+    A dirty block's minimum is recomputed once, by :func:`_flush`, before the minima
+    are read again.
     """
     nb = max((n + BLOCK - 1) // BLOCK, 1)
-    return (np.full(n, fill), np.full(nb, fill), np.zeros(nb, np.bool_), np.empty(nb, np.int64),
-            np.zeros(1, np.int64))
+    return np.full(n, fill), np.full(nb, fill), np.zeros(nb, np.bool_)
 
 
 @njit
@@ -567,30 +570,12 @@ def _block_min(b, ix):  # type: ignore[no-untyped-def]
 
 
 @njit
-def _set(r, v, ix):  # type: ignore[no-untyped-def]
-    """``val[r] = v``, keeping the block minima exact (after :func:`_flush`)."""
-    val, bmin, bdirty, blist, nbl = ix
-    old = val[r]
-    val[r] = v
-    b = r // BLOCK
-    if bdirty[b]:
-        return
-    if v <= bmin[b]:
-        bmin[b] = v
-    elif old == bmin[b]:
-        bdirty[b] = True
-        blist[nbl[0]] = b
-        nbl[0] += 1
-
-
-@njit
 def _flush(ix):  # type: ignore[no-untyped-def]
-    bdirty, blist, nbl = ix[2], ix[3], ix[4]
-    for k in range(nbl[0]):
-        b = blist[k]
-        _block_min(b, ix)
-        bdirty[b] = False
-    nbl[0] = 0
+    bdirty = ix[2]
+    for b in range(bdirty.size):
+        if bdirty[b]:
+            _block_min(b, ix)
+            bdirty[b] = False
 
 
 @njit
@@ -700,15 +685,16 @@ def dclas_stretch(  # type: ignore[no-untyped-def]
     ts = np.full(nrows, t0)  # when serv was last brought up to date
     row_rate = np.zeros(nrows)
     fix = _index(nrows, np.inf)  # next completion of each running row
-    rowfin, bmin = fix[0], fix[1]
+    rowfin, bmin, fdirty = fix
     nb = bmin.size
     # wide coflows (mcs): each running row's time to reach its coflow's threshold with its
     # longest flow, and minus the bytes of the longest flow of each still row
     nw = nrows if anywide else 0
     wix = _index(nw, np.inf)
     iix = _index(nw, np.inf)
+    wval, wmin, wdirty = wix
+    ival, imin, idirty = iix
     if anywide:
-        ival = iix[0]
         for r in range(nrows):
             if wide[cos[rco[r]]] and rc[r] > 0:
                 ival[r] = -sufmax[head[r]]
@@ -852,23 +838,40 @@ def dclas_stretch(  # type: ignore[no-untyped-def]
             ts[r] = t
             row_rate[r] = x
             cfr[p] += (x - old) * (e - h)
+            b = r // BLOCK
+            fo = rowfin[r]
             if x > 0:
-                _set(r, t + max(need[row_fl[h]] - serv[r], 0.0) / x, fix)
+                v = t + max(need[row_fl[h]] - serv[r], 0.0) / x
                 if old == 0.0:
                     nrun[p] += 1
                 if start[cos[p]] == np.inf:
                     start[cos[p]] = t
             else:
-                _set(r, np.inf, fix)
+                v = np.inf
                 nrun[p] -= 1
+            rowfin[r] = v  # the index update of _index
+            if v <= bmin[b]:
+                bmin[b] = v
+            elif fo == bmin[b]:
+                fdirty[b] = True
             if wide[cos[p]]:
-                if x > 0:
-                    th = th_w[qof[p]] if qof[p] < last else np.inf
-                    _set(r, _reach_time(r, h, x, th, ts, serv, sufmax), wix)
-                    _set(r, np.inf, iix)
-                else:
-                    _set(r, np.inf, wix)
-                    _set(r, -(sufmax[h] + serv[r]), iix)
+                # a running row: its time to reach the threshold (wix); a still row: its
+                # longest live flow's bytes, negated (iix)
+                th = th_w[qof[p]] if qof[p] < last else np.inf
+                vw = _reach_time(r, h, x, th, ts, serv, sufmax) if x > 0 else np.inf
+                vi = np.inf if x > 0 else -(sufmax[h] + serv[r])
+                wo = wval[r]
+                io = ival[r]
+                wval[r] = vw  # the index update of _index, twice
+                if vw <= wmin[b]:
+                    wmin[b] = vw
+                elif wo == wmin[b]:
+                    wdirty[b] = True
+                ival[r] = vi
+                if vi <= imin[b]:
+                    imin[b] = vi
+                elif io == imin[b]:
+                    idirty[b] = True
         # the next demotion under these rates
         wake = np.inf
         if anywide:
@@ -962,11 +965,14 @@ def dclas_stretch(  # type: ignore[no-untyped-def]
                 else:
                     rowfin[r] = ts[r] + max(need[row_fl[h]] - serv[r], 0.0) / x
                 if wide[cos[p]]:
-                    if h < e:
-                        th = th_w[qof[p]] if qof[p] < last else np.inf
-                        _set(r, _reach_time(r, h, x, th, ts, serv, sufmax), wix)
-                    else:
-                        _set(r, np.inf, wix)
+                    th = th_w[qof[p]] if qof[p] < last else np.inf
+                    vw = _reach_time(r, h, x, th, ts, serv, sufmax) if h < e else np.inf
+                    wo = wval[r]
+                    wval[r] = vw  # the index update of _index
+                    if vw <= wmin[r // BLOCK]:
+                        wmin[r // BLOCK] = vw
+                    elif wo == wmin[r // BLOCK]:
+                        wdirty[r // BLOCK] = True
             _block_min(b, fix)
         t = t_new
         if t_stop <= thr or coflow_done:
