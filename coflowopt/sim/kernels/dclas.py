@@ -598,9 +598,13 @@ def _range_min(lo, hi, ix):  # type: ignore[no-untyped-def]
 
 
 @njit
-def _reach_time(r, h, x, th, ts, serv, sufmax):  # type: ignore[no-untyped-def]
-    """When row ``r``, at rate ``x``, brings its longest live flow (from ``h`` on) to ``th``."""
-    return ts[r] + (th - (sufmax[h] + serv[r])) / x
+def _reach_time(t0, sent, x, th):  # type: ignore[no-untyped-def]
+    """When a flow with ``sent`` bytes at ``t0``, at rate ``x``, reaches ``th`` bytes.
+
+    For a row: ``sent`` is its longest live flow's, ``sufmax[head] + serv``. Scalars
+    only, so that the compiled callers inline it (see :func:`_index`).
+    """
+    return t0 + (th - sent) / x
 
 
 @njit
@@ -611,7 +615,7 @@ def _wide_fill(p, th, co_r0, co_r1, head, row_ptr, row_rate, ts, serv, sufmax, w
         h = head[r]
         x = row_rate[r]
         if h < row_ptr[r + 1] and x > 0.0:
-            wfin[r] = _reach_time(r, h, x, th, ts, serv, sufmax)
+            wfin[r] = _reach_time(ts[r], sufmax[h] + serv[r], x, th)
         else:
             wfin[r] = np.inf
     for b in range(co_r0[p] // BLOCK, (co_r1[p] + BLOCK - 1) // BLOCK):
@@ -858,7 +862,7 @@ def dclas_stretch(  # type: ignore[no-untyped-def]
                 # a running row: its time to reach the threshold (wix); a still row: its
                 # longest live flow's bytes, negated (iix)
                 th = th_w[qof[p]] if qof[p] < last else np.inf
-                vw = _reach_time(r, h, x, th, ts, serv, sufmax) if x > 0 else np.inf
+                vw = _reach_time(ts[r], sufmax[h] + serv[r], x, th) if x > 0 else np.inf
                 vi = np.inf if x > 0 else -(sufmax[h] + serv[r])
                 wo = wval[r]
                 io = ival[r]
@@ -966,7 +970,7 @@ def dclas_stretch(  # type: ignore[no-untyped-def]
                     rowfin[r] = ts[r] + max(need[row_fl[h]] - serv[r], 0.0) / x
                 if wide[cos[p]]:
                     th = th_w[qof[p]] if qof[p] < last else np.inf
-                    vw = _reach_time(r, h, x, th, ts, serv, sufmax) if h < e else np.inf
+                    vw = _reach_time(ts[r], sufmax[h] + serv[r], x, th) if h < e else np.inf
                     wo = wval[r]
                     wval[r] = vw  # the index update of _index
                     if vw <= wmin[r // BLOCK]:
