@@ -47,6 +47,11 @@ coflow) levels kept unchanged and re-solved by a water-filling, rows revisited a
 and rows whose rate changed."""
 (W_STRETCHES, W_ROWS, W_ALLOC, W_ROUNDS, W_KEPT, W_SOLVED, W_CAND, W_CHANGED) = range(8)
 
+SPARE = 1e-9
+"""Relative room above a coflow's use of a link it does not fill within which a change of
+the link's capacity is known to leave the coflow's max-min levels as they are (see
+:func:`_levels`); far above the rounding in the running use."""
+
 
 @njit
 def _adjacency(m, co_r0, co_r1, ra, rbl, split, R):  # type: ignore[no-untyped-def]
@@ -218,6 +223,11 @@ def _levels(slot, ci, kv, split, ra, rb, rbl, rc, cl, adj, cch, lrow, co_r0, nli
     key ``kv`` and the level, per row its level and weight, and the coflow's use
     of each link. When neither ``kv`` (where the coflow has live rows) nor the
     coflow's rows (its log of rows that lost flows) changed, that result stands.
+    Nor does it change when the only keys that changed are of links the coflow does
+    not fill (level ``inf``), alive before and after, whose new capacity still exceeds
+    the coflow's use of them by a relative :data:`SPARE`: a link that is not a
+    bottleneck constrains no row, and the max-min solution is unique. (Solving again
+    would give that solution up to rounding; the kept levels are the last solve's.)
     Otherwise the water-filling is rerun (the same levels, bit for bit, as from
     scratch) and only the rows that lost flows and the rows on links whose
     level changed (a link that dies or revives changes level) are revisited;
@@ -233,10 +243,16 @@ def _levels(slot, ci, kv, split, ra, rb, rbl, rc, cl, adj, cch, lrow, co_r0, nli
     keyo = ckey[slot, ci]
     if not first and clog[slot, ci] == loglen[ci]:
         same = True
+        lo = clam[slot, ci]
+        u = cu[slot, ci]
         for j in range(L):
             if cl[ci, j] > 0 and keyo[j] != kv[j]:
-                same = False
-                break
+                # a link the coflow does not fill (level inf), alive before and now, with
+                # more than its use left: its capacity binds nothing, so the max-min
+                # solution is the same one
+                if not (lo[j] == np.inf and keyo[j] >= 0.0 and kv[j] > u[j] * (1.0 + SPARE)):
+                    same = False
+                    break
         if same:
             work[W_KEPT] += 1
             return npos[slot, ci] > 0
