@@ -37,8 +37,8 @@ Admission (per flow; the engine's event table):
 
 Policies:
 
-- ``fair``: per-flow max-min fairness (progressive filling) over all admitted,
-  unfinished flows, recomputed at every admission and flow completion;
+- ``fair``: per-flow max-min fairness (progressive filling, :func:`.oracle.max_min`) over
+  all admitted, unfinished flows, recomputed at every admission and flow completion;
 - ``fifo`` (``VarysParams`` defaults: ``backfill="proportional"``,
   ``reschedule="coflow"``): decisions at every flow admission (waves and
   anchors included), every coflow completion, and when admitted flows remain
@@ -63,18 +63,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 
-SAT = Fraction(1, 10**9)
+from .oracle import SAT, Link, exact, max_min
+
 BATCH_TOL = Fraction(1, 10**9)
 SIMULTANEOUS = Fraction(1, 10**12)
 """Events closer than this, relative, are one (``models/simulator.md``): hypothesis found a
 flow that ended 1e-16 s after its coflow's last decision point; a flow with 1e-10 bytes
 left then stretched over its coflow's whole MADD time in exact arithmetic."""
-
-Link = tuple[str, int]
-
-
-def exact(x: float) -> Fraction:
-    return Fraction(repr(float(x)))
 
 
 @dataclass(frozen=True)
@@ -105,26 +100,6 @@ def ceil_to(x: Fraction, step: Fraction | None) -> Fraction:
     if step is None:
         return x
     return math.ceil(x / step - BATCH_TOL) * step
-
-
-def max_min(flows: list[int], links_of: list[tuple[Link, Link]],
-            cap: dict[Link, Fraction]) -> dict[int, Fraction]:
-    """Per-flow max-min fair rates (progressive filling)."""
-    left = dict(cap)
-    rate = {f: Fraction(0) for f in flows}
-    grow = list(flows)
-    while grow:
-        count: dict[Link, int] = {}
-        for f in grow:
-            for lk in links_of[f]:
-                count[lk] = count.get(lk, 0) + 1
-        step = min(left[lk] / n for lk, n in count.items())
-        for f in grow:
-            rate[f] += step
-            for lk in links_of[f]:
-                left[lk] -= step
-        grow = [f for f in grow if all(left[lk] > 0 for lk in links_of[f])]
-    return rate
 
 
 class Oracle:
@@ -240,7 +215,7 @@ class Oracle:
                            or not any(rate.get(f, 0) > 0 for f in active)):
                 decisions += 1
                 if self.policy == "fair":
-                    rate = max_min(active, self.links_of, self.cap)
+                    rate = max_min(active, self.links_of, self.cap, self.cap, False)
                 else:
                     rate = self.fifo(active, rem, c_admit)
                 self.check(rate)

@@ -39,16 +39,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from fractions import Fraction
 
-from .oracle import tie_key
+from .oracle import Link, exact, tie_key
 
-Link = tuple[str, int]
 Rates = dict[int, Fraction]
 
 MAX_ORDER_ROUNDS = 1000
-
-
-def exact(x: float) -> Fraction:
-    return Fraction(repr(float(x)))
 
 
 def bottleneck_max_min(

@@ -69,9 +69,8 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from math import floor
 
-from .oracle import tie_key
+from .oracle import Link, exact, tie_key
 
-Link = tuple[str, int]
 Flow = tuple[int, int, float]  # (ingress port, egress port, size)
 ZERO = Fraction(0)
 
@@ -81,10 +80,6 @@ DEFAULTS: dict[str, dict] = {
        for name in ORDERED},
     "baraat": {"heavy_threshold": None, "heavy_percentile": 80.0},
 }
-
-
-def exact(x: float) -> Fraction:
-    return Fraction(repr(float(x)))
 
 
 @dataclass

@@ -45,17 +45,12 @@ from collections.abc import Hashable, Sequence
 from fractions import Fraction
 from typing import TypeVar
 
-from .oracle import tie_key
+from .oracle import Link, exact, tie_key
 
 FULL = Fraction(1, 10**12)
 
-Link = tuple[str, int]
 Flow = tuple[int, int, float]  # (ingress port, egress port, size)
 L = TypeVar("L", bound=Hashable)
-
-
-def exact(x: float) -> Fraction:
-    return Fraction(repr(float(x)))
 
 
 def bssi(v: Sequence[dict[L, Fraction]], weights: Sequence[Fraction],

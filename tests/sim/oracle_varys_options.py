@@ -58,15 +58,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 
-from .oracle import tie_key
+from .oracle import Link, exact, tie_key
 
-Link = tuple[str, int]
 Flow = tuple[int, int, float]  # (ingress port, egress port, size)
 ZERO = Fraction(0)
-
-
-def exact(x: float) -> Fraction:
-    return Fraction(repr(float(x)))
 
 
 @dataclass

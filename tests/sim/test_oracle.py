@@ -22,23 +22,32 @@ from coflowopt.sim import simulate
 from . import oracle, oracle_varys
 
 
-@st.composite
-def cases(draw: st.DrawFn, *, deadlines: bool = False) -> tuple[list[float], list[float], list[tuple]]:
-    """Small instances ``(up, down, coflows)``; ``deadlines``: each coflow gets a third entry,
-    its deadline (``None`` for about a quarter of them)."""
+def draw_fabric(draw: st.DrawFn) -> tuple[bool, st.SearchStrategy, st.SearchStrategy,
+                                           list[float], list[float], st.SearchStrategy]:
+    """The part of a random case every oracle test draws alike: ``(grid, size, time, up,
+    down, port)``. ``grid``: values on a grid of quarters (exact ties), else random floats;
+    ``size``, ``time`` (releases, delays) and ``port``: strategies; ``up``/``down``: the
+    ports' capacities (all 1 about half the time)."""
     ports = draw(st.integers(2, 4))
     grid = draw(st.booleans())
     quarter = st.integers(1, 12).map(lambda i: i / 4)
     size = quarter if grid else st.floats(0.1, 3.0)
-    # releases on a grid even with float sizes: the engine treats times within a relative
-    # 1e-12 as one instant (models/simulator.md), the exact oracle does not
-    release = st.integers(0, 12).map(lambda i: i / 4) if grid else st.integers(0, 3000).map(
+    # times on a grid even with float sizes: the engine treats times within a relative
+    # 1e-12 as one instant (models/simulator.md), an exact oracle does not
+    time = st.integers(0, 12).map(lambda i: i / 4) if grid else st.integers(0, 3000).map(
         lambda i: i / 1000)
     cap = st.sampled_from([1.0]) if draw(st.booleans()) else (
         st.integers(8, 32).map(lambda i: i / 16) if grid else st.floats(0.5, 2.0))
     up = [draw(cap) for _ in range(ports)]
     down = [draw(cap) for _ in range(ports)]
-    port = st.integers(0, ports - 1)
+    return grid, size, time, up, down, st.integers(0, ports - 1)
+
+
+@st.composite
+def cases(draw: st.DrawFn, *, deadlines: bool = False) -> tuple[list[float], list[float], list[tuple]]:
+    """Small instances ``(up, down, coflows)``; ``deadlines``: each coflow gets a third entry,
+    its deadline (``None`` for about a quarter of them)."""
+    grid, size, release, up, down, port = draw_fabric(draw)
     coflows = draw(st.lists(
         st.tuples(release, st.lists(st.tuples(port, port, size), min_size=1, max_size=6)),
         min_size=1, max_size=5,

@@ -32,6 +32,7 @@ from coflowopt.sim import simulate
 
 from .oracle_engine import Outcome, Spec
 from .oracle_engine import simulate as exact_simulate
+from .test_oracle import draw_fabric
 
 MB = 2**20
 Case = tuple[list[float], list[float], list[Spec], float | None]
@@ -39,19 +40,9 @@ Case = tuple[list[float], list[float], list[Spec], float | None]
 
 @st.composite
 def cases(draw: st.DrawFn) -> Case:
-    ports = draw(st.integers(2, 4))
-    grid = draw(st.booleans())
-    quarter = st.integers(1, 12).map(lambda i: i / 4)
-    size = quarter if grid else st.floats(0.1, 3.0)
-    time = st.integers(0, 12).map(lambda i: i / 4) if grid else st.integers(0, 3000).map(
-        lambda i: i / 1000)
-    cap = st.sampled_from([1.0]) if draw(st.booleans()) else (
-        st.integers(8, 32).map(lambda i: i / 16) if grid else st.floats(0.5, 2.0))
-    up = [draw(cap) for _ in range(ports)]
-    down = [draw(cap) for _ in range(ports)]
+    grid, size, time, up, down, port = draw_fabric(draw)
     batch = draw(st.sampled_from([None, 0.25, 0.5, 0.75, 1.0, 1.5] if grid
                                  else [None, 0.1, 0.25, 0.3, 0.7, 1.0]))
-    port = st.integers(0, ports - 1)
     specs: list[Spec] = []
     for k in range(draw(st.integers(1, 5))):
         if draw(st.booleans()):  # multi-wave: some flows start after the release
@@ -93,20 +84,13 @@ def assert_agrees(res: co.sim.SimulationResult, want: Outcome) -> None:
     close([res.mean_fct], [sum(fct) / len(fct)])
 
 
+@pytest.mark.parametrize("name", ["fair", "fifo"])
 @settings(max_examples=300, deadline=None)
-@given(cases(), st.booleans())
-def test_fair_agrees_with_the_engine_oracle(case, compiled):
+@given(case=cases(), compiled=st.booleans())
+def test_the_policy_agrees_with_the_engine_oracle(name, case, compiled):
     up, down, specs, batch = case
-    res = simulate(instance(up, down, specs), "fair", batch_interval=batch, compiled=compiled)
-    assert_agrees(res, exact_simulate(up, down, specs, "fair", batch))
-
-
-@settings(max_examples=300, deadline=None)
-@given(cases(), st.booleans())
-def test_fifo_agrees_with_the_engine_oracle(case, compiled):
-    up, down, specs, batch = case
-    res = simulate(instance(up, down, specs), "fifo", batch_interval=batch, compiled=compiled)
-    assert_agrees(res, exact_simulate(up, down, specs, "fifo", batch))
+    res = simulate(instance(up, down, specs), name, batch_interval=batch, compiled=compiled)
+    assert_agrees(res, exact_simulate(up, down, specs, name, batch))
 
 
 def run_both(up, down, specs, name, batch=None) -> Outcome:
