@@ -162,13 +162,15 @@ class RunData:
 def _ceil_to(times: FloatArray, step: float | None) -> FloatArray:
     """Round up to the next multiple of ``step`` (times already on a multiple stay).
 
-    A time at most ``1e-9 * step`` past a multiple counts as on it (rounding).
+    A time at most ``1e-9 * step`` past a multiple counts as on it (rounding) and
+    is admitted at once: never before itself, so a release of 1e-9 s with a 1 s
+    interval starts at 1e-9 s, not at 0.
     """
     if step is None:
         return times
     q = times / step
     up = np.ceil(q - 1e-9)  # a release that is a multiple up to rounding stays put
-    return np.maximum(up, 0.0) * step
+    return np.maximum(np.maximum(up, 0.0) * step, times)
 
 
 class Engine:

@@ -75,6 +75,23 @@ def test_batched_arrivals_wait_for_the_next_multiple(name, inst, step):
     gate = np.ceil(inst.release / step - 1e-9) * step
     assert np.all(res.admitted >= gate - 1e-12)
     assert np.all(res.start >= gate - 1e-12)
+    # the batching's rounding tolerance never admits a coflow before its release
+    # (events within 1e-12 s are simultaneous: the engine's one tolerance)
+    assert np.all(res.admitted >= inst.release - 1e-12)
+
+
+@pytest.mark.parametrize("name", ["fair", "varys", "aalo", "mcs"])
+def test_a_release_just_past_a_batch_boundary_is_not_admitted_before_it(name):
+    # regression (hypothesis): a release of 1e-9 s with 1 s batches was treated as
+    # on the boundary at 0 and its flow sent from 0, before the release
+    fab = co.Fabric(ingress=np.array([2.0, 1.0]), egress=np.array([2.0, 1.0]))
+    c = co.Coflow(id="c0", src=np.array([0]), dst=np.array([0]), sizes=np.array([1.0]), release=1e-9)
+    inst = co.Instance(fabric=fab, coflows=(c,), name="boundary")
+    res = simulate(inst, name, batch_interval=1.0)
+    assert res.admitted[0] == 1e-9
+    assert res.completion[0] == pytest.approx(0.5 + 1e-9, abs=1e-15)
+    times, _ = res.schedule.segments()
+    assert times[0] >= 1e-9
 
 
 def idle_flows(inst: co.Instance, res: co.sim.SimulationResult) -> list[tuple[int, float]]:

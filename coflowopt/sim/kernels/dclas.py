@@ -16,7 +16,7 @@ usable rows.
 Cost. Each (slot, coflow) keeps its last result (see :func:`_levels`), so an
 event costs, per coflow and slot, ``O(L)`` when its inputs are unchanged and
 otherwise the water-filling's frozen rows plus the rows that lost flows,
-whose usability changed, or that sit on a link whose level changed; then
+whose usability changed, or whose level may have moved with a link's; then
 ``O(1)`` per row whose rate changed (the next completion comes from block
 minima of the rows' completion times). Rows that keep their rate, and flows
 that wait, cost nothing per event. A stretch starts with ``O(n)`` set-up for
@@ -230,14 +230,17 @@ def _levels(slot, ci, kv, split, ra, rb, rbl, rc, cl, adj, cch, lrow, co_r0, nli
     would give that solution up to rounding; the kept levels are the last solve's.)
     Otherwise the water-filling is rerun (the same levels, bit for bit, as from
     scratch) and only the rows that lost flows and the rows on links whose
-    level changed (a link that dies or revives changes level) are revisited;
-    the use of each link follows by differences. Rows whose level changes are
+    level changed (a link that dies or revives changes level) are revisited,
+    less those whose other link's level was and is at most the changed link's
+    old and new levels (a row's level is the smaller of its two links', so it
+    stands; when both links changed, one of the two scans takes any row whose
+    level moves); the use of each link follows by differences. Rows whose level changes are
     listed in ``touch``.
     """
     ckey, cval, clam, cu, cdem, clv, crc, npos, clog, scratch = cch[:10]
     logbuf, log0, loglen = logs[0], logs[2], logs[3]
     tmark, tl, tcount, work = touch
-    capv, lam_l, lam_r, nob, cmark, cctr, lam, cand, W = scratch
+    capv, lam_l, lam_r, nob, cmark, cctr, lam, cand, W, hi = scratch
     L = kv.size
     first = not cval[slot, ci]
     keyo = ckey[slot, ci]
@@ -293,15 +296,24 @@ def _levels(slot, ci, kv, split, ra, rb, rbl, rc, cl, adj, cch, lrow, co_r0, nli
     for j in range(split, L):
         lam[j] = lam_r[j - split] if kv[j] >= 0.0 else 0.0
     lo = clam[slot, ci]
+    if not first:
+        for j in range(L):
+            hi[j] = lam[j] if lam[j] > lo[j] else lo[j]
     for j in range(L):
         if cl[ci, j] > 0 and not first and lam[j] != lo[j]:
             # the rows on link j (written out: a call per link costs more than its rows)
             if j < split:
-                lst, a0, a1 = al, sl[ci, j], sl[ci, j] + acl[ci, j]
+                lst, a0, a1, other = al, sl[ci, j], sl[ci, j] + acl[ci, j], rb
             else:
-                lst, a0, a1 = ar, sr[ci, j - split], sr[ci, j - split] + acr[ci, j - split]
+                lst, a0, a1, other = ar, sr[ci, j - split], sr[ci, j - split] + acr[ci, j - split], ra
+            th = lam[j] if lam[j] < lo[j] else lo[j]
             for q in range(a0, a1):
                 r = lst[q]
+                # a row's level is min(lam[a], lam[b]): it stands when its other link's
+                # level was and is at most this link's old and new ones (if both links
+                # changed, the scan of one of them takes the row whenever its level moves)
+                if hi[other[r]] <= th:
+                    continue
                 if cmark[r] != ep:
                     cmark[r] = ep
                     cand[nc] = r
@@ -744,7 +756,7 @@ def dclas_stretch(  # type: ignore[no-untyped-def]
         np.zeros((ns, m), np.int64), np.zeros((ns, m), np.int64),
         (np.empty(L), np.empty(split), np.empty(R), np.zeros(0, np.int64),
          np.zeros(nr1, np.int64), np.zeros(1, np.int64), np.empty(L), np.empty(nr1, np.int64),
-         np.zeros((0, 0))),
+         np.zeros((0, 0)), np.empty(L)),
         np.zeros((ns, m), np.bool_), np.zeros((ns, m, L), np.bool_), np.zeros((ns, m), np.int64),
     )
     clv = cch[5]
