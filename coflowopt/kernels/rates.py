@@ -19,7 +19,7 @@ import numpy as np
 
 from .._jit import njit
 
-__all__ = ["FULL", "greedy_csr", "greedy_pairs", "madd_pairs", "madd_rows", "pairwise_sum"]
+__all__ = ["FULL", "greedy_csr", "greedy_pairs", "madd_gamma", "madd_pairs", "madd_rows", "pairwise_sum"]
 
 
 
@@ -194,6 +194,22 @@ def madd_rows(first, second, rows, rem, cap, x):  # type: ignore[no-untyped-def]
         j = rows[p]
         load[first[j]] += rem[p]
         load[second[j]] += rem[p]
+    gamma = madd_gamma(load, cap)
+    if gamma == 0.0 or gamma == np.inf:
+        for p in range(n):
+            x[p] = 0.0
+    else:
+        for p in range(n):
+            x[p] = rem[p] / gamma
+    return gamma
+
+
+@njit
+def madd_gamma(load, cap):  # type: ignore[no-untyped-def]
+    """MADD's ``Gamma`` from the link loads: the largest load over capacity.
+
+    ``inf`` when a loaded link has no capacity, 0 when nothing is loaded.
+    """
     gamma = -np.inf
     need = False
     for link in range(cap.size):
@@ -204,15 +220,9 @@ def madd_rows(first, second, rows, rem, cap, x):  # type: ignore[no-untyped-def]
             if g > gamma:
                 gamma = g
     if not need:
-        gamma = 0.0
-    elif not np.isfinite(gamma):
-        gamma = np.inf
-    if gamma == 0.0 or gamma == np.inf:
-        for p in range(n):
-            x[p] = 0.0
-    else:
-        for p in range(n):
-            x[p] = rem[p] / gamma
+        return 0.0
+    if not np.isfinite(gamma):
+        return np.inf
     return gamma
 
 

@@ -208,6 +208,11 @@ class Engine:
             pairs = A.indices.reshape(-1, 2).astype(np.int64) if F else np.zeros((0, 2), np.int64)
             self.link_a = np.ascontiguousarray(pairs[:, 0])
             self.link_b = np.ascontiguousarray(pairs[:, 1])
+        # every first link below every second link (the big switch): a per-link sum
+        # over a set of flows adds each link's terms in flow order however it is taken
+        self.links_apart = bool(
+            self.two_link and (F == 0 or int(self.link_a.max()) < int(self.link_b.min()))
+        )
         self.size = inst.flow_size
         self.fco = inst.flow_coflow
         self.ptr = inst.ptr
@@ -986,6 +991,11 @@ class SimView:
     def compiled_two_link(self) -> bool:
         """:attr:`compiled` on a :attr:`two_link` fabric: where the pair kernels apply."""
         return self.compiled and self.two_link
+
+    @property
+    def links_apart(self) -> bool:
+        """:attr:`two_link`, and no link is a first link of one flow and a second of another."""
+        return self._e.links_apart
 
     @property
     def link_a(self) -> IntArray:

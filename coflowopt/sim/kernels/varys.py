@@ -33,7 +33,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..._jit import njit
-from ...kernels.rates import greedy_pairs, madd_rows
+from ...kernels.rates import greedy_pairs, madd_gamma, madd_rows
 
 __all__ = [
     "BACKFILL_GREEDY",
@@ -44,6 +44,7 @@ __all__ = [
     "greedy_backfill",
     "ordered_madd_rates",
     "proportional_backfill",
+    "workspace",
 ]
 
 SAT = 1e-9
@@ -52,6 +53,20 @@ SAT = 1e-9
 BACKFILL_PROPORTIONAL = 0
 BACKFILL_GREEDY = 1
 BACKFILL_NONE = 2
+
+
+def workspace(n: int, old: tuple[np.ndarray, np.ndarray] | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Scratch ``(iwork, fwork)`` for ``n`` flows: ``3 * n`` integers and floats.
+
+    Kept across decisions by the caller and grown when too small: the kernels
+    are called a thousand times on tens of thousands of flows, and fresh
+    arrays that size cost page faults each time (half the backfilling's time
+    on the Facebook trace).
+    """
+    if old is not None and old[0].size >= 3 * n:
+        return old
+    size = max(3 * n, 2 * old[0].size if old is not None else 0, 3 * 1024)
+    return np.empty(size, np.int64), np.empty(size)
 
 
 @njit
@@ -149,7 +164,7 @@ def _fill_group(room, b, d, r0, r1, residual, slot, eg, dem, lam, x):  # type: i
 
 
 @njit
-def proportional_backfill(la, lb, f, d, cptr, grow, residual, cap, extra):  # type: ignore[no-untyped-def]
+def proportional_backfill(la, lb, f, d, cptr, grow, residual, cap, extra, iwork, fwork):  # type: ignore[no-untyped-def]
     """Spare capacity to (coflow, first link) groups in their flows' ``d`` ratios.
 
     Adds each position's extra rate to ``extra``; ``residual`` loses what is
@@ -160,6 +175,8 @@ def proportional_backfill(la, lb, f, d, cptr, grow, residual, cap, extra):  # ty
     at most ``SAT`` of their capacity are full. Flows with nothing left, or
     a full link, get nothing; coflows with ``grow[c]`` False are known to
     have no flow with room (skipped). Returns whether any flow got capacity.
+    ``iwork`` / ``fwork``: scratch of at least ``3 * f.size`` integers and
+    ``2 * f.size`` floats (see :func:`workspace`).
     """
     nc = cptr.size - 1
     L = residual.size
@@ -186,10 +203,10 @@ def proportional_backfill(la, lb, f, d, cptr, grow, residual, cap, extra):  # ty
     for link in range(L):
         cnt[link + 1] += cnt[link]
     start = cnt[:L].copy()
-    cand = np.empty(m, np.int64)
-    cb = np.empty(m, np.int64)
-    cd = np.empty(m)
-    crank = np.empty(m, np.int64)
+    cand = iwork[:m]
+    cb = iwork[m : 2 * m]
+    crank = iwork[2 * m : 3 * m]
+    cd = fwork[:m]
     for c in range(nc):
         if not grow[c]:
             continue
@@ -208,7 +225,8 @@ def proportional_backfill(la, lb, f, d, cptr, grow, residual, cap, extra):  # ty
     dem = np.empty(L)
     lam = np.empty(L)
     use = np.zeros(L)
-    x = np.zeros(m)
+    x = fwork[m : 2 * m]
+    x[:] = 0.0
     for first in range(L):
         r0 = start[first]
         end = cnt[first]
@@ -239,11 +257,12 @@ def proportional_backfill(la, lb, f, d, cptr, grow, residual, cap, extra):  # ty
 
 
 @njit
-def greedy_backfill(la, lb, f, cptr, corder, grow, residual, extra):  # type: ignore[no-untyped-def]
+def greedy_backfill(la, lb, f, cptr, corder, grow, residual, extra, iwork):  # type: ignore[no-untyped-def]
     """Flows coflow by coflow (coflows in ``corder``) each take what their links have.
 
     Adds each position's extra rate to ``extra``; ``residual`` loses what is
     given. Coflows with ``grow[c]`` False are known to have no flow with room.
+    ``iwork``: scratch of at least ``f.size`` integers.
     """
     L = residual.size
     anyopen = False
@@ -252,7 +271,7 @@ def greedy_backfill(la, lb, f, cptr, corder, grow, residual, extra):  # type: ig
             anyopen = True
     if not anyopen or corder.size == 0:
         return
-    cand = np.empty(f.size, np.int64)
+    cand = iwork[: f.size]
     m = 0
     for i in range(corder.size):
         c = corder[i]
@@ -275,12 +294,17 @@ def greedy_backfill(la, lb, f, cptr, corder, grow, residual, extra):  # type: ig
 
 @njit
 def ordered_madd_rates(  # type: ignore[no-untyped-def]
-    la, lb, f, rem, cptr, loads, uses_a, uses_b, cap, backfill, corder
+    la, lb, f, rem, cptr, loads, uses_a, uses_b, cap, backfill, corder, apart, iwork, fwork
 ):
     """MADD coflow by coflow in priority order, then backfilling (Pseudocode 1, lines 7-16).
 
-    ``loads[c]`` is coflow ``c``'s load per link (:func:`coflow_loads`),
-    ``uses_a[c]`` / ``uses_b[c]`` the links its flows use first / second.
+    ``loads[c]`` is coflow ``c``'s load per link (:func:`coflow_loads`) of the
+    data ``rem``, ``uses_a[c]`` / ``uses_b[c]`` the links its flows use first / second.
+    ``apart``: no link is the first link of one flow and the second of another
+    (the big switch); MADD's ``Gamma`` then comes from ``loads``, which are the
+    loads :func:`madd_rows` sums, bit for bit, without another pass over the flows.
+    ``iwork`` / ``fwork``: scratch of at least ``3 * f.size`` integers and
+    floats (:func:`workspace`).
     ``backfill``: 0 proportional, 1 greedy with coflows in the order
     ``corder``, 2 none. Returns each position's rate and, per coflow,
     whether any of its flows gets a non-zero rate.
@@ -308,9 +332,16 @@ def ordered_madd_rates(  # type: ignore[no-untyped-def]
             capm[link] = 0.0 if r <= SAT * cap[link] else r
         lo = cptr[c]
         hi = cptr[c + 1]
-        gamma = madd_rows(la, lb, f[lo:hi], rem[lo:hi], capm, rates[lo:hi])
-        if not (np.isfinite(gamma) and gamma > 0):
-            continue
+        if apart:
+            gamma = madd_gamma(loads[c], capm)
+            if not (np.isfinite(gamma) and gamma > 0):
+                continue
+            for p in range(lo, hi):
+                rates[p] = rem[p] / gamma
+        else:
+            gamma = madd_rows(la, lb, f[lo:hi], rem[lo:hi], capm, rates[lo:hi])
+            if not (np.isfinite(gamma) and gamma > 0):
+                continue
         has[c] = True
         for link in range(L):
             v = residual[link] - loads[c, link] / gamma
@@ -328,12 +359,14 @@ def ordered_madd_rates(  # type: ignore[no-untyped-def]
                 oa = oa or uses_a[c, link]
                 ob = ob or uses_b[c, link]
         grow[c] = oa and ob
-    extra = np.zeros(n)
+    extra = fwork[:n]
+    extra[:] = 0.0
     given = False
     if backfill == BACKFILL_PROPORTIONAL:
-        given = proportional_backfill(la, lb, f, rem, cptr, grow, residual, cap, extra)
+        given = proportional_backfill(la, lb, f, rem, cptr, grow, residual, cap, extra, iwork,
+                                      fwork[n:])
     elif backfill == BACKFILL_GREEDY:
-        greedy_backfill(la, lb, f, cptr, corder, grow, residual, extra)
+        greedy_backfill(la, lb, f, cptr, corder, grow, residual, extra, iwork)
         given = True
     served = np.zeros(nc, np.bool_)
     for c in range(nc):

@@ -160,8 +160,9 @@ def backfill_proportional(
         f, d, cptr = _concat([p[0] for p in parts], [p[1] for p in parts])
         out = np.zeros(f.size)
         grow = np.ones(len(parts), bool)
+        iwork, fwork = kv.workspace(f.size)
         kv.proportional_backfill(
-            view.link_a, view.link_b, f, d, cptr, grow, residual, view.capacity, out
+            view.link_a, view.link_b, f, d, cptr, grow, residual, view.capacity, out, iwork, fwork
         )
         return np.split(out, cptr[1:-1])
     extra = [np.zeros(f.size) for f, _ in parts]
@@ -200,7 +201,8 @@ def backfill_greedy(
         out = np.zeros(f.size)
         every = np.arange(len(flows), dtype=np.int64)
         grow = np.ones(len(flows), bool)
-        kv.greedy_backfill(view.link_a, view.link_b, f, cptr, every, grow, residual, out)
+        kv.greedy_backfill(view.link_a, view.link_b, f, cptr, every, grow, residual, out,
+                           np.empty(f.size, np.int64))
         return np.split(out, cptr[1:-1])
     extra = [np.zeros(f.size) for f in flows]
     dead = residual <= 0
@@ -267,6 +269,12 @@ class OrderedMADD(Policy):
         self.phase = "T"
         self.phase_end = math.inf
         self.snapshot = np.zeros(0)
+        self._scratch: tuple[np.ndarray, np.ndarray] | None = None  # the kernels' (kv.workspace)
+
+    def _work(self, n: int) -> tuple[np.ndarray, np.ndarray]:
+        """The compiled allocation's scratch for ``n`` flows, kept across decisions."""
+        self._scratch = kv.workspace(n, self._scratch)
+        return self._scratch
 
     # -------------------------------------------------------------- order
 
@@ -386,7 +394,7 @@ class OrderedMADD(Policy):
             np.stack([st.load for st in order]),
             np.stack([st.links_a for st in order]),  # type: ignore[misc]
             np.stack([st.links_b for st in order]),  # type: ignore[misc]
-            view.capacity, mode, corder,
+            view.capacity, mode, corder, view.links_apart, *self._work(f.size),
         )
         # as allocate: coflows that were idle and stay idle are not mentioned
         keep = [c for c, st in enumerate(order) if served_now[c] or st.k in self.served]
