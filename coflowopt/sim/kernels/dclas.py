@@ -44,7 +44,8 @@ WORK = ("stretches", "rows", "allocations", "rounds", "levels_kept", "levels_sol
 """What the kernel's ``work`` counters count, in order: stretches set up, rows set up
 (summed over stretches), allocations computed (one per event), weighted rounds, (slot,
 coflow) levels kept unchanged and re-solved by a water-filling, rows revisited after one,
-and rows whose rate changed."""
+and rows whose rate changed (the strict kernel, :mod:`.dclas_clock`, whose rows follow
+their link's clock: rows whose binding moved, see its docstring)."""
 (W_STRETCHES, W_ROWS, W_ALLOC, W_ROUNDS, W_KEPT, W_SOLVED, W_CAND, W_CHANGED) = range(8)
 
 SPARE = 1e-9

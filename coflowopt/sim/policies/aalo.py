@@ -34,6 +34,7 @@ import numpy as np
 from ...instance import MB
 from ..engine import Allocation, SimulationError, SimView, Stretch
 from ..kernels.dclas import WORK, dclas_stretch
+from ..kernels.dclas_clock import dclas_clock_stretch
 from . import register
 from ._base import Params, Policy, check_choice, check_positive
 from ._common import SAT, RouteClasses
@@ -113,7 +114,9 @@ def compiled_queues(
     """The compiled stretch of the queue allocation, or None where it does not apply.
 
     Queues must be up to date at ``view.t``; the kernel
-    (:func:`coflowopt.sim.kernels.dclas.dclas_stretch`) then handles every
+    (:func:`coflowopt.sim.kernels.dclas_clock.dclas_clock_stretch` for strict
+    priority, :func:`coflowopt.sim.kernels.dclas.dclas_stretch` for weighted
+    sharing) then handles every
     flow completion, demotion and coflow completion until the next admission
     (or the completion of a coflow others depend on), as
     :func:`._queues.queue_rates` and the policies' demotion rules do at each
@@ -130,7 +133,8 @@ def compiled_queues(
         longest[k] = view.sent(view.all_flows_of(k)).max()
     args = (cos, queue, wide, th_n, th_w, w, view.coflow_sent().copy(), longest, int(classes.split),
             SAT, MAX_ROUNDS, REACH_TOL, view.has_dependents, work)
-    return Allocation(stretch=Stretch(dclas_stretch, view.active_flows(), args))
+    kernel = dclas_stretch if w.size else dclas_clock_stretch
+    return Allocation(stretch=Stretch(kernel, view.active_flows(), args))
 
 
 def new_work() -> np.ndarray:
