@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from coflowopt import io
 from coflowopt.instance import Coflow, Fabric, Instance
+from coflowopt.sim import simulate
 
 from ..strategies import instances
 from .test_kernels import assert_same, both
@@ -106,3 +107,49 @@ def test_a_threshold_reached_exactly_at_rate_zero_demotes_on_both_paths(file, na
     inst = io.read(DATA / file)
     fast, ref = both(inst, name, **params)
     assert_same(inst, fast, ref)
+
+
+STRICT = [("aalo", {**AALO, "sharing": "strict"}), ("aalo", {"sharing": "strict"}), ("mcs", MCS),
+          ("mcs", {})]
+
+
+def per_row(monkeypatch):
+    """Make strict priority run on the per-row kernel (kernels/dclas.py) instead of link clocks."""
+    from coflowopt.sim.kernels.dclas import dclas_stretch
+    from coflowopt.sim.policies import aalo
+
+    monkeypatch.setattr(aalo, "dclas_clock_stretch", dclas_stretch)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    instances(max_ports=5, max_coflows=6, max_flows=8, dependencies=True, delays=True),
+    st.sampled_from(range(len(STRICT))),
+    st.sampled_from([None, 0.5]),
+)
+def test_link_clocks_give_the_per_row_kernels_schedule(inst, case, batch):
+    # the strict kernel keeps a clock per (coflow, link) instead of a rate per row: the same
+    # allocations (up to rounding in link uses), so the same completions to rounding
+    name, params = STRICT[case]
+    clocks = simulate(inst, name, batch_interval=batch, **params)
+    with pytest.MonkeyPatch.context() as mp:
+        per_row(mp)
+        rows = simulate(inst, name, batch_interval=batch, **params)
+    assert_same(inst, clocks, rows)
+    assert clocks.events == rows.events
+
+
+@pytest.mark.parametrize(("name", "params"), [("aalo", {"sharing": "strict"}), ("mcs", {})])
+def test_link_clocks_on_a_facebook_prefix(name, params, monkeypatch):
+    # 120 coflows by arrival: rows flip between their links, coflows stop and restart
+    inst = io.read(TRACE)
+    inst = inst.subset(np.argsort(inst.release, kind="stable")[:120])
+    clocks = simulate(inst, name, record=False, **params)
+    per_row(monkeypatch)
+    rows = simulate(inst, name, record=False, **params)
+    assert np.allclose(clocks.completion, rows.completion, rtol=1e-12, atol=0)
+    assert np.array_equal(clocks.start, rows.start)
+    assert clocks.events == rows.events
+    # the same allocations: the same water-fillings, kept and re-solved alike
+    for key in ("allocations", "levels_kept", "levels_solved"):
+        assert clocks.info["kernel_work"][key] == rows.info["kernel_work"][key]
