@@ -652,6 +652,94 @@ def _wide_fill(p, th, co_r0, co_r1, head, row_ptr, row_rate, ts, serv, sufmax, w
 
 
 @njit
+def _setup(act, fco, K, cos, wide, la, lb, L, split, size, sent):  # type: ignore[no-untyped-def]
+    """A stretch's rows and per-link row lists (both queue kernels).
+
+    Returns ``(anywide, ra, rb, rbl, co_r0, co_r1, rco, row_ptr, row_fl, need, fl0, rc,
+    sufmax, head, cl, adj, lrow, nlive, ndead)``: the rows of :func:`_rows`, each row's
+    downlink counted from the split (``rbl``) and unfinished flows (``rc``), the largest
+    bytes sent at ``t0`` among ``row_fl[j:]`` of each row (``sufmax``), each row's first
+    unfinished flow (``head``), each coflow's live rows per link (``cl``), the lists of
+    :func:`_adjacency`, and each coflow's live rows (``lrow[co_r0[p] : co_r0[p] +
+    nlive[p]]``, increasing; finished rows are dropped from these and from the per-link
+    lists once they are half of them, ``ndead`` counting them).
+    """
+    n = act.size
+    m = cos.size
+    pos = np.full(K, -1, np.int64)
+    anywide = False
+    for p in range(m):
+        pos[cos[p]] = p
+        if wide[cos[p]]:
+            anywide = True
+    R = L - split
+    ra, rb, co_r0, co_r1, rco, row_ptr, row_fl, need, fl0 = _rows(act, fco, pos, m, la, lb, split,
+                                                                  R, size, sent)
+    nrows = ra.size
+    rbl = rb - split
+    rc = np.empty(nrows)
+    sufmax = np.empty(n)
+    for r in range(nrows):
+        lo = row_ptr[r]
+        hi = row_ptr[r + 1]
+        mx = -np.inf
+        for j in range(hi - 1, lo - 1, -1):
+            v = sent[act[row_fl[j]]]
+            if v > mx:
+                mx = v
+            sufmax[j] = mx
+        rc[r] = hi - lo
+    head = row_ptr[:-1].copy()
+    cl = np.zeros((m, L), np.int64)
+    for r in range(nrows):
+        cl[rco[r], ra[r]] += 1
+        cl[rco[r], rb[r]] += 1
+    adj = _adjacency(m, co_r0, co_r1, ra, rbl, split, R)
+    lrow = np.arange(nrows)
+    nlive = co_r1 - co_r0
+    ndead = np.zeros(m, np.int64)
+    return (anywide, ra, rb, rbl, co_r0, co_r1, rco, row_ptr, row_fl, need, fl0, rc, sufmax, head,
+            cl, adj, lrow, nlive, ndead)
+
+
+@njit
+def _queue_order(qof, cos, cf_left, nq, order):  # type: ignore[no-untyped-def]
+    """The unfinished coflows' positions, queue-major (FIFO within a queue) into ``order``; their count."""
+    o = 0
+    for qi in range(nq):
+        for p in range(qof.size):
+            if qof[p] == qi and cf_left[cos[p]] > 0:
+                order[o] = p
+                o += 1
+    return o
+
+
+@njit
+def _next_demotion(t, tol, qof, last, nrun, cos, wide, th_n, cfs, cfr, tcf, w0, w1, wix):  # type: ignore[no-untyped-def]
+    """The earliest queue demotion under the current rates (not before ``t`` plus twice ``tol``).
+
+    A narrow coflow's comes from its bytes and rate; a wide coflow's is the earliest of
+    ``wix``'s entries ``w0[p]:w1[p]`` (its rows', or its slots', threshold crossings).
+    """
+    wake = np.inf
+    for p in range(qof.size):
+        if qof[p] >= last or nrun[p] == 0:
+            continue
+        if wide[cos[p]]:
+            w = _range_min(w0[p], w1[p], wix)
+        else:
+            th = th_n[qof[p]]
+            if not np.isfinite(th) or not cfr[p] > 0:
+                continue
+            sm = cfs[p] + cfr[p] * (t - tcf)
+            w = t + max(th - sm, 0.0) / cfr[p]
+        if w < wake:
+            wake = w
+    floor = t + 2 * tol * max(1.0, abs(t))
+    return floor if wake < floor else wake
+
+
+@njit
 def dclas_stretch(  # type: ignore[no-untyped-def]
     t0, t_stop, tol, act, la, lb, L, cap, size, sent, fco, cf_left, start,
     record, max_pieces, rate_out, done_f, done_t, pc_f, pc_t0, pc_t1, pc_r,
@@ -679,41 +767,10 @@ def dclas_stretch(  # type: ignore[no-untyped-def]
     m = cos.size
     nq = th_n.size
     last = nq - 1
-    K = cf_left.size
-    pos = np.full(K, -1, np.int64)
-    anywide = False
-    for p in range(m):
-        pos[cos[p]] = p
-        if wide[cos[p]]:
-            anywide = True
-    R = L - split
-    ra, rb, co_r0, co_r1, rco, row_ptr, row_fl, need, fl0 = _rows(act, fco, pos, m, la, lb, split,
-                                                                  R, size, sent)
+    (anywide, ra, rb, rbl, co_r0, co_r1, rco, row_ptr, row_fl, need, fl0, rc, sufmax, head, cl,
+     adj, lrow, nlive, ndead) = _setup(act, fco, cf_left.size, cos, wide, la, lb, L, split, size, sent)
     nrows = ra.size
-    rbl = rb - split
-    rc = np.empty(nrows)
-    sufmax = np.empty(n)  # largest bytes sent at t0 among row_fl[j:] of the row
-    for r in range(nrows):
-        lo = row_ptr[r]
-        hi = row_ptr[r + 1]
-        mx = -np.inf
-        for j in range(hi - 1, lo - 1, -1):
-            v = sent[act[row_fl[j]]]
-            if v > mx:
-                mx = v
-            sufmax[j] = mx
-        rc[r] = hi - lo
-    head = row_ptr[:-1].copy()
-    cl = np.zeros((m, L), np.int64)  # live rows of each coflow on each link
-    for r in range(nrows):
-        cl[rco[r], ra[r]] += 1
-        cl[rco[r], rb[r]] += 1
-    adj = _adjacency(m, co_r0, co_r1, ra, rbl, split, R)
-    # each coflow's live rows (lrow[co_r0[p] : co_r0[p] + nlive[p]], increasing); finished
-    # rows are dropped from these and from the per-link lists once they are half of them
-    lrow = np.arange(nrows)
-    nlive = co_r1 - co_r0
-    ndead = np.zeros(m, np.int64)
+    R = L - split
     serv = np.zeros(nrows)  # bytes each flow of the row received since t0
     ts = np.full(nrows, t0)  # when serv was last brought up to date
     row_rate = np.zeros(nrows)
@@ -817,12 +874,7 @@ def dclas_stretch(  # type: ignore[no-untyped-def]
             if not seen[qof[p]] and cf_left[cos[p]] > 0:
                 seen[qof[p]] = True
                 nonempty += 1
-        o = 0
-        for qi in range(nq):
-            for p in range(m):
-                if qof[p] == qi and cf_left[cos[p]] > 0:
-                    order[o] = p
-                    o += 1
+        o = _queue_order(qof, cos, cf_left, nq, order)
         work[W_ALLOC] += 1
         curmask[:] = 0
         tcount[0] = 0
@@ -906,25 +958,10 @@ def dclas_stretch(  # type: ignore[no-untyped-def]
                 elif io == imin[b]:
                     idirty[b] = True
         # the next demotion under these rates
-        wake = np.inf
         if anywide:
             _flush(wix)
-        for p in range(m):
-            if qof[p] >= last or nrun[p] == 0:
-                continue
-            if wide[cos[p]]:
-                w = _range_min(co_r0[p], co_r1[p], wix)
-            else:
-                th = th_n[qof[p]]
-                if not np.isfinite(th) or not cfr[p] > 0:
-                    continue
-                sm = cfs[p] + cfr[p] * (t - tcf)
-                w = t + max(th - sm, 0.0) / cfr[p]
-            if w < wake:
-                wake = w
-        floor = t + 2 * tol * max(1.0, abs(t))
-        if wake < floor:
-            wake = floor
+        wake = _next_demotion(t, tol, qof, last, nrun, cos, wide, th_n, cfs, cfr, tcf, co_r0,
+                              co_r1, wix)
         if record and npc > max_pieces - 3 * n - 4:
             reason = 2
             break

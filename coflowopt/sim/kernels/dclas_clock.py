@@ -61,16 +61,17 @@ from .dclas import (
     W_ROWS,
     W_SOLVED,
     W_STRETCHES,
-    _adjacency,
     _block_min,
     _blocked,
     _compact,
     _demand,
     _flush,
     _index,
+    _next_demotion,
     _on_link,
+    _queue_order,
     _range_min,
-    _rows,
+    _setup,
 )
 
 __all__ = ["dclas_clock_stretch"]
@@ -552,39 +553,10 @@ def dclas_clock_stretch(  # type: ignore[no-untyped-def]
     m = cos.size
     nq = th_n.size
     last = nq - 1
-    K = cf_left.size
-    pos = np.full(K, -1, np.int64)
-    anywide = False
-    for p in range(m):
-        pos[cos[p]] = p
-        if wide[cos[p]]:
-            anywide = True
-    R = L - split
-    ra, rb, co_r0, co_r1, rco, row_ptr, row_fl, need, fl0 = _rows(act, fco, pos, m, la, lb, split,
-                                                                  R, size, sent)
+    (anywide, ra, rb, rbl, co_r0, co_r1, rco, row_ptr, row_fl, need, fl0, rc, sufmax, head, cl,
+     adj, lrow, nlive, ndead) = _setup(act, fco, cf_left.size, cos, wide, la, lb, L, split, size, sent)
     nrows = ra.size
-    rbl = rb - split
-    rc = np.empty(nrows)
-    sufmax = np.empty(n)  # largest bytes sent at t0 among row_fl[j:] of the row
-    for r in range(nrows):
-        lo_ = row_ptr[r]
-        hi_ = row_ptr[r + 1]
-        mx = -np.inf
-        for j in range(hi_ - 1, lo_ - 1, -1):
-            v = sent[act[row_fl[j]]]
-            if v > mx:
-                mx = v
-            sufmax[j] = mx
-        rc[r] = hi_ - lo_
-    head = row_ptr[:-1].copy()
-    cl = np.zeros((m, L), np.int64)  # live rows of each coflow on each link
-    for r in range(nrows):
-        cl[rco[r], ra[r]] += 1
-        cl[rco[r], rb[r]] += 1
-    adj = _adjacency(m, co_r0, co_r1, ra, rbl, split, R)
-    lrow = np.arange(nrows)
-    nlive = co_r1 - co_r0
-    ndead = np.zeros(m, np.int64)
+    R = L - split
     nr1 = max(nrows, 1)
     # rows: binding (-1: not running), anchor (running: bytes since t0 = clock - anchor;
     # else the bytes since t0), start of the current piece (record)
@@ -618,6 +590,7 @@ def dclas_clock_stretch(  # type: ignore[no-untyped-def]
         cfs[p] = cf_sent[cos[p]]
         dmx[p] = cf_long[cos[p]]
     tcf = t0
+    s0 = np.arange(m) * L  # each coflow's slots: s0[p] + link
     qof = np.empty(m, np.int64)
     thv = np.empty(m)  # each coflow's wide threshold now (inf: none)
     for p in range(m):
@@ -686,12 +659,7 @@ def dclas_clock_stretch(  # type: ignore[no-untyped-def]
                     qof[p] = qk
                     queue[k] = qk
         first = False
-        o = 0
-        for qi in range(nq):
-            for p in range(m):
-                if qof[p] == qi and cf_left[cos[p]] > 0:
-                    order[o] = p
-                    o += 1
+        o = _queue_order(qof, cos, cf_left, nq, order)
         work[W_ALLOC] += 1
         if t > tcf:
             for p in range(m):
@@ -705,25 +673,10 @@ def dclas_clock_stretch(  # type: ignore[no-untyped-def]
                 _switch(p, run[p], t, L, split, ra, rb, clam[0, p], lrow, co_r0, nlive, rc, adj,
                         ck, work)
         # the next demotion under these rates
-        wake = np.inf
         if anywide:
             _flush(wix)
-        for p in range(m):
-            if qof[p] >= last or nrun[p] == 0:
-                continue
-            if wide[cos[p]]:
-                w = _range_min(p * L, p * L + L, wix)
-            else:
-                th = th_n[qof[p]]
-                if not np.isfinite(th) or not cfr[p] > 0:
-                    continue
-                sm = cfs[p] + cfr[p] * (t - tcf)
-                w = t + max(th - sm, 0.0) / cfr[p]
-            if w < wake:
-                wake = w
-        floor = t + 2 * tol * max(1.0, abs(t))
-        if wake < floor:
-            wake = floor
+        wake = _next_demotion(t, tol, qof, last, nrun, cos, wide, th_n, cfs, cfr, tcf, s0, s0 + L,
+                              wix)
         if record and npc_[0] > max_pieces - 3 * n - 4:
             reason = 2
             break
@@ -767,6 +720,8 @@ def dclas_clock_stretch(  # type: ignore[no-untyped-def]
                         continue
                     e = row_ptr[r + 1]
                     h = head[r]
+                    # a flow's completion, as in dclas_stretch (written out, not a helper:
+                    # a call per flow passing these arrays costs more than its bookkeeping)
                     while h < e:
                         i = row_fl[h]
                         fi = tc + max(need[i] + anc[r] - c0, 0.0) / x
