@@ -153,3 +153,33 @@ def test_link_clocks_on_a_facebook_prefix(name, params, monkeypatch):
     # the same allocations: the same water-fillings, kept and re-solved alike
     for key in ("allocations", "levels_kept", "levels_solved"):
         assert clocks.info["kernel_work"][key] == rows.info["kernel_work"][key]
+
+
+@pytest.mark.parametrize(("t0", "eps"), [(1e3, 1e-6), (1e5, 1e-7)])
+def test_a_row_joining_a_slot_with_a_large_clock_keeps_its_own_precision(t0, eps, monkeypatch):
+    # found by review: coflow P's row (0 -> 0) runs alone on downlink 0 until t0, so that
+    # slot's clock holds ~t0 bytes; row (1 -> 0) then joins it (uplink 1 frees at t0) with a
+    # few bytes, and from t0 + 1 coflow H2 leaves P only eps of downlink 0. Anchored on the
+    # large clock, that row's remaining bytes carried the clock's rounding (~1e-11 bytes),
+    # which divided by eps put its completion 1e-9 relative off; the slot is now re-based
+    # when a row joins it with a clock far above the row's own bytes (dclas_clock.REBASE)
+    fab = Fabric(np.array([2.0, 2.0, 1.0 - eps, 1.0]), np.array([1.0, 1.0, 1.0, 1.0]))
+    t1 = t0 + 1.0
+
+    def cf(name, src, dst, sizes):
+        return Coflow(id=name, src=np.array(src), dst=np.array(dst), sizes=np.array(sizes),
+                      release=0.0)
+
+    inst = Instance(fabric=fab, coflows=(
+        cf("H0", [1, 1], [1, 3], [t0, t0]),       # holds uplink 1 until t0
+        cf("H1", [2], [2], [t1 * (1 - eps)]),     # holds uplink 2 until t0 + 1
+        cf("H2", [2], [0], [1e3]),                # then takes 1 - eps of downlink 0
+        cf("P", [0, 1], [0, 0], [t0 + 0.25, 0.75 + 1.3e-6]),
+    ))
+    kw = {"num_queues": 1, "sharing": "strict"}
+    clocks, ref = both(inst, "aalo", **kw)
+    assert_same(inst, clocks, ref)
+    per_row(monkeypatch)
+    rows = simulate(inst, "aalo", **kw)
+    assert np.array_equal(clocks.completion, rows.completion)
+    assert clocks.events == rows.events
