@@ -14,7 +14,7 @@ from typing import Any, TypeVar
 
 from numba import njit as _njit
 
-__all__ = ["njit", "njit_inline"]
+__all__ = ["njit"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -22,13 +22,3 @@ F = TypeVar("F", bound=Callable[..., Any])
 def njit(func: F) -> F:
     """Compile ``func`` in nopython mode, caching the result on disk."""
     return _njit(cache=True, nogil=True)(func)  # type: ignore[return-value]
-
-
-def njit_inline(func: F) -> F:
-    """:func:`njit`, and inlined into compiled callers at Numba's IR level.
-
-    For small helpers called per row or per link from hot loops: an ordinary call
-    passes its arrays by reference count (an atomic increment and decrement each),
-    which can cost more than the helper's work.
-    """
-    return _njit(cache=True, nogil=True, inline="always")(func)  # type: ignore[return-value]

@@ -155,7 +155,7 @@ def _refresh(s, lev, th, sf, fix, wix, wide):  # type: ignore[no-untyped-def]
 
 @njit
 def _flips(nf, fr, fb, p, t, L, split, adj, lo, olv, rc, bind, anc, tp, need, row_fl, head,  # type: ignore[no-untyped-def]
-           row_ptr, sufmax, sf, cfr, nrun, start, k, wide, iix, dirty, dl, nd_, rec, nrb):
+           row_ptr, sufmax, sf, nrun, start, k, wide, iix, dirty, dl, nd_, rec):
     """Rows ``fr[:nf]`` of coflow ``p`` (coflow id ``k``) change binding to ``fb[:nf]`` at ``t``.
 
     ``-1``: the row stops (it keeps its bytes); a link: it runs at that link's
@@ -182,7 +182,6 @@ def _flips(nf, fr, fb, p, t, L, split, adj, lo, olv, rc, bind, anc, tp, need, ro
                 lev = 0.0
             serv = sf[CLK, s] + lev * (t - sf[TCK, s]) - anc[r]
             sf[NBF, s] -= x
-            cfr[p] -= x * lev
             if dirty[s] != 1:
                 if dirty[s] == 0:
                     dl[nl] = s
@@ -225,10 +224,8 @@ def _flips(nf, fr, fb, p, t, L, split, adj, lo, olv, rc, bind, anc, tp, need, ro
                 sf[CLK, s] = 0.0
                 sf[TCK, s] = t
                 c = 0.0
-                nrb[0] += 1
             anc[r] = c - serv
             sf[NBF, s] += x
-            cfr[p] += x * lev
             v = need[row_fl[h]] + anc[r]
             if v < sf[TGT, s]:
                 sf[TGT, s] = v
@@ -346,7 +343,7 @@ def _solve(  # type: ignore[no-untyped-def]
     capv, lam_l, lam_r, nob = scratch[:4]
     lam, W, hi = scratch[6], scratch[8], scratch[9]
     (sf, bind, anc, tp, olv, need, row_fl, head, row_ptr, sufmax, cfr, nrun, start, cos, wide_,
-     iix, fix, wix, dirty, dl, nd_, thv, rec, fr, fb, thl, chg, nrb) = ck
+     iix, fix, wix, dirty, dl, nd_, thv, rec, fr, fb, thl, chg) = ck
     L = kv.size
     first = not cval[0, ci]
     keyo = ckey[0, ci]
@@ -428,7 +425,6 @@ def _solve(  # type: ignore[no-untyped-def]
                             tp[r] = t
                 sf[CLK, s] += ol * (t - sf[TCK, s])
                 sf[TCK, s] = t
-                cfr[ci] += sf[NBF, s] * (_eff(lam[j]) - ol)
                 if dirty[s] == 0:
                     dirty[s] = 2
                     dl[nd_[0]] = s
@@ -484,7 +480,7 @@ def _solve(  # type: ignore[no-untyped-def]
     if nf:
         work[W_CHANGED] += nf
         _flips(nf, fr, fb, ci, t, L, split, adj, lo, olv, rc, bind, anc, tp, need, row_fl, head,
-               row_ptr, sufmax, sf, cfr, nrun, start, cos[ci], wide, iix, dirty, dl, nd_, rec, nrb)
+               row_ptr, sufmax, sf, nrun, start, cos[ci], wide, iix, dirty, dl, nd_, rec)
     if nd_[0] > 0:
         _settle(ci, L, split, lo, thv[ci], adj, bind, anc, need, row_fl, head, sufmax, sf, fix,
                 wix, wide, dirty, dl, nd_)
@@ -521,7 +517,7 @@ def _switch(p, on, t, L, split, ra, rb, lo, lrow, co_r0, nlive, rc, adj, ck, wor
             nf += 1
     work[W_CHANGED] += nf
     _flips(nf, fr, fb, p, t, L, split, adj, lo, olv, rc, bind, anc, tp, need, row_fl, head,
-           row_ptr, sufmax, sf, cfr, nrun, start, cos[p], wide, iix, dirty, dl, nd_, rec, ck[27])
+           row_ptr, sufmax, sf, nrun, start, cos[p], wide, iix, dirty, dl, nd_, rec)
     cfr[p] = _rate(p, L, lo, sf) if on else 0.0
     _settle(p, L, split, lo, thv[p], adj, bind, anc, need, row_fl, head, sufmax, sf, fix, wix,
             wide, dirty, dl, nd_)
@@ -669,10 +665,9 @@ def dclas_clock_stretch(  # type: ignore[no-untyped-def]
     logbuf, logamt, log0, loglen = logs
     npc_ = np.zeros(1, np.int64)
     rec = (record, act, fco, pc_f, pc_t0, pc_t1, pc_r, npc_)
-    nrb = np.zeros(1, np.int64)  # slots re-based
     ck = (sf, bind, anc, tp, olv, need, row_fl, head, row_ptr, sufmax, cfr, nrun, start, cos, wide,
           iix, fix, wix, dirty, dl, nd_, thv, rec, np.empty(nr1, np.int64), np.empty(nr1, np.int64),
-          np.empty(L), np.zeros(L, np.bool_), nrb)
+          np.empty(L), np.zeros(L, np.bool_))
     work[W_STRETCHES] += 1
     work[W_ROWS] += nrows
     compact = np.zeros(m, np.bool_)  # coflows with rows finished at this event
