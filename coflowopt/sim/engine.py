@@ -136,12 +136,22 @@ class Stretch:
     n_events, reason)``. ``flows`` are the admitted flows it governs (for a
     priority rule, in priority order); other admitted flows get rate 0 until
     the next decision. The engine hands control back to the policy at
-    admissions, wake-ups and coflow completions.
+    admissions (but those the kernel makes itself, ``admits``), wake-ups and
+    coflow completions.
     """
 
     kernel: Callable[..., tuple[float, int, int, int, int]]
     flows: IntArray
     args: tuple[Any, ...] = ()
+    admits: IntArray = field(default_factory=lambda: _EMPTY_I)
+    """Coflows not yet admitted whose admission the kernel makes itself (a prefix of
+    :meth:`SimView.upcoming`, in that order; their flows are among ``flows``). The
+    kernel admits each, with all its flows, at the first event at or after its
+    admission time (within the engine's tolerance), as the engine would, and
+    continues; it returns at ``t_stop``, now the first admission it does not make."""
+    admitted_at: FloatArray = field(default_factory=lambda: _EMPTY_F)
+    """Filled in by the kernel: when it admitted each of ``admits`` (``inf``: not yet);
+    the admitted ones are a prefix."""
 
 
 @dataclass(slots=True)
@@ -301,6 +311,15 @@ class Engine:
         order = np.argsort(times, kind="stable")
         self.adm_flows = free[order]
         self.adm_times = times[order]
+        # coflows admitted whole, all flows at one time (one contiguous block of the
+        # admission list: times sort stably and a coflow's flows are consecutive)
+        first = np.full(K, np.inf)
+        last = np.full(K, -np.inf)
+        if free.size:
+            np.minimum.at(first, self.fco[free], times)
+            np.maximum.at(last, self.fco[free], times)
+        n_free = np.bincount(self.fco[free], minlength=K)
+        self.adm_whole = (n_free == np.diff(self.ptr)) & (first == last) & (n_free > 0)
         self.adm_pos = 0
         self.adm_heap: list[tuple[float, int, IntArray]] = []
         self._adm_seq = 0
@@ -319,6 +338,63 @@ class Engine:
         for t in np.unique(times):
             self._adm_seq += 1
             heapq.heappush(self.adm_heap, (float(t), self._adm_seq, flows[times == t]))
+
+    def upcoming(self, max_coflows: int, max_flows: int) -> tuple[IntArray, FloatArray]:
+        """The next coflows to be admitted whole and their times (see :meth:`SimView.upcoming`)."""
+        out: list[int] = []
+        when: list[float] = []
+        j = self.adm_pos
+        n = 0
+        t_prev = self.t
+        k_prev = -1
+        heap_t = self.adm_heap[0][0] if self.adm_heap else math.inf
+        while j < self.adm_flows.size and len(out) < max_coflows:
+            k = int(self.fco[self.adm_flows[j]])
+            nk = int(self.ptr[k + 1] - self.ptr[k])
+            t = float(self.adm_times[j])
+            if not self.adm_whole[k] or t >= heap_t or n + nk > max_flows:
+                break  # part of a coflow, or another admission first, or enough
+            # Admitted at one event, coflows queue FIFO by (time admitted, dependency rank,
+            # index): this list's order for equal times only if the ranks increase; a time
+            # the engine's tolerance may merge with the one before ends the list
+            if t == t_prev and k_prev >= 0:
+                if self.topo_rank[k] < self.topo_rank[k_prev]:
+                    break
+            elif t <= t_prev + 4 * _TOL * max(1.0, abs(t)):
+                break
+            out.append(k)
+            when.append(t)
+            n += nk
+            j += nk
+            t_prev = t
+            k_prev = k
+        return np.array(out, np.int64), np.array(when, float)
+
+    def _admit_absorbed(self, spec: Stretch) -> None:
+        """Book the admissions a stretch kernel made (``spec.admits``), each at its time."""
+        for k, t in zip(spec.admits.tolist(), spec.admitted_at.tolist(), strict=True):
+            if t == math.inf:
+                break
+            if self.admitted[k] != math.inf:
+                continue  # booked after an earlier run of the same stretch
+            lo, hi = int(self.ptr[k]), int(self.ptr[k + 1])
+            j = self.adm_pos
+            if not (self.adm_whole[k] and j + hi - lo <= self.adm_flows.size
+                    and self.adm_flows[j] == lo and self.adm_flows[j + hi - lo - 1] == hi - 1):
+                raise PolicyError(
+                    f"policy '{self.policy.name}' admitted coflow {k} out of the admission order"
+                )
+            self.adm_pos = j + hi - lo
+            flows = np.arange(lo, hi, dtype=np.int64)
+            self.status[lo:hi] = 1
+            self.tsync[lo:hi] = t
+            self.admitted[k] = t
+            self.cf_active[k] += hi - lo
+            self.cf_finish[k] = math.inf
+            self.active_coflows.append(k)
+            self.new_coflows.append(k)
+            self.new_flows.append(flows)
+            self._active_cache = None
 
     def _admit(self, thr: float) -> None:
         parts = []
@@ -534,7 +610,23 @@ class Engine:
         if self.check and flows.size:
             if self._repeats(flows):
                 raise PolicyError(f"policy '{self.policy.name}' lists a flow twice in its stretch")
-            bad = flows[self.status[flows] != 1]
+            ok = self.status[flows] == 1
+            if spec.admits.size:
+                if spec.admitted_at.shape != spec.admits.shape:
+                    raise PolicyError(
+                        f"policy '{self.policy.name}' gives its stretch {spec.admits.size} "
+                        f"admissions but {spec.admitted_at.size} admission times"
+                    )
+                nxt, _ = self.upcoming(spec.admits.size, self.F)
+                if not np.array_equal(nxt, spec.admits):
+                    raise PolicyError(
+                        f"policy '{self.policy.name}' hands its kernel admissions that are not "
+                        "the next ones"
+                    )
+                mark = np.zeros(self.K, bool)
+                mark[spec.admits] = True
+                ok |= (self.status[flows] == 0) & mark[self.fco[flows]]
+            bad = flows[~ok]
             if bad.size:
                 raise PolicyError(
                     f"policy '{self.policy.name}' hands flow {bad[0]} to its kernel, which is not "
@@ -544,19 +636,33 @@ class Engine:
         run = act[self.rate[act] > 0]
         if run.size:
             self.apply(run, np.zeros(run.size))  # close the pieces; the kernel restarts them
-        self.stretch = Stretch(spec.kernel, flows, spec.args)
+        self.stretch = Stretch(spec.kernel, flows, spec.args, spec.admits, spec.admitted_at)
 
-    def _run_stretch(self, t_stop: float) -> int:
-        """Run the current stretch kernel from now to ``t_stop`` or the first coflow completion.
+    def _run_stretch(self, wake: float) -> int:
+        """Run the current stretch kernel from now to the next admission it does not make,
+        ``wake`` or the first coflow completion.
 
-        Takes over the kernel's completions, pieces and final rates. Returns
-        its stop reason (see :mod:`coflowopt.sim.kernels`; 3: nothing runs and
-        ``t_stop`` is infinite).
+        Takes over the kernel's admissions, completions, pieces and final rates.
+        Returns its stop reason (see :mod:`coflowopt.sim.kernels`; 3: nothing
+        runs and nothing is due).
         """
         spec = self.stretch
         assert spec is not None
-        o = spec.flows[self.status[spec.flows] == 1]
-        self.stretch = Stretch(spec.kernel, o, spec.args)
+        if spec.admits.size:
+            o = spec.flows[self.status[spec.flows] != 2]
+            # the first admission after those the kernel makes
+            j = self.adm_pos
+            for k in spec.admits.tolist():
+                if self.admitted[k] == math.inf:
+                    j += int(self.ptr[k + 1] - self.ptr[k])
+            t_adm = float(self.adm_times[j]) if j < self.adm_times.size else math.inf
+            if self.adm_heap:
+                t_adm = min(t_adm, self.adm_heap[0][0])
+        else:
+            o = spec.flows[self.status[spec.flows] == 1]
+            t_adm = self._next_admission()
+        t_stop = min(t_adm, wake)
+        self.stretch = Stretch(spec.kernel, o, spec.args, spec.admits, spec.admitted_at)
         t0 = self.t
         run = o[self.rate[o] > 0]
         if run.size:
@@ -580,6 +686,8 @@ class Engine:
         self.events += int(nev)
         self.cf_sent += np.bincount(self.fco[o], self.sent[o] - before, minlength=self.K)
         self.t = self.cf_t = float(t)
+        if spec.admits.size:
+            self._admit_absorbed(spec)
         if npc:
             self._pieces.append(
                 (pc_f[:npc].copy(), pc_t0[:npc].copy(), pc_t1[:npc].copy(), pc_r[:npc].copy())
@@ -786,7 +894,7 @@ class Engine:
                 self.woke = self.stalled = False
             t_adm = self._next_admission()
             if self.stretch is not None:
-                reason = self._run_stretch(min(t_adm, wake))
+                reason = self._run_stretch(wake)
                 if reason == 3:  # nothing runs and nothing is due: as when the fabric idles
                     if self.active_coflows and not stalled:
                         stalled = self.stalled = need = True
@@ -806,7 +914,7 @@ class Engine:
                 thr = self.t + _TOL * max(1.0, abs(self.t))
                 for k in self.done_coflows:
                     self._release_dependents(k)
-                if t_adm <= thr or (self.adm_heap and self.adm_heap[0][0] <= thr):
+                if self._next_admission() <= thr:
                     self._admit(thr)
                 if wake <= thr:
                     self.woke = True
@@ -1122,6 +1230,18 @@ class SimView:
     def completed_coflows(self) -> list[int]:
         """Coflows completed since the last decision."""
         return self._e.done_coflows
+
+    def upcoming(self, max_coflows: int, max_flows: int) -> tuple[IntArray, FloatArray]:
+        """The next coflows to be admitted, each whole at one time, and their admission times.
+
+        At most ``max_coflows`` of them with at most ``max_flows`` flows in all;
+        the list ends before any other admission (part of a coflow, a coflow
+        released by a dependency) and before a time within the engine's
+        tolerance of the one before; in admission order. A stretch kernel may make these
+        admissions itself (:attr:`Stretch.admits`); the policy must not let
+        the kernel act on a listed coflow before its admission.
+        """
+        return self._e.upcoming(max_coflows, max_flows)
 
     @property
     def arrived_coflows(self) -> list[int]:

@@ -155,6 +155,56 @@ def test_link_clocks_on_a_facebook_prefix(name, params, monkeypatch):
         assert clocks.info["kernel_work"][key] == rows.info["kernel_work"][key]
 
 
+@settings(max_examples=80, deadline=None)
+@given(
+    instances(max_ports=4, max_coflows=7, max_flows=5, dependencies=True, delays=True),
+    st.sampled_from(range(len(CASES))),
+    st.sampled_from([None, 0.5]),
+    st.sampled_from([(1, 100), (2, 6), (32, 10_000)]),
+)
+def test_admissions_made_by_the_kernel_give_the_schedule_of_a_stretch_per_admission(
+    inst, case, batch, horizon,
+):
+    # the kernel admits the next coflows itself instead of handing back at each: the same
+    # rule, so the same schedule up to rounding (levels kept across an admission)
+    from coflowopt.sim.policies import aalo
+
+    name, params = CASES[case]
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(aalo, "HORIZON", horizon)
+        inside = simulate(inst, name, batch_interval=batch, **params)
+        mp.setattr(aalo, "HORIZON", (0, 0))
+        apart = simulate(inst, name, batch_interval=batch, **params)
+    assert_same(inst, inside, apart)
+    # (an admission a completion releases moves with its rounding)
+    assert np.allclose(inside.admitted, apart.admitted, rtol=1e-12, atol=0)
+    assert inside.events == apart.events
+    assert inside.decisions <= apart.decisions
+
+
+@pytest.mark.parametrize(("name", "params", "n"), [
+    ("aalo", {"sharing": "strict"}, 120), ("mcs", {}, 120), ("aalo", {}, 40),
+])
+def test_admissions_made_by_the_kernel_on_a_facebook_prefix(name, params, n, monkeypatch):
+    from coflowopt.sim.policies import aalo
+
+    inst = io.read(TRACE)
+    inst = inst.subset(np.argsort(inst.release, kind="stable")[:n])
+    inside = simulate(inst, name, record=False, **params)
+    monkeypatch.setattr(aalo, "HORIZON", (0, 0))
+    apart = simulate(inst, name, record=False, **params)
+    assert np.allclose(inside.completion, apart.completion, rtol=1e-12, atol=0)
+    assert np.array_equal(inside.start, apart.start)
+    assert np.array_equal(inside.admitted, apart.admitted)
+    assert inside.events == apart.events
+    # a stretch per admission, against a few: each set up every active flow again
+    w_in, w_apart = inside.info["kernel_work"], apart.info["kernel_work"]
+    assert w_apart["stretches"] == n
+    assert w_in["stretches"] * 4 < n
+    assert w_in["rows"] * 4 < w_apart["rows"]
+    assert w_in["allocations"] == w_apart["allocations"]
+
+
 @pytest.mark.parametrize(("t0", "eps"), [(1e3, 1e-6), (1e5, 1e-7)])
 def test_a_row_joining_a_slot_with_a_large_clock_keeps_its_own_precision(t0, eps, monkeypatch):
     # found by review: coflow P's row (0 -> 0) runs alone on downlink 0 until t0, so that

@@ -1,7 +1,7 @@
 """Compiled stretches of the simulation.
 
 A *stretch kernel* advances the simulation from the current time ``t0`` up
-to a stop time (the next admission or wake-up) through any number of
+to a stop time (an admission or a wake-up) through any number of
 internal events (flow completions), re-allocating rates by one policy's
 rule at each of them, all in compiled code. The contract, shared by every
 kernel:
@@ -10,10 +10,17 @@ kernel:
   rules, in priority order), every flow's data sent so far (``sent``, exact
   at ``t0``), sizes, the two links of each flow, link capacities, the
   coflow of each flow and each coflow's count of unfinished flows;
-- the kernel returns at ``t_stop``, at the first event at which a coflow
-  completes (a kernel may continue through completions of coflows that no
-  other coflow depends on, when its policy needs no decision there), or
-  early when its record buffer is nearly full; it returns the time reached;
+- a kernel may make the next admissions itself (``Stretch.admits``, a
+  prefix of ``SimView.upcoming``): a listed coflow's flows are handed to it
+  before they are admitted, it admits each at the first event within the
+  engine's tolerance of its admission time, after that event's
+  completions, and reports when (``Stretch.admitted_at``); the engine then
+  books those admissions as its own;
+- the kernel returns at ``t_stop`` (the first admission it does not
+  make), at the first event at which a coflow completes (a kernel may
+  continue through completions of coflows that no other coflow depends on,
+  when its policy needs no decision there), or early when its record
+  buffer is nearly full; it returns the time reached;
 - on return, ``sent`` is exact at the time reached for every flow it
   handled, ``rate`` holds the rates from then on, and the kernel lists
   the flows it completed (with their completion times) and, when asked,

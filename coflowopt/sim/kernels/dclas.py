@@ -703,12 +703,53 @@ def _setup(act, fco, K, cos, wide, la, lb, L, split, size, sent):  # type: ignor
 
 
 @njit
-def _queue_order(qof, cos, cf_left, nq, order):  # type: ignore[no-untyped-def]
-    """The unfinished coflows' positions, queue-major (FIFO within a queue) into ``order``; their count."""
+def _pending(m, adm_t, adm_at):  # type: ignore[no-untyped-def]
+    """Which of the ``m`` positions are not yet admitted, and the next admission time.
+
+    The last ``adm_t.size`` positions are the coflows the kernel admits itself,
+    at times ``adm_t``; ``adm_at`` holds when it did (``inf``: not yet).
+    """
+    m0 = m - adm_t.size
+    pend = np.zeros(m, np.bool_)
+    t_adm = np.inf
+    for i in range(adm_t.size):
+        if adm_at[i] == np.inf:
+            pend[m0 + i] = True
+            if adm_t[i] < t_adm:
+                t_adm = adm_t[i]
+    return pend, t_adm
+
+
+@njit
+def _admissions(t, tol, m0, adm_t, adm_at, pend):  # type: ignore[no-untyped-def]
+    """Admit, at the event ``t`` (after its completions), every pending coflow due by then.
+
+    Due: ``adm_t[i] <= t + tol * max(1, |t|)``, the engine's tolerance for
+    admissions at an event; ``adm_at[i] = t``. Returns the next admission time.
+    """
+    tha = t + tol * max(1.0, abs(t))
+    nxt = np.inf
+    for i in range(adm_t.size):
+        p = m0 + i
+        if pend[p]:
+            if adm_t[i] <= tha:
+                pend[p] = False
+                adm_at[i] = t
+            elif adm_t[i] < nxt:
+                nxt = adm_t[i]
+    return nxt
+
+
+@njit
+def _queue_order(qof, cos, cf_left, nq, order, pend):  # type: ignore[no-untyped-def]
+    """The unfinished coflows' positions, queue-major (FIFO within a queue) into ``order``; their count.
+
+    Positions marked in ``pend`` (not yet admitted) are left out.
+    """
     o = 0
     for qi in range(nq):
         for p in range(qof.size):
-            if qof[p] == qi and cf_left[cos[p]] > 0:
+            if qof[p] == qi and cf_left[cos[p]] > 0 and not pend[p]:
                 order[o] = p
                 o += 1
     return o
@@ -744,7 +785,7 @@ def dclas_stretch(  # type: ignore[no-untyped-def]
     t0, t_stop, tol, act, la, lb, L, cap, size, sent, fco, cf_left, start,
     record, max_pieces, rate_out, done_f, done_t, pc_f, pc_t0, pc_t1, pc_r,
     cos, queue, wide, th_n, th_w, weights, cf_sent, cf_long, split, sat, max_rounds, ptol, stop_co,
-    work,
+    work, adm_t, adm_at,
 ):
     """Advance the multi-level queue allocation of ``act`` from ``t0``.
 
@@ -760,11 +801,15 @@ def dclas_stretch(  # type: ignore[no-untyped-def]
     bytes, see :data:`coflowopt.sim.policies.aalo.REACH_TOL`); ``stop_co``:
     coflows at whose completion the kernel returns (those others depend on;
     the allocation after any other completion is the kernel's own next
-    event); ``work``: counters the kernel adds to (see :data:`WORK`). Returns
-    ``(t, n_done, n_pieces, n_events, reason)`` as every stretch kernel.
+    event); ``work``: counters the kernel adds to (see :data:`WORK`);
+    ``adm_t``/``adm_at``: the admissions the kernel makes (:func:`_admissions`).
+    Returns ``(t, n_done, n_pieces, n_events, reason)`` as every stretch kernel.
     """
     n = act.size
     m = cos.size
+    npend = adm_t.size
+    m0 = m - npend
+    pend, t_adm = _pending(m, adm_t, adm_at)
     nq = th_n.size
     last = nq - 1
     (anywide, ra, rb, rbl, co_r0, co_r1, rco, row_ptr, row_fl, need, fl0, rc, sufmax, head, cl,
@@ -844,7 +889,7 @@ def dclas_stretch(  # type: ignore[no-untyped-def]
             for p in range(m):
                 k = cos[p]
                 qk = qof[p]
-                if cf_left[k] == 0:
+                if cf_left[k] == 0 or pend[p]:
                     continue
                 while qk < last:
                     if wide[k]:
@@ -871,10 +916,10 @@ def dclas_stretch(  # type: ignore[no-untyped-def]
         nonempty = 0
         seen[:] = False
         for p in range(m):
-            if not seen[qof[p]] and cf_left[cos[p]] > 0:
+            if not seen[qof[p]] and cf_left[cos[p]] > 0 and not pend[p]:
                 seen[qof[p]] = True
                 nonempty += 1
-        o = _queue_order(qof, cos, cf_left, nq, order)
+        o = _queue_order(qof, cos, cf_left, nq, order, pend)
         work[W_ALLOC] += 1
         curmask[:] = 0
         tcount[0] = 0
@@ -971,7 +1016,7 @@ def dclas_stretch(  # type: ignore[no-untyped-def]
         for b in range(nb):
             if bmin[b] < t_fin:
                 t_fin = bmin[b]
-        t_next = min(t_fin, t_stop, wake)
+        t_next = min(t_fin, t_stop, wake, t_adm)
         if t_next == np.inf:
             reason = 3
             break
@@ -1045,6 +1090,8 @@ def dclas_stretch(  # type: ignore[no-untyped-def]
                         wdirty[r // BLOCK] = True
             _block_min(b, fix)
         t = t_new
+        if t_adm <= t + tol * max(1.0, abs(t)):
+            t_adm = _admissions(t, tol, m0, adm_t, adm_at, pend)
         if t_stop <= thr or coflow_done:
             reason = 0 if t_stop <= thr else 1
             break

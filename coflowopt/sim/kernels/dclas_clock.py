@@ -68,6 +68,7 @@ from .dclas import (
     W_ROWS,
     W_SOLVED,
     W_STRETCHES,
+    _admissions,
     _block_min,
     _blocked,
     _compact,
@@ -76,6 +77,7 @@ from .dclas import (
     _index,
     _next_demotion,
     _on_link,
+    _pending,
     _queue_order,
     _range_min,
     _setup,
@@ -594,15 +596,23 @@ def dclas_clock_stretch(  # type: ignore[no-untyped-def]
     t0, t_stop, tol, act, la, lb, L, cap, size, sent, fco, cf_left, start,
     record, max_pieces, rate_out, done_f, done_t, pc_f, pc_t0, pc_t1, pc_r,
     cos, queue, wide, th_n, th_w, weights, cf_sent, cf_long, split, sat, max_rounds, ptol, stop_co,
-    work,
+    work, adm_t, adm_at,
 ):
     """Advance the strict-priority multi-level queue allocation of ``act`` from ``t0``.
 
     Arguments and result as :func:`coflowopt.sim.kernels.dclas.dclas_stretch`
-    (``weights`` must be empty: strict priority).
+    (``weights`` must be empty: strict priority), and admissions: the last
+    ``adm_t.size`` coflows of ``cos`` are not yet admitted (unless ``adm_at``
+    already gives the time the kernel admitted them, in an earlier run); each
+    is admitted at the first event ``t`` with ``adm_t[i] <= t + tol * max(1,
+    |t|)``, after that event's completions, as the engine admits, and
+    ``adm_at[i] = t``; it enters the queue ``queue`` gives it, behind the
+    coflows admitted before it. ``t_stop`` is the first admission not listed.
     """
     n = act.size
     m = cos.size
+    m0 = m - adm_t.size
+    pend, t_adm = _pending(m, adm_t, adm_at)  # t_adm: the next admission the kernel makes
     nq = th_n.size
     last = nq - 1
     (anywide, ra, rb, rbl, co_r0, co_r1, rco, row_ptr, row_fl, need, fl0, rc, sufmax, head, cl,
@@ -687,7 +697,7 @@ def dclas_clock_stretch(  # type: ignore[no-untyped-def]
             for p in range(m):
                 k = cos[p]
                 qk = qof[p]
-                if cf_left[k] == 0:
+                if cf_left[k] == 0 or pend[p]:
                     continue
                 while qk < last:
                     if wide[k]:
@@ -712,7 +722,7 @@ def dclas_clock_stretch(  # type: ignore[no-untyped-def]
                     qof[p] = qk
                     queue[k] = qk
         first = False
-        o = _queue_order(qof, cos, cf_left, nq, order)
+        o = _queue_order(qof, cos, cf_left, nq, order, pend)
         work[W_ALLOC] += 1
         if t > tcf:
             for p in range(m):
@@ -739,7 +749,7 @@ def dclas_clock_stretch(  # type: ignore[no-untyped-def]
         for b in range(nb):
             if bmin[b] < t_fin:
                 t_fin = bmin[b]
-        t_next = min(t_fin, t_stop, wake)
+        t_next = min(t_fin, t_stop, wake, t_adm)
         if t_next == np.inf:
             reason = 3
             break
@@ -836,6 +846,8 @@ def dclas_clock_stretch(  # type: ignore[no-untyped-def]
                 if 2 * ndead[p] >= nlive[p]:
                     _compact(p, co_r0, rc, lrow, nlive, ndead, adj)
         t = t_new
+        if t_adm <= t + tol * max(1.0, abs(t)):
+            t_adm = _admissions(t, tol, m0, adm_t, adm_at, pend)
         if t_stop <= thr or coflow_done:
             reason = 0 if t_stop <= thr else 1
             break

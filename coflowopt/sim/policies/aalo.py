@@ -26,6 +26,7 @@ Dissertation §6.5.2-6.5.4 and Pseudocode 4; defaults from §6.8.1 (K = E =
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -41,8 +42,8 @@ from ._common import SAT, RouteClasses
 from ._queues import MAX_ROUNDS, queue_rates
 
 __all__ = [
-    "Aalo", "AaloParams", "compiled_queues", "demotion_wake", "fifo_key", "kernel_work", "new_work",
-    "reached",
+    "HORIZON", "Aalo", "AaloParams", "compiled_queues", "demotion_wake", "fifo_key", "kernel_work",
+    "new_work", "reached",
 ]
 
 REACH_TOL = 1e-12
@@ -107,9 +108,22 @@ def reached(sent: float, rate: float, threshold: float, tol: float) -> bool:
     return sent >= threshold * (1.0 - REACH_TOL) or (rate > 0 and (threshold - sent) / rate <= tol)
 
 
+HORIZON = (32, 50_000)
+"""How many coflows (and at most how many of their flows in all) a queue kernel admits
+by itself before it hands control back (:meth:`SimView.upcoming`).
+
+Without it a stretch ends at every admission, and the next one sets up every active
+flow again (on the Facebook trace, 526 stretches of 36,000 flows each). With it, a
+flow is set up about as many times as its coflow spans horizons. The allocation is
+the same rule either way; what differs is rounding: a coflow whose levels stand
+keeps them across an admission (as at any other event) instead of being solved
+afresh. ``(0, 0)``: a stretch per admission."""
+
+
 def compiled_queues(
     view: SimView, classes: RouteClasses, queue: np.ndarray, wide: np.ndarray,
     th_n: np.ndarray, th_w: np.ndarray, weights: np.ndarray | None, work: np.ndarray,
+    enter: Callable[[SimView, np.ndarray], None] | None = None,
 ) -> Allocation | None:
     """The compiled stretch of the queue allocation, or None where it does not apply.
 
@@ -118,10 +132,14 @@ def compiled_queues(
     priority, :func:`coflowopt.sim.kernels.dclas.dclas_stretch` for weighted
     sharing) then handles every
     flow completion, demotion and coflow completion until the next admission
-    (or the completion of a coflow others depend on), as
+    it does not make (or the completion of a coflow others depend on), as
     :func:`._queues.queue_rates` and the policies' demotion rules do at each
-    of them (``simulate(..., compiled=False)``: the reference). The kernel adds
-    what it did to ``work`` (:func:`new_work`).
+    of them (``simulate(..., compiled=False)``: the reference). It makes the
+    next admissions itself (:data:`HORIZON`): those coflows enter behind the
+    active ones, each in the queue ``queue`` holds for it, which ``enter(view,
+    coflows)`` sets beforehand (none: as it is, e.g. the first); the kernel
+    reads it only when it admits the coflow. The kernel adds what it did to
+    ``work`` (:func:`new_work`).
     """
     if not (view.compiled_two_link and classes.split is not None):
         return None
@@ -131,10 +149,18 @@ def compiled_queues(
     longest = np.zeros(view.num_coflows)
     for k in cos[wide[cos]]:
         longest[k] = view.sent(view.all_flows_of(k)).max()
+    flows = view.active_flows()
+    admits, adm_t = view.upcoming(*HORIZON)
+    if admits.size:
+        if enter is not None:
+            enter(view, admits)
+        cos = np.concatenate([cos, admits])
+        flows = np.concatenate([flows, *(view.all_flows_of(int(k)) for k in admits)])
+    adm_at = np.full(admits.size, np.inf)
     args = (cos, queue, wide, th_n, th_w, w, view.coflow_sent().copy(), longest, int(classes.split),
-            SAT, MAX_ROUNDS, REACH_TOL, view.has_dependents, work)
+            SAT, MAX_ROUNDS, REACH_TOL, view.has_dependents, work, adm_t, adm_at)
     kernel = dclas_stretch if w.size else dclas_clock_stretch
-    return Allocation(stretch=Stretch(kernel, view.active_flows(), args))
+    return Allocation(stretch=Stretch(kernel, flows, args, admits, adm_at))
 
 
 def new_work() -> np.ndarray:

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -132,15 +133,20 @@ class MCS(Policy):
         self.th_n = np.array([_threshold(p.narrow_thresholds, q) for q in qs])
         self.th_w = np.array([_threshold(p.wide_thresholds, q) for q in qs])
 
-    def decide(self, view: SimView) -> Allocation:
+    def _enter(self, view: SimView, ks: Sequence[int] | np.ndarray) -> None:
+        """SNCF (Algorithm 1): the first queue of coflows ``ks`` by their widths, once."""
         p: MCSParams = self.params
-        if not view.active_coflows:
-            return Allocation()
-        for k in view.arrived_coflows:
+        for k in ks:
             if self.queue[k] < 0:
                 w = int(view.width([k])[0])
                 self.queue[k] = p.start_queue(w)
                 self.wide[k] = w > p.narrow_width
+
+    def decide(self, view: SimView) -> Allocation:
+        if not view.active_coflows:
+            return Allocation()
+        p: MCSParams = self.params
+        self._enter(view, view.arrived_coflows)
         sent = view.coflow_sent()
         tol = REACH_TOL * max(1.0, abs(view.t))
         last = p.num_queues - 1
@@ -163,7 +169,7 @@ class MCS(Policy):
                 q += 1
             self.queue[k] = q
         fast = compiled_queues(view, self.classes, self.queue, self.wide, self.th_n, self.th_w,
-                               self.weights, self.work)
+                               self.weights, self.work, self._enter)
         if fast is not None:
             return fast
         queues: list[list[int]] = [[] for _ in range(p.num_queues)]
