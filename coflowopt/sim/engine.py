@@ -132,7 +132,7 @@ class Stretch:
     ``kernel`` follows the contract of :mod:`coflowopt.sim.kernels`; it is
     called as ``kernel(t0, t_stop, tol, flows, la, lb, L, cap, size, sent,
     fco, cf_left, start, record, max_pieces, rate_out, done_f, done_t, pc_f,
-    pc_t0, pc_t1, pc_r, *args)`` and returns ``(t, n_done, n_pieces,
+    pc_t0, pc_t1, pc_r, *args)`` and returns ``(t, thr, n_done, n_pieces,
     n_events, reason)``. ``flows`` are the admitted flows it governs (for a
     priority rule, in priority order); other admitted flows get rate 0 until
     the next decision. The engine hands control back to the policy at
@@ -140,7 +140,7 @@ class Stretch:
     coflow completions.
     """
 
-    kernel: Callable[..., tuple[float, int, int, int, int]]
+    kernel: Callable[..., tuple[float, float, int, int, int, int]]
     flows: IntArray
     args: tuple[Any, ...] = ()
     admits: IntArray = field(default_factory=lambda: _EMPTY_I)
@@ -280,6 +280,7 @@ class Engine:
         self.prio: IntArray | None = None
         self.kernel = False
         self.stretch: Stretch | None = None
+        self.stretch_thr = 0.0
         self._last_report = 0.0
 
     # ------------------------------------------------------------------ admissions
@@ -612,10 +613,10 @@ class Engine:
                 raise PolicyError(f"policy '{self.policy.name}' lists a flow twice in its stretch")
             ok = self.status[flows] == 1
             if spec.admits.size:
-                if spec.admitted_at.shape != spec.admits.shape:
+                if spec.admitted_at.shape != spec.admits.shape or np.any(spec.admitted_at != np.inf):
                     raise PolicyError(
                         f"policy '{self.policy.name}' gives its stretch {spec.admits.size} "
-                        f"admissions but {spec.admitted_at.size} admission times"
+                        f"admissions but not as many admission times, all inf"
                     )
                 nxt, _ = self.upcoming(spec.admits.size, self.F)
                 if not np.array_equal(nxt, spec.admits):
@@ -625,7 +626,13 @@ class Engine:
                     )
                 mark = np.zeros(self.K, bool)
                 mark[spec.admits] = True
-                ok |= (self.status[flows] == 0) & mark[self.fco[flows]]
+                pending = (self.status[flows] == 0) & mark[self.fco[flows]]
+                if np.count_nonzero(pending) != int(np.sum(np.diff(self.ptr)[spec.admits])):
+                    raise PolicyError(
+                        f"policy '{self.policy.name}' hands its kernel admissions without all "
+                        "their flows"
+                    )
+                ok |= pending
             bad = flows[~ok]
             if bad.size:
                 raise PolicyError(
@@ -678,7 +685,7 @@ class Engine:
         pc_t1 = np.empty(cap_pieces)
         pc_r = np.empty(cap_pieces)
         rate_out = self._rate_buf  # all zeros between stretches (kernels write only o's flows)
-        t, nd, npc, nev, reason = spec.kernel(
+        t, thr, nd, npc, nev, reason = spec.kernel(
             t0, t_stop, _TOL, o, self.link_a, self.link_b, self.L, self.cap, self.size,
             self.sent, self.fco, self.cf_left.copy(), self.start, self.record, cap_pieces,
             rate_out, done_f, done_t, pc_f, pc_t0, pc_t1, pc_r, *spec.args,
@@ -686,6 +693,8 @@ class Engine:
         self.events += int(nev)
         self.cf_sent += np.bincount(self.fco[o], self.sent[o] - before, minlength=self.K)
         self.t = self.cf_t = float(t)
+        # the last event's threshold (its time plus the tolerance): what it admits
+        self.stretch_thr = float(thr)
         if spec.admits.size:
             self._admit_absorbed(spec)
         if npc:
@@ -693,7 +702,7 @@ class Engine:
                 (pc_f[:npc].copy(), pc_t0[:npc].copy(), pc_t1[:npc].copy(), pc_r[:npc].copy())
             )
         if nd:
-            self._finish_flows(done_f[:nd].copy(), done_t[:nd].copy(), self.t + _TOL * max(1.0, abs(self.t)))
+            self._finish_flows(done_f[:nd].copy(), done_t[:nd].copy(), self.stretch_thr)
         alive = o[self.status[o] == 1]
         if alive.size:
             self.tsync[alive] = self.t
@@ -911,7 +920,9 @@ class Engine:
                         )
                     break
                 stalled = False
-                thr = self.t + _TOL * max(1.0, abs(self.t))
+                # as at an event of the engine's own: what is due by the event's time plus
+                # the tolerance (not by the latest completion it took in plus the tolerance)
+                thr = self.stretch_thr
                 for k in self.done_coflows:
                     self._release_dependents(k)
                 if self._next_admission() <= thr:

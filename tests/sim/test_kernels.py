@@ -10,6 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from coflowopt import check_feasible, io
+from coflowopt.instance import Coflow, Fabric, Instance
 from coflowopt.sim import simulate
 
 from ..strategies import instances
@@ -26,6 +27,9 @@ def both(inst, name, **kw):
 def assert_same(inst, fast, ref):
     assert np.allclose(fast.completion, ref.completion, rtol=1e-12, atol=0)
     assert np.allclose(fast.start, ref.start, rtol=1e-12, atol=0)
+    assert np.allclose(fast.admitted, ref.admitted, rtol=1e-12, atol=0)
+    # a kernel counts the events it handles and the one at which it hands back
+    assert fast.events == ref.events
     # the engine's flow completions (Schedule.flow_completion, which drops a last piece
     # below 1e-9 of the size as rounding, can differ where a stretch boundary split a piece)
     assert np.allclose(fast.flow_completion, ref.flow_completion, rtol=1e-12, atol=1e-12)
@@ -56,3 +60,36 @@ def test_greedy_kernel_on_a_facebook_prefix(name):
     fast, ref = both(inst, name)
     assert_same(inst, fast, ref)
     assert fast.events == pytest.approx(ref.events, rel=0.01)
+
+
+NEAR_TIES = {
+    # c4's admission stops the stretch at 3.0; cA completes within the tolerance after it,
+    # at 3.000000000002; c2 is due at 3.000000000005: past the event's threshold (3.0 plus
+    # the tolerance), within the tolerance of cA's completion. Found by review: after a
+    # stretch the engine admitted what was due by the latest completion plus the tolerance,
+    # so c2 joined c4 at that event (and came first in FIFO); at its own events the engine
+    # admits by the event's time plus the tolerance, and c2 gets an event of its own.
+    "admission past the event's threshold": Instance(
+        Fabric([1.0, 1.0], [1.0, 1.0]),
+        (Coflow("c2", [1], [1], [1.0], release=3.000000000005),
+         Coflow("cA", [0], [0], [2.000000000002], release=1.0),
+         Coflow("c4", [1], [1], [1.0], release=3.0)),
+        name="near-tie",
+    ),
+    # two completions within the tolerance, then an admission past the first one's threshold
+    "admission past the first completion's threshold": Instance(
+        Fabric([1.0, 1.0], [1.0, 1.0]),
+        (Coflow("c0", [0, 1], [0, 1], [1.0, 1.0 + 0.9e-12], release=0.0),
+         Coflow("c1", [0], [0], [1.0], release=1.0 + 1.5e-12)),
+        name="near-tie",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(NEAR_TIES))
+@pytest.mark.parametrize("name", ["fair", "wss", "pfp", "sincronia", "aalo", "mcs"])
+def test_an_admission_near_an_event_is_due_by_the_events_threshold_on_every_path(case, name):
+    inst = NEAR_TIES[case]
+    fast, ref = both(inst, name)
+    assert_same(inst, fast, ref)
+    assert np.array_equal(fast.admitted, ref.admitted)

@@ -20,7 +20,9 @@ kernel:
   make), at the first event at which a coflow completes (a kernel may
   continue through completions of coflows that no other coflow depends on,
   when its policy needs no decision there), or early when its record
-  buffer is nearly full; it returns the time reached;
+  buffer is nearly full; it returns the time reached and the threshold of
+  its last event (that event's time plus the engine's tolerance): the engine
+  then admits what is due by that threshold, as after an event of its own;
 - on return, ``sent`` is exact at the time reached for every flow it
   handled, ``rate`` holds the rates from then on, and the kernel lists
   the flows it completed (with their completion times) and, when asked,

@@ -721,18 +721,18 @@ def _pending(m, adm_t, adm_at):  # type: ignore[no-untyped-def]
 
 
 @njit
-def _admissions(t, tol, m0, adm_t, adm_at, pend):  # type: ignore[no-untyped-def]
-    """Admit, at the event ``t`` (after its completions), every pending coflow due by then.
+def _admissions(t, thr, m0, adm_t, adm_at, pend):  # type: ignore[no-untyped-def]
+    """Admit, at the event ``t`` (after its completions), every pending coflow due by ``thr``.
 
-    Due: ``adm_t[i] <= t + tol * max(1, |t|)``, the engine's tolerance for
-    admissions at an event; ``adm_at[i] = t``. Returns the next admission time.
+    ``thr``: the event's threshold (its time plus the engine's tolerance), by which
+    the engine admits too; ``t``: the time reached (its latest completion), the
+    admission time (``adm_at[i] = t``). Returns the next admission time.
     """
-    tha = t + tol * max(1.0, abs(t))
     nxt = np.inf
     for i in range(adm_t.size):
         p = m0 + i
         if pend[p]:
-            if adm_t[i] <= tha:
+            if adm_t[i] <= thr:
                 pend[p] = False
                 adm_at[i] = t
             elif adm_t[i] < nxt:
@@ -803,7 +803,7 @@ def dclas_stretch(  # type: ignore[no-untyped-def]
     the allocation after any other completion is the kernel's own next
     event); ``work``: counters the kernel adds to (see :data:`WORK`);
     ``adm_t``/``adm_at``: the admissions the kernel makes (:func:`_admissions`).
-    Returns ``(t, n_done, n_pieces, n_events, reason)`` as every stretch kernel.
+    Returns ``(t, thr, n_done, n_pieces, n_events, reason)`` as every stretch kernel.
     """
     n = act.size
     m = cos.size
@@ -879,6 +879,7 @@ def dclas_stretch(  # type: ignore[no-untyped-def]
     nev = 0
     reason = 0
     first = True
+    thr = t0 + tol * max(1.0, abs(t0))  # the last event's threshold (admissions due by it)
     while True:
         if not first:
             # demotions, with the rates in force up to now
@@ -1090,8 +1091,8 @@ def dclas_stretch(  # type: ignore[no-untyped-def]
                         wdirty[r // BLOCK] = True
             _block_min(b, fix)
         t = t_new
-        if t_adm <= t + tol * max(1.0, abs(t)):
-            t_adm = _admissions(t, tol, m0, adm_t, adm_at, pend)
+        if t_adm <= thr:
+            t_adm = _admissions(t, thr, m0, adm_t, adm_at, pend)
         if t_stop <= thr or coflow_done:
             reason = 0 if t_stop <= thr else 1
             break
@@ -1109,4 +1110,4 @@ def dclas_stretch(  # type: ignore[no-untyped-def]
                 npc = served(f, ts[r], t, x, fco, start, record, npc, pc_f, pc_t0, pc_t1, pc_r)
             sent[f] += sv
             rate_out[f] = x
-    return t, nd, npc, nev, reason
+    return t, thr, nd, npc, nev, reason

@@ -604,8 +604,9 @@ def dclas_clock_stretch(  # type: ignore[no-untyped-def]
     (``weights`` must be empty: strict priority), and admissions: the last
     ``adm_t.size`` coflows of ``cos`` are not yet admitted (unless ``adm_at``
     already gives the time the kernel admitted them, in an earlier run); each
-    is admitted at the first event ``t`` with ``adm_t[i] <= t + tol * max(1,
-    |t|)``, after that event's completions, as the engine admits, and
+    is admitted at the first event (at ``t_e``, reaching ``t`` with the
+    completions within the tolerance) with ``adm_t[i] <= t_e + tol * max(1,
+    |t_e|)``, after that event's completions, as the engine admits, and
     ``adm_at[i] = t``; it enters the queue ``queue`` gives it, behind the
     coflows admitted before it. ``t_stop`` is the first admission not listed.
     """
@@ -687,6 +688,7 @@ def dclas_clock_stretch(  # type: ignore[no-untyped-def]
     nev = 0
     reason = 0
     first = True
+    thr = t0 + tol * max(1.0, abs(t0))  # the last event's threshold (admissions due by it)
     while True:
         if not first:
             # demotions, with the rates in force up to now
@@ -846,8 +848,8 @@ def dclas_clock_stretch(  # type: ignore[no-untyped-def]
                 if 2 * ndead[p] >= nlive[p]:
                     _compact(p, co_r0, rc, lrow, nlive, ndead, adj)
         t = t_new
-        if t_adm <= t + tol * max(1.0, abs(t)):
-            t_adm = _admissions(t, tol, m0, adm_t, adm_at, pend)
+        if t_adm <= thr:
+            t_adm = _admissions(t, thr, m0, adm_t, adm_at, pend)
         if t_stop <= thr or coflow_done:
             reason = 0 if t_stop <= thr else 1
             break
@@ -873,4 +875,4 @@ def dclas_clock_stretch(  # type: ignore[no-untyped-def]
                 npc = served(f, tp[r], t, x, fco, start, record, npc, pc_f, pc_t0, pc_t1, pc_r)
             sent[f] += sv
             rate_out[f] = x
-    return t, nd, npc, nev, reason
+    return t, thr, nd, npc, nev, reason

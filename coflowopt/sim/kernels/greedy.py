@@ -58,9 +58,11 @@ def greedy_uniform_stretch(  # type: ignore[no-untyped-def]
 ):
     """Advance the greedy matching of ``act`` (priority order) from ``t0``.
 
-    Returns ``(t, n_done, n_pieces, n_events, reason)``: the time reached and why it
-    stopped (0: ``t_stop`` reached, 1: a coflow completed, 2: record buffer
-    nearly full, 3: nothing runs and ``t_stop`` is infinite). ``sent`` and
+    Returns ``(t, thr, n_done, n_pieces, n_events, reason)``: the time reached,
+    the threshold of the last event (its time plus the tolerance: the engine
+    admits what is due by it) and why it stopped (0: ``t_stop`` reached, 1: a
+    coflow completed, 2: record buffer nearly full, 3: nothing runs and
+    ``t_stop`` is infinite). ``sent`` and
     ``rate_out`` are exact at ``t`` for the flows of ``act``; completed flows
     are in ``done_f``/``done_t``; pieces (rate ``c``) in ``pc_*``.
     """
@@ -106,6 +108,7 @@ def greedy_uniform_stretch(  # type: ignore[no-untyped-def]
         if why != EVENT:
             if why == 0:
                 t = t_next
+                nev += 1  # the engine's event at t_stop (an admission or a wake-up)
             reason = why
             break
         # every completion at this event, together
@@ -200,4 +203,4 @@ def greedy_uniform_stretch(  # type: ignore[no-untyped-def]
             rate_out[f] = c
         else:
             rate_out[f] = 0.0
-    return t, nd, npc, nev, reason
+    return t, thr, nd, npc, nev, reason

@@ -390,7 +390,7 @@ def pair_stretch(  # type: ignore[no-untyped-def]
     """Advance per-flow weighted max-min from ``t0`` (see :mod:`coflowopt.sim.kernels`).
 
     ``flows`` must be the flows joined to the state and not completed.
-    Returns ``(t, n_done, n_pieces, n_events, reason)``; ``rate_out`` stays
+    Returns ``(t, thr, n_done, n_pieces, n_events, reason)``; ``rate_out`` stays
     zero.
     """
     R = cap_r.size
@@ -430,6 +430,7 @@ def pair_stretch(  # type: ignore[no-untyped-def]
         if why != EVENT:
             if why == 0:
                 t = t_next
+                nev += 1  # the engine's event at t_stop (an admission or a wake-up)
             reason = why
             break
         # every completion at this event, together
@@ -519,4 +520,4 @@ def pair_stretch(  # type: ignore[no-untyped-def]
             if side[p] >= 0:
                 done = _clock(_att(p, s, R, side), t, rho, V, tV) - pd[p, _C]
                 sent[f] = min(max(size[f] - fw[f] * (key - done), 0.0), size[f])
-    return t, nd, npc, nev, reason
+    return t, thr, nd, npc, nev, reason

@@ -395,7 +395,7 @@ def pfp_uniform_stretch(  # type: ignore[no-untyped-def]
     """Advance shortest-remaining-first over the admitted flows ``act`` from ``t0``.
 
     The trailing arguments are the state made by :func:`pfp_state`, updated
-    in place. Returns ``(t, n_done, n_pieces, n_events, reason)`` as
+    in place. Returns ``(t, thr, n_done, n_pieces, n_events, reason)`` as
     :func:`coflowopt.sim.kernels.greedy.greedy_uniform_stretch` does. At an
     event where it hands control back, the links its completions freed stay
     free and their offers wait in the state: the next call (at the same
@@ -466,6 +466,7 @@ def pfp_uniform_stretch(  # type: ignore[no-untyped-def]
         if why != EVENT:
             if why == 0:
                 t = t_next
+                nev += 1  # the engine's event at t_stop (an admission or a wake-up)
             reason = why
             break
         # every completion at this event, together
@@ -525,4 +526,4 @@ def pfp_uniform_stretch(  # type: ignore[no-untyped-def]
             sent[f] += c * (t - ts[f])
             ts[f] = t
         rate_out[f] = c
-    return t, nd, npc, nev, reason
+    return t, thr, nd, npc, nev, reason
