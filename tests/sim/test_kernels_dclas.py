@@ -158,19 +158,23 @@ def test_link_clocks_on_a_facebook_prefix(name, params, monkeypatch):
 @settings(max_examples=80, deadline=None)
 @given(
     instances(max_ports=4, max_coflows=7, max_flows=5, dependencies=True, delays=True),
-    st.sampled_from(range(len(CASES))),
+    st.sampled_from(range(len(STRICT))),
     st.sampled_from([None, 0.5]),
     st.sampled_from([(1, 100), (2, 6), (32, 10_000)]),
+    st.booleans(),
 )
 def test_admissions_made_by_the_kernel_give_the_schedule_of_a_stretch_per_admission(
-    inst, case, batch, horizon,
+    inst, case, batch, horizon, rows,
 ):
     # the kernel admits the next coflows itself instead of handing back at each: the same
-    # rule, so the same schedule up to rounding (levels kept across an admission)
+    # rule, so the same schedule up to rounding (levels kept across an admission); both
+    # kernels can (weighted sharing does not use it: the per-row kernel runs strict here)
     from coflowopt.sim.policies import aalo
 
-    name, params = CASES[case]
+    name, params = STRICT[case]
     with pytest.MonkeyPatch.context() as mp:
+        if rows:
+            per_row(mp)
         mp.setattr(aalo, "HORIZON", horizon)
         inside = simulate(inst, name, batch_interval=batch, **params)
         mp.setattr(aalo, "HORIZON", (0, 0))
@@ -182,12 +186,15 @@ def test_admissions_made_by_the_kernel_give_the_schedule_of_a_stretch_per_admiss
     assert inside.decisions <= apart.decisions
 
 
-@pytest.mark.parametrize(("name", "params", "n"), [
-    ("aalo", {"sharing": "strict"}, 120), ("mcs", {}, 120), ("aalo", {}, 40),
+@pytest.mark.parametrize(("name", "params", "n", "rows"), [
+    ("aalo", {"sharing": "strict"}, 120, False), ("mcs", {}, 120, False),
+    ("mcs", {}, 60, True),
 ])
-def test_admissions_made_by_the_kernel_on_a_facebook_prefix(name, params, n, monkeypatch):
+def test_admissions_made_by_the_kernel_on_a_facebook_prefix(name, params, n, rows, monkeypatch):
     from coflowopt.sim.policies import aalo
 
+    if rows:
+        per_row(monkeypatch)
     inst = io.read(TRACE)
     inst = inst.subset(np.argsort(inst.release, kind="stable")[:n])
     inside = simulate(inst, name, record=False, **params)
@@ -203,6 +210,14 @@ def test_admissions_made_by_the_kernel_on_a_facebook_prefix(name, params, n, mon
     assert w_in["stretches"] * 4 < n
     assert w_in["rows"] * 4 < w_apart["rows"]
     assert w_in["allocations"] == w_apart["allocations"]
+
+
+def test_weighted_sharing_ends_a_stretch_at_every_admission():
+    # measured slower with admissions in the kernel (aalo.HORIZON)
+    inst = io.read(TRACE)
+    inst = inst.subset(np.argsort(inst.release, kind="stable")[:20])
+    res = simulate(inst, "aalo", record=False)
+    assert res.info["kernel_work"]["stretches"] == 20
 
 
 @pytest.mark.parametrize(("t0", "eps"), [(1e3, 1e-6), (1e5, 1e-7)])
