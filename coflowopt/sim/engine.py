@@ -146,9 +146,10 @@ class Stretch:
     admits: IntArray = field(default_factory=lambda: _EMPTY_I)
     """Coflows not yet admitted whose admission the kernel makes itself (a prefix of
     :meth:`SimView.upcoming`, in that order; their flows are among ``flows``). The
-    kernel admits each, with all its flows, at the first event at or after its
-    admission time (within the engine's tolerance), as the engine would, and
-    continues; it returns at ``t_stop``, now the first admission it does not make."""
+    kernel admits each, with all its flows, at the first event whose time plus the
+    engine's tolerance reaches its admission time, after that event's completions, as
+    the engine would, and continues; it returns at ``t_stop``, now the first admission
+    it does not make."""
     admitted_at: FloatArray = field(default_factory=lambda: _EMPTY_F)
     """Filled in by the kernel: when it admitted each of ``admits`` (``inf``: not yet);
     the admitted ones are a prefix."""
@@ -693,8 +694,10 @@ class Engine:
         self.events += int(nev)
         self.cf_sent += np.bincount(self.fco[o], self.sent[o] - before, minlength=self.K)
         self.t = self.cf_t = float(t)
-        # the last event's threshold (its time plus the tolerance): what it admits
-        self.stretch_thr = float(thr)
+        # the last event's threshold (its time plus the tolerance): what it admits (a
+        # kernel that stops because nothing is due reports inf)
+        thr = float(thr)
+        self.stretch_thr = thr if math.isfinite(thr) else self.t + _TOL * max(1.0, abs(self.t))
         if spec.admits.size:
             self._admit_absorbed(spec)
         if npc:
