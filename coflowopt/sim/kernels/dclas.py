@@ -756,6 +756,43 @@ def _queue_order(qof, cos, cf_left, nq, order, pend):  # type: ignore[no-untyped
 
 
 @njit
+def _demotions(t, ptol, last, cos, qof, cf_left, pend, wide, th_n, th_w, dmx, cfs, cfr, tcf,  # type: ignore[no-untyped-def]
+               co_r0, co_r1, iix, w0, w1, wix, hit):
+    """Which admitted, unfinished coflows reach their queue's upper threshold at ``t`` (``hit``).
+
+    One queue at a time (both kernels): a kernel moves each hit coflow down one queue,
+    brings its wide coflows' threshold crossings (``wix``) to the new thresholds, and
+    asks again. A narrow coflow's bytes reach the threshold within the policies'
+    tolerance (:data:`coflowopt.sim.policies.aalo.REACH_TOL`: in bytes, or in time at
+    its rate); a wide coflow's longest flow does: among its finished flows (``dmx``)
+    and still rows (``iix``, minus their longest flow's bytes), else a running row's
+    crossing (``wix`` entries ``w0[p]:w1[p]``) is due. Returns True if any is hit.
+    """
+    ptl = ptol * max(1.0, abs(t))
+    anyhit = False
+    for p in range(qof.size):
+        hit[p] = False
+        k = cos[p]
+        qk = qof[p]
+        if cf_left[k] == 0 or pend[p] or qk >= last:
+            continue
+        if wide[k]:
+            th = th_w[qk]
+            h = max(dmx[p], -_range_min(co_r0[p], co_r1[p], iix)) >= th * (1.0 - ptol)
+            if not h:
+                h = _range_min(w0[p], w1[p], wix) <= t + ptl
+        else:
+            th = th_n[qk]
+            sm = cfs[p] + cfr[p] * (t - tcf)
+            x = cfr[p]
+            h = sm >= th * (1.0 - ptol) or (x > 0 and (th - sm) / x <= ptl)
+        if h:
+            hit[p] = True
+            anyhit = True
+    return anyhit
+
+
+@njit
 def _next_demotion(t, tol, qof, last, nrun, cos, wide, th_n, cfs, cfr, tcf, w0, w1, wix):  # type: ignore[no-untyped-def]
     """The earliest queue demotion under the current rates (not before ``t`` plus twice ``tol``).
 
@@ -871,6 +908,7 @@ def dclas_stretch(  # type: ignore[no-untyped-def]
     work[W_STRETCHES] += 1
     work[W_ROWS] += nrows
     tcount = touch[2]
+    dem = np.zeros(m, np.bool_)  # coflows demoted by one queue (_demotions)
     curmask = np.zeros(m, np.int64)
     prevmask = np.zeros(m, np.int64)
     t = t0
@@ -883,36 +921,19 @@ def dclas_stretch(  # type: ignore[no-untyped-def]
     while True:
         if not first:
             # demotions, with the rates in force up to now
-            ptl = ptol * max(1.0, abs(t))
             if anywide:
                 _flush(wix)
                 _flush(iix)
-            for p in range(m):
-                k = cos[p]
-                qk = qof[p]
-                if cf_left[k] == 0 or pend[p]:
-                    continue
-                while qk < last:
-                    if wide[k]:
-                        # the longest flow: among the finished flows and the still rows, then the running ones
-                        th = th_w[qk]
-                        hit = max(dmx[p], -_range_min(co_r0[p], co_r1[p], iix)) >= th * (1.0 - ptol)
-                        if not hit:
-                            hit = _range_min(co_r0[p], co_r1[p], wix) <= t + ptl
-                    else:
-                        th = th_n[qk]
-                        sm = cfs[p] + cfr[p] * (t - tcf)
-                        x = cfr[p]
-                        hit = sm >= th * (1.0 - ptol) or (x > 0 and (th - sm) / x <= ptl)
-                    if not hit:
-                        break
-                    qk += 1
-                    if wide[k]:
-                        _wide_fill(p, th_w[qk] if qk < last else np.inf, co_r0, co_r1, head,
-                                   row_ptr, row_rate, ts, serv, sufmax, wix)
-                if qk != qof[p]:
-                    qof[p] = qk
-                    queue[k] = qk
+            while _demotions(t, ptol, last, cos, qof, cf_left, pend, wide, th_n, th_w, dmx, cfs,
+                             cfr, tcf, co_r0, co_r1, iix, co_r0, co_r1, wix, dem):
+                for p in range(m):
+                    if dem[p]:
+                        qk = qof[p] + 1
+                        qof[p] = qk
+                        queue[cos[p]] = qk
+                        if wide[cos[p]]:
+                            _wide_fill(p, th_w[qk] if qk < last else np.inf, co_r0, co_r1, head,
+                                       row_ptr, row_rate, ts, serv, sufmax, wix)
         first = False
         nonempty = 0
         seen[:] = False

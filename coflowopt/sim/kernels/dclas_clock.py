@@ -73,13 +73,13 @@ from .dclas import (
     _blocked,
     _compact,
     _demand,
+    _demotions,
     _flush,
     _index,
     _next_demotion,
     _on_link,
     _pending,
     _queue_order,
-    _range_min,
     _setup,
 )
 
@@ -653,7 +653,9 @@ def dclas_clock_stretch(  # type: ignore[no-untyped-def]
         cfs[p] = cf_sent[cos[p]]
         dmx[p] = cf_long[cos[p]]
     tcf = t0
-    s0 = np.arange(m) * L  # each coflow's slots: s0[p] + link
+    s0 = np.arange(m) * L  # each coflow's slots: s0[p] to s1[p]
+    s1 = s0 + L
+    dem = np.zeros(m, np.bool_)  # coflows demoted by one queue (_demotions)
     qof = np.empty(m, np.int64)
     thv = np.empty(m)  # each coflow's wide threshold now (inf: none)
     for p in range(m):
@@ -692,37 +694,22 @@ def dclas_clock_stretch(  # type: ignore[no-untyped-def]
     while True:
         if not first:
             # demotions, with the rates in force up to now
-            ptl = ptol * max(1.0, abs(t))
             if anywide:
                 _flush(wix)
                 _flush(iix)
-            for p in range(m):
-                k = cos[p]
-                qk = qof[p]
-                if cf_left[k] == 0 or pend[p]:
-                    continue
-                while qk < last:
-                    if wide[k]:
-                        th = th_w[qk]
-                        hit = max(dmx[p], -_range_min(co_r0[p], co_r1[p], iix)) >= th * (1.0 - ptol)
-                        if not hit:
-                            hit = _range_min(p * L, p * L + L, wix) <= t + ptl
-                    else:
-                        th = th_n[qk]
-                        sm = cfs[p] + cfr[p] * (t - tcf)
-                        x = cfr[p]
-                        hit = sm >= th * (1.0 - ptol) or (x > 0 and (th - sm) / x <= ptl)
-                    if not hit:
-                        break
-                    qk += 1
-                    if wide[k]:
-                        thv[p] = th_w[qk] if qk < last else np.inf
-                        for j in range(L):
-                            _refresh(p * L + j, clam[0, p, j], thv[p], sf, fix, wix, True)
-                        _flush(wix)
-                if qk != qof[p]:
-                    qof[p] = qk
-                    queue[k] = qk
+            while _demotions(t, ptol, last, cos, qof, cf_left, pend, wide, th_n, th_w, dmx, cfs,
+                             cfr, tcf, co_r0, co_r1, iix, s0, s1, wix, dem):
+                for p in range(m):
+                    if dem[p]:
+                        qk = qof[p] + 1
+                        qof[p] = qk
+                        queue[cos[p]] = qk
+                        if wide[cos[p]]:
+                            thv[p] = th_w[qk] if qk < last else np.inf
+                            for j in range(L):
+                                _refresh(p * L + j, clam[0, p, j], thv[p], sf, fix, wix, True)
+                if anywide:
+                    _flush(wix)
         first = False
         o = _queue_order(qof, cos, cf_left, nq, order, pend)
         work[W_ALLOC] += 1
@@ -740,7 +727,7 @@ def dclas_clock_stretch(  # type: ignore[no-untyped-def]
         # the next demotion under these rates
         if anywide:
             _flush(wix)
-        wake = _next_demotion(t, tol, qof, last, nrun, cos, wide, th_n, cfs, cfr, tcf, s0, s0 + L,
+        wake = _next_demotion(t, tol, qof, last, nrun, cos, wide, th_n, cfs, cfr, tcf, s0, s1,
                               wix)
         if record and npc_[0] > max_pieces - 3 * n - 4:
             reason = 2
