@@ -374,11 +374,10 @@ class Engine:
 
     def _admit_absorbed(self, spec: Stretch) -> None:
         """Book the admissions a stretch kernel made (``spec.admits``), each at its time."""
+        # (a stretch that admitted anything ends with a decision: it never runs again)
         for k, t in zip(spec.admits.tolist(), spec.admitted_at.tolist(), strict=True):
             if t == math.inf:
                 break
-            if self.admitted[k] != math.inf:
-                continue  # booked after an earlier run of the same stretch
             lo, hi = int(self.ptr[k]), int(self.ptr[k + 1])
             j = self.adm_pos
             if not (self.adm_whole[k] and j + hi - lo <= self.adm_flows.size
@@ -658,11 +657,9 @@ class Engine:
         assert spec is not None
         if spec.admits.size:
             o = spec.flows[self.status[spec.flows] != 2]
-            # the first admission after those the kernel makes
-            j = self.adm_pos
-            for k in spec.admits.tolist():
-                if self.admitted[k] == math.inf:
-                    j += int(self.ptr[k + 1] - self.ptr[k])
+            # the first admission after those the kernel makes (none made yet: a stretch
+            # that admitted anything ends with a decision)
+            j = self.adm_pos + int(np.diff(self.ptr)[spec.admits].sum())
             t_adm = float(self.adm_times[j]) if j < self.adm_times.size else math.inf
             if self.adm_heap:
                 t_adm = min(t_adm, self.adm_heap[0][0])
