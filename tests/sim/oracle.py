@@ -34,7 +34,8 @@ crossing; crossing times in closed form from the current rates):
   and capped at ``K``. Narrow (``w <= narrow_width``): demoted from queue ``i``
   when the coflow's total bytes sent reach ``θ^n_i``; wide: when its longest
   flow's bytes sent (the maximum over all its flows, finished ones included)
-  reach ``θ^w_i``. "Exceed" is read as "reach" (``>=``): in the fluid model the
+  reach ``θ^w_i``. "Exceed" is read as "reach" (``>=``, with the documented slack
+  of a relative ``REACH`` = 1e-12 below the threshold, for ``aalo`` too): in the fluid model the
   instant is the same, and a threshold counts as reached when the bytes sent are
   at it. Demotions repeat (a coflow moves on while it is at or past its queue's
   threshold); the last queue, and any queue beyond the given thresholds, has
@@ -51,6 +52,11 @@ from fractions import Fraction
 SAT = Fraction(1, 10**9)
 MAX_ROUNDS = 8
 GROW = Fraction(1, 10**9)
+REACH = Fraction(1, 10**12)
+"""A threshold counts as reached when the bytes sent are within this relative amount
+below it: the byte rule the policies document (``aalo.REACH_TOL``), without which a
+coflow stopping one ulp short of a threshold (a flow size like 2.9999999999999996
+against a threshold of 3) stays in its queue in exact arithmetic."""
 
 Link = tuple[str, int]
 Flow = tuple[int, int, float]  # (ingress port, egress port, size)
@@ -148,7 +154,7 @@ class Oracle:
     def queue(self, k: int) -> int:
         q = self.start[k] if self.policy == "mcs" else 0
         x = self.progress(k)
-        while (h := self.threshold(k, q)) is not None and x >= h:
+        while (h := self.threshold(k, q)) is not None and x >= h * (1 - REACH):
             q += 1
         return q
 

@@ -121,6 +121,23 @@ def test_mcs_agrees_with_the_oracle(sharing, case, params, compiled):
     assert_agrees(case, "mcs", {**params, "sharing": sharing}, compiled)
 
 
+@pytest.mark.parametrize("compiled", [False, True])
+def test_bytes_one_ulp_short_of_a_threshold_reach_it(compiled):
+    # c2 has sent 2.9999999999999996 bytes, 4e-16 short of its queue's threshold of 3,
+    # when its big flow finishes: the policies' byte rule (aalo.REACH_TOL) counts the
+    # threshold as reached there; the oracle without that rule kept c2 in its queue
+    # and finished c1 at 8 instead of 9 (found by the weighted test above)
+    case = ([1.0, 0.5], [1.0, 1.0], [
+        (0.0, [(1, 0, 1.0), (1, 0, 1.0)]),
+        (0.0, [(1, 0, 1.0), (1, 0, 1.0)]),
+        (0.0, [(0, 0, 2.9999999999999996), (1, 0, 1.0)]),
+    ])
+    params = {"num_queues": 3, "first_threshold": 1.0, "multiplier": 3.0, "sharing": "weighted"}
+    assert_agrees(case, "aalo", params, compiled)
+    res = simulate(instance(*case), "aalo", params=params, compiled=compiled)
+    np.testing.assert_allclose(res.completion, [6.0, 9.0, 10.0], rtol=1e-12)
+
+
 def test_a_threshold_crossed_as_a_flow_finishes_is_one_event():
     # 0.7 * 3 = 2.1 bytes: c1's second threshold falls exactly at its last flow's
     # completion (2.75); in binary floating point 3 * 0.7 lies 4e-17 below it, which
