@@ -43,6 +43,21 @@ _STATUS = {
 }
 
 
+
+def quiet_highs() -> highspy.Highs:
+    """A HiGHS instance with its output off from the start.
+
+    highspy's ``Highs()`` installs its callbacks in its constructor, while output is
+    still on, and HiGHS then writes its banner ("Running HiGHS ...") to the process's
+    standard output (highspy 1.16), past Python's ``sys.stdout`` and into, e.g., the
+    CLI's ``--json`` output. The compiled class underneath (``highspy._Highs``, the
+    same methods without the callbacks and interrupt handling, which nothing here
+    uses) prints nothing when ``output_flag`` is switched off first.
+    """
+    h = getattr(highspy, "_Highs", highspy.Highs)()
+    h.setOptionValue("output_flag", False)
+    return h
+
 @dataclass(frozen=True, slots=True)
 class LPSolution:
     """What a solve returned (minimisation unless the builder says otherwise).
@@ -210,8 +225,7 @@ class LPBuilder:
 
     def _build(self, options: dict) -> highspy.Highs:
         c, a, rlo, rhi, lo, hi = self.arrays()
-        h = highspy.Highs()
-        h.setOptionValue("output_flag", False)
+        h = quiet_highs()
         for key, value in options.items():
             h.setOptionValue(key, value)
         lp = highspy.HighsLp()

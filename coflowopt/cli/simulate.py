@@ -25,8 +25,11 @@ from ._util import (
     positive_float,
 )
 
-DEFAULT_SCHEDULERS = ("varys", "sincronia", "maluca", "pfp", "scf", "tcf", "fifo", "fair")
-"""What ``compare`` runs when no --schedulers are given: the schedulers that take seconds on the trace."""
+DEFAULT_SCHEDULERS = ("varys", "sincronia", "maluca", "pfp", "scf", "tcf", "fifo", "fair", "mcs",
+                      "aalo:sharing=strict")
+"""What ``compare`` runs when no --schedulers are given: the schedulers that take seconds on the
+trace. Aalo with strict priority across its queues (what coflowsim, the Varys/Aalo papers'
+simulator, implements); its default weighted sharing takes about two minutes on the trace."""
 
 
 def _policy_help() -> str:
@@ -80,11 +83,15 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     add_input_arguments(c)
     c.add_argument("--schedulers", metavar="A,B,C", default=",".join(DEFAULT_SCHEDULERS),
-                   help=f"comma-separated schedulers (default {','.join(DEFAULT_SCHEDULERS)})")
+                   help="comma-separated schedulers, each NAME or NAME:KEY=VALUE[:KEY=VALUE...] "
+                   "(a variant with its own parameters, labelled as written; the same scheduler "
+                   f"may appear in several variants) (default {','.join(DEFAULT_SCHEDULERS)})")
     c.add_argument("--baseline", metavar="NAME",
-                   help="normalize to this scheduler (default: varys if compared, else the first)")
+                   help="normalize to this scheduler, as listed in --schedulers (default: varys if "
+                   "compared, else the first)")
     c.add_argument("--param", "-p", action="append", metavar="NAME.KEY=VALUE",
-                   help="a parameter of one scheduler, e.g. varys.backfill=greedy")
+                   help="a parameter of every compared variant of scheduler NAME, e.g. "
+                   "varys.backfill=greedy (a variant's own KEY=VALUE takes precedence)")
     c.add_argument("--bound", choices=["best"], default=None,
                    help="also compute a lower bound on sum w*C (hence on sum w*CCT) and each "
                    "scheduler's ratio of its sum w*CCT to it")
@@ -142,16 +149,47 @@ def _is_trace(args: argparse.Namespace) -> bool:
     return not str(args.file).lower().endswith(".json")
 
 
-def _split_params(items: list[str] | None, names: list[str]) -> dict[str, dict[str, str]]:
-    out: dict[str, dict[str, str]] = {n: {} for n in names}
+def parse_variants(text: str) -> dict[str, tuple[str, dict[str, str]]]:
+    """``--schedulers`` entries: label -> (scheduler name, its own parameters).
+
+    An entry is ``NAME`` or ``NAME:KEY=VALUE[:KEY=VALUE...]``; its label is the entry as
+    written (spaces around it dropped).
+    """
+    out: dict[str, tuple[str, dict[str, str]]] = {}
+    for entry in (e.strip() for e in text.split(",")):
+        if not entry:
+            continue
+        name, *pairs = (x.strip() for x in entry.split(":"))
+        if not name:
+            raise InputError(f"--schedulers entry '{entry}' has no scheduler name")
+        own: dict[str, str] = {}
+        for pair in pairs:
+            key, eq, value = pair.partition("=")
+            if not eq or not key.strip():
+                raise InputError(f"--schedulers entry '{entry}': expected NAME:KEY=VALUE, "
+                                 f"got '{pair}'")
+            own[key.strip()] = value.strip()
+        if entry in out:
+            raise InputError(f"--schedulers lists '{entry}' twice")
+        out[entry] = (name, own)
+    if not out:
+        raise InputError("--schedulers needs at least one scheduler name")
+    return out
+
+
+def _split_params(items: list[str] | None, variants: dict[str, tuple[str, dict[str, str]]],
+                  ) -> dict[str, dict[str, str]]:
+    """Each variant's parameters: ``--param NAME.KEY=VALUE`` for its scheduler, then its own."""
+    shared: dict[str, dict[str, str]] = {}
+    names = {name for name, _ in variants.values()}
     for key, value in parse_params(items).items():
         name, dot, k = key.rpartition(".")
         if not dot or not name:
             raise InputError(f"compare's --param expects NAME.KEY=VALUE, got '{key}={value}'")
-        if name not in out:
+        if name not in names:
             raise InputError(f"--param names scheduler '{name}', which is not compared")
-        out[name][k] = value
-    return out
+        shared.setdefault(name, {})[k] = value
+    return {label: {**shared.get(name, {}), **own} for label, (name, own) in variants.items()}
 
 
 def compare_rows(results: dict[str, SimulationResult], baseline: str,
@@ -211,26 +249,23 @@ def _lower_bound(inst: Instance, time_limit: float) -> tuple[float, str]:
 
 def run_compare(args: argparse.Namespace) -> int:
     inst = load_instance(args)
-    names = [n.strip() for n in args.schedulers.split(",") if n.strip()]
-    if not names:
-        raise InputError("--schedulers needs at least one scheduler name")
-    if len(set(names)) != len(names):
-        raise InputError("--schedulers lists a scheduler twice")
-    for n in names:
-        get_policy(n)
-    baseline = args.baseline or ("varys" if "varys" in names else names[0])
-    if baseline not in names:
+    variants = parse_variants(args.schedulers)
+    labels = list(variants)
+    for name, _ in variants.values():
+        get_policy(name)
+    baseline = args.baseline or ("varys" if "varys" in labels else labels[0])
+    if baseline not in labels:
         raise InputError(f"the baseline '{baseline}' is not among the compared schedulers")
-    params = _split_params(args.param, names)
-    for n in names:  # fail on a bad parameter before hours of simulation
-        make_policy(n, params[n], strings=True)
+    params = _split_params(args.param, variants)
+    for n in labels:  # fail on a bad parameter before hours of simulation
+        make_policy(variants[n][0], params[n], strings=True)
     bound = method = None
     if args.bound:
         bound, method = _lower_bound(inst, args.bound_time_limit)
     results: dict[str, SimulationResult] = {}
     t0 = time.perf_counter()
-    for i, n in enumerate(names, 1):
-        results[n] = _run(inst, n, params[n], args, label=f"[{i}/{len(names)}] {n}")
+    for i, n in enumerate(labels, 1):
+        results[n] = _run(inst, variants[n][0], params[n], args, label=f"[{i}/{len(labels)}] {n}")
     released = float(np.dot(inst.weight, inst.release))
     rows = compare_rows(results, baseline, bound, released)
     if args.json:

@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import itertools
+import json
 import math
+import subprocess
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -163,3 +167,21 @@ def test_isolation_bound_counts_delays():
     assert inst.gamma[0] == pytest.approx(1.0)
     assert bound(inst, method="isolation").bound == pytest.approx(3.0)
     assert solve(inst, method="exact").objective == pytest.approx(3.0)
+
+
+@pytest.mark.parametrize("args", [
+    ["bound", "--method", "best"],
+    ["solve", "--method", "time-indexed"],
+    ["compare", "--schedulers", "varys", "--bound", "best", "--no-progress"],
+])
+def test_json_output_of_a_real_process_is_json_alone(args):
+    # HiGHS writes its banner to the process's standard output (not Python's sys.stdout,
+    # so capsys never sees it) unless its output is off before highspy installs callbacks
+    example = Path(__file__).resolve().parents[2] / "instances" / "examples" / (
+        "dissertation_5_1_varys_motivating_reconstructed.json")
+    cmd, *rest = args
+    proc = subprocess.run([sys.executable, "-m", "coflowopt", cmd, str(example), *rest, "--json"],
+                          capture_output=True, text=True, check=False)
+    assert proc.returncode == 0, proc.stderr
+    assert "HiGHS" not in proc.stdout
+    json.loads(proc.stdout)

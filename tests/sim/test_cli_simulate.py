@@ -87,6 +87,44 @@ def test_compare_rejects_bad_lists(capsys):
     assert "twice" in err and "baseline" in err
 
 
+def test_compare_runs_variants_of_one_scheduler_side_by_side(capsys):
+    assert main(["compare", FIG51, "--schedulers", "aalo, aalo:sharing=strict:num_queues=3",
+                 "-p", "aalo.num_queues=2", "--baseline", "aalo", "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    rows = {r["scheduler"]: r for r in doc["schedulers"]}
+    assert list(rows) == ["aalo", "aalo:sharing=strict:num_queues=3"]
+    # --param reaches every variant of its scheduler; a variant's own value wins
+    assert rows["aalo"]["params"]["num_queues"] == 2
+    assert rows["aalo"]["params"]["sharing"] == "weighted"
+    strict = rows["aalo:sharing=strict:num_queues=3"]["params"]
+    assert strict["num_queues"] == 3 and strict["sharing"] == "strict"
+    # each variant is the scheduler run with those parameters
+    want = co.sim.simulate(co.read(FIG51), "aalo", params={"sharing": "strict", "num_queues": 3})
+    assert rows["aalo:sharing=strict:num_queues=3"]["mean_cct"] == pytest.approx(
+        want.summary.mean_cct, rel=1e-12)
+
+
+def test_compare_rejects_bad_variants(capsys):
+    assert main(["compare", FIG51, "--schedulers", "aalo:sharing"]) == 2
+    assert "expected NAME:KEY=VALUE, got 'sharing'" in capsys.readouterr().err
+    assert main(["compare", FIG51, "--schedulers", "aalo:sharing=sometimes"]) == 2
+    assert "sharing" in capsys.readouterr().err
+    assert main(["compare", FIG51, "--schedulers", ":sharing=strict"]) == 2
+    assert main(["compare", FIG51, "--schedulers", "aalo:sharing=strict,aalo:sharing=strict"]) == 2
+    assert "twice" in capsys.readouterr().err
+    assert main(["compare", FIG51, "--schedulers", ","]) == 2
+
+
+def test_the_default_comparison_lists_valid_schedulers():
+    from coflowopt.cli.simulate import DEFAULT_SCHEDULERS, parse_variants
+    from coflowopt.sim import make_policy
+
+    variants = parse_variants(",".join(DEFAULT_SCHEDULERS))
+    assert len(variants) == len(DEFAULT_SCHEDULERS)
+    for name, own in variants.values():
+        make_policy(name, own, strings=True)
+
+
 def test_the_trace_reader_port_rate_reaches_the_simulation(tmp_path, capsys):
     inst = co.read(SHUFFLE)
     path = tmp_path / "t.txt"
