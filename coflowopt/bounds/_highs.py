@@ -43,7 +43,6 @@ _STATUS = {
 }
 
 
-
 def quiet_highs() -> highspy.Highs:
     """A HiGHS instance with its output off from the start.
 
@@ -57,6 +56,7 @@ def quiet_highs() -> highspy.Highs:
     h = getattr(highspy, "_Highs", highspy.Highs)()
     h.setOptionValue("output_flag", False)
     return h
+
 
 @dataclass(frozen=True, slots=True)
 class LPSolution:
