@@ -73,6 +73,50 @@ def test_queue_kernel_on_a_facebook_prefix(name, params):
     assert (work["rounds"] > 0) == (name == "aalo" and params.get("sharing") != "strict")
 
 
+WEIGHTED = [("aalo", {**AALO, "sharing": "weighted"}), ("aalo", {}),
+            ("mcs", {**MCS, "sharing": "weighted"})]
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    instances(max_ports=4, max_coflows=5, max_flows=8, dependencies=True, delays=True),
+    st.booleans(),
+    st.sampled_from(range(len(WEIGHTED))),
+    st.sampled_from([None, 0.5]),
+)
+def test_the_dense_water_filling_equals_the_reference(inst, uniform, case, batch):
+    # every coflow takes the dense water-filling (aalo.DENSE_ROWS = 1): dead links at
+    # capacity 0 instead of their rows left out
+    from coflowopt.sim.policies import aalo
+
+    if uniform:
+        inst = inst.replace(fabric=type(inst.fabric)([1.0] * inst.num_ports, [1.0] * inst.num_ports))
+    name, params = WEIGHTED[case]
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(aalo, "DENSE_ROWS", 1)
+        fast, ref = both(inst, name, batch_interval=batch, **params)
+    assert_same(inst, fast, ref)
+
+
+@pytest.mark.parametrize("dense_rows", [1, 64])
+def test_the_dense_water_filling_on_a_facebook_prefix(dense_rows, monkeypatch):
+    # the first 60 coflows by arrival, weighted aalo: the dense water-filling for every
+    # coflow, or for those with 64 rows or more, against the row lists for all
+    from coflowopt.sim.policies import aalo
+
+    inst = io.read(TRACE)
+    inst = inst.subset(np.argsort(inst.release, kind="stable")[:60])
+    monkeypatch.setattr(aalo, "DENSE_ROWS", 0)
+    lists = simulate(inst, "aalo")
+    monkeypatch.setattr(aalo, "DENSE_ROWS", dense_rows)
+    dense = simulate(inst, "aalo")
+    assert_same(inst, dense, lists)
+    # the same water-fillings re-solved (up to levels kept by rounding), the same events
+    w0, w1 = lists.info["kernel_work"], dense.info["kernel_work"]
+    assert w0["allocations"] == w1["allocations"]
+    assert abs(w0["levels_solved"] - w1["levels_solved"]) <= 0.01 * w0["levels_solved"]
+
+
 def test_a_share_left_over_by_rounding_is_not_capacity():
     # weighted mcs on one port: at t = 2.6 queue 2's share 2/5 is used up by c1's six
     # flows except for ~5.6e-17 of rounding, which once gave c2 a rate of 1.9e-17 (and a

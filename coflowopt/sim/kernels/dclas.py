@@ -149,6 +149,28 @@ def _on_link(ci, j, split, adj):  # type: ignore[no-untyped-def]
 
 
 @njit
+def _demand_stands(slot, ci, dead, split, cl, dem, dval, ddead, dlog, loglen):  # type: ignore[no-untyped-def]
+    """Whether coflow ``ci``'s usable demand in ``slot`` stands for ``dead`` (see :func:`_demand`).
+
+    ``-1``: it must be brought up to date; else ``1`` if the coflow has usable demand,
+    ``0`` if not. It stands when it was computed, no row of the coflow lost flows since,
+    and no link the coflow has live rows on died or revived. (A link without live rows
+    of the coflow keeps its old dead flag: no row of the coflow on it can lose flows
+    again.) A separate test with few arguments: :func:`_demand`'s arrays cost their
+    reference counting on every call.
+    """
+    if not dval[slot, ci] or dlog[slot, ci] != loglen[ci]:
+        return -1
+    for j in range(dead.size):
+        if cl[ci, j] > 0 and ddead[slot, ci, j] != dead[j]:
+            return -1
+    for j in range(split):
+        if dem[slot, ci, j] > 0.0:
+            return 1
+    return 0
+
+
+@njit
 def _demand(slot, ci, dead, split, ra, rb, rc, cl, adj, cch, lrow, co_r0, nlive, logs):  # type: ignore[no-untyped-def]
     """Bring coflow ``ci``'s usable demand per link in ``slot`` up to ``dead``; True if any.
 
@@ -211,7 +233,29 @@ def _demand(slot, ci, dead, split, ra, rb, rc, cl, adj, cch, lrow, co_r0, nlive,
 
 
 @njit
-def _levels(slot, ci, kv, split, ra, rb, rbl, rc, cl, adj, cch, lrow, co_r0, nlive, logs, touch):  # type: ignore[no-untyped-def]
+def _stands(slot, ci, kv, cl, ckey, cval, clam, cu, clog, loglen):  # type: ignore[no-untyped-def]
+    """True when coflow ``ci``'s last levels in ``slot`` stand for the keys ``kv`` (see :func:`_levels`).
+
+    A separate test with few arguments: a call that passes :func:`_levels`' arrays costs
+    their reference counting, more than the test itself when the levels stand.
+    """
+    if not cval[slot, ci] or clog[slot, ci] != loglen[ci]:
+        return False
+    keyo = ckey[slot, ci]
+    lo = clam[slot, ci]
+    u = cu[slot, ci]
+    for j in range(kv.size):
+        if cl[ci, j] > 0 and keyo[j] != kv[j]:
+            # a link the coflow does not fill (level inf), alive before and now, with
+            # more than its use left: its capacity binds nothing, so the max-min
+            # solution is the same one
+            if not (lo[j] == np.inf and keyo[j] >= 0.0 and kv[j] > u[j] * (1.0 + SPARE)):
+                return False
+    return True
+
+
+@njit
+def _levels(slot, ci, kv, split, ra, rb, rbl, rc, cl, adj, cch, lrow, co_r0, nlive, logs, touch, dense):  # type: ignore[no-untyped-def]
     """Bring coflow ``ci``'s max-min levels in ``slot`` up to date; True if a row gets a rate.
 
     ``kv[j]``: ``-1`` for a dead link, else the capacity the coflow gets on it;
@@ -229,8 +273,11 @@ def _levels(slot, ci, kv, split, ra, rb, rbl, rc, cl, adj, cch, lrow, co_r0, nli
     the coflow's use of them by a relative :data:`SPARE`: a link that is not a
     bottleneck constrains no row, and the max-min solution is unique. (Solving again
     would give that solution up to rounding; the kept levels are the last solve's.)
-    Otherwise the water-filling is rerun (the same levels, bit for bit, as from
-    scratch) and only the rows that lost flows and the rows on links whose
+    The caller tests that first (:func:`_stands`) and calls this only when the
+    result does not stand. Then the water-filling is rerun (the same levels, bit
+    for bit, as from scratch; a coflow in ``dense`` takes the dense one, over all
+    its unfinished rows with dead links at capacity 0, which leaves their rows at
+    level 0 as leaving them out does) and only the rows that lost flows and the rows on links whose
     level changed (a link that dies or revives changes level) are revisited,
     less those whose other link's level was and is at most the changed link's
     old and new levels (a row's level is the smaller of its two links', so it
@@ -245,21 +292,6 @@ def _levels(slot, ci, kv, split, ra, rb, rbl, rc, cl, adj, cch, lrow, co_r0, nli
     L = kv.size
     first = not cval[slot, ci]
     keyo = ckey[slot, ci]
-    if not first and clog[slot, ci] == loglen[ci]:
-        same = True
-        lo = clam[slot, ci]
-        u = cu[slot, ci]
-        for j in range(L):
-            if cl[ci, j] > 0 and keyo[j] != kv[j]:
-                # a link the coflow does not fill (level inf), alive before and now, with
-                # more than its use left: its capacity binds nothing, so the max-min
-                # solution is the same one
-                if not (lo[j] == np.inf and keyo[j] >= 0.0 and kv[j] > u[j] * (1.0 + SPARE)):
-                    same = False
-                    break
-        if same:
-            work[W_KEPT] += 1
-            return npos[slot, ci] > 0
     work[W_SOLVED] += 1
     cctr[0] += 1
     ep = cctr[0]
@@ -288,10 +320,19 @@ def _levels(slot, ci, kv, split, ra, rb, rbl, rc, cl, adj, cch, lrow, co_r0, nli
     mark, ctr = adj[0], adj[1]
     sl, acl, al, sr, acr, ar = adj[2:]
     ctr[0] += 1
-    waterfill(
-        capv[:split], capv[split:], W, W, dm[:split], dm[split:], ra, rbl, rc, rc,
-        sl[ci], acl[ci], al, sr[ci], acr[ci], ar, nob, mark, ctr[0], lam_l, lam_r, True,
-    )
+    gidx, Wd, WdT, dsl, dsr, gz = dense
+    g = gidx[ci]
+    if g >= 0:
+        waterfill(
+            capv[:split], capv[split:], Wd[g], WdT[g], dsl[g], dsr[g], ra, rbl, rc, rc,
+            gz[:split], gz[:split], al, gz[:L - split], gz[:L - split], ar, nob, mark, ctr[0],
+            lam_l, lam_r, True,
+        )
+    else:
+        waterfill(
+            capv[:split], capv[split:], W, W, dm[:split], dm[split:], ra, rbl, rc, rc,
+            sl[ci], acl[ci], al, sr[ci], acr[ci], ar, nob, mark, ctr[0], lam_l, lam_r, True,
+        )
     for j in range(split):
         lam[j] = lam_l[j] if kv[j] >= 0.0 else 0.0
     for j in range(split, L):
@@ -360,7 +401,7 @@ def _levels(slot, ci, kv, split, ra, rb, rbl, rc, cl, adj, cch, lrow, co_r0, nli
 @njit
 def _allocate(  # type: ignore[no-untyped-def]
     order, m, co_r0, ra, rb, rbl, rc, cl, split, cap, qof, nq, weights, sat, max_rounds,
-    nonempty, adj, cch, lrow, nlive, logs, touch, curmask,
+    nonempty, adj, cch, lrow, nlive, logs, touch, curmask, dense,
 ):
     """The queue allocation: which slots each coflow takes a rate in (``curmask``).
 
@@ -369,8 +410,11 @@ def _allocate(  # type: ignore[no-untyped-def]
     (weighted rounds first, then the strict pass in the last slot); rows whose
     level changed in a slot are listed in ``touch``.
     """
-    cu = cch[3]
-    dem = cch[4]
+    ckey, cval, clam, cu, dem = cch[:5]
+    npos, clog = cch[7], cch[8]
+    dval, ddead, dlog = cch[10], cch[11], cch[12]
+    loglen = logs[3]
+    work = touch[3]
     L = cap.size
     residual = cap.copy()
     kv = np.empty(L)
@@ -380,7 +424,6 @@ def _allocate(  # type: ignore[no-untyped-def]
         share = np.zeros((nq, L))
         live = np.zeros(m, np.bool_)
         used = np.empty(L)
-        work = touch[3]
         for rnd in range(max_rounds):
             work[W_ROUNDS] += 1
             alldead = True
@@ -398,8 +441,9 @@ def _allocate(  # type: ignore[no-untyped-def]
                 live[ci] = False
                 if _blocked(cl, ci, split, residual, sat, cap):
                     continue
-                if _demand(rnd, ci, dead, split, ra, rb, rc, cl, adj, cch, lrow, co_r0, nlive,
-                           logs):
+                use = _demand_stands(rnd, ci, dead, split, cl, dem, dval, ddead, dlog, loglen)
+                if use == 1 or (use < 0 and _demand(rnd, ci, dead, split, ra, rb, rc, cl, adj,
+                                                    cch, lrow, co_r0, nlive, logs)):
                     live[ci] = True
                     dm = dem[rnd, ci]
                     for j in range(L):
@@ -430,8 +474,12 @@ def _allocate(  # type: ignore[no-untyped-def]
                         kv[j] = -1.0
                     else:  # a share left below sat is rounding (as in the reference)
                         kv[j] = share[qi, j] if share[qi, j] > sat * cap[j] else 0.0
-                if not _levels(rnd, ci, kv, split, ra, rb, rbl, rc, cl, adj, cch, lrow, co_r0,
-                               nlive, logs, touch):
+                if _stands(rnd, ci, kv, cl, ckey, cval, clam, cu, clog, loglen):
+                    work[W_KEPT] += 1
+                    if npos[rnd, ci] == 0:
+                        continue
+                elif not _levels(rnd, ci, kv, split, ra, rb, rbl, rc, cl, adj, cch, lrow, co_r0,
+                                 nlive, logs, touch, dense):
                     continue
                 curmask[ci] |= 1 << rnd
                 u = cu[rnd, ci]
@@ -468,9 +516,14 @@ def _allocate(  # type: ignore[no-untyped-def]
             return
         if _blocked(cl, ci, split, residual, sat, cap):
             continue
-        _demand(sslot, ci, dead, split, ra, rb, rc, cl, adj, cch, lrow, co_r0, nlive, logs)
-        if not _levels(sslot, ci, kv, split, ra, rb, rbl, rc, cl, adj, cch, lrow, co_r0,
-                       nlive, logs, touch):
+        if _demand_stands(sslot, ci, dead, split, cl, dem, dval, ddead, dlog, loglen) < 0:
+            _demand(sslot, ci, dead, split, ra, rb, rc, cl, adj, cch, lrow, co_r0, nlive, logs)
+        if _stands(sslot, ci, kv, cl, ckey, cval, clam, cu, clog, loglen):
+            work[W_KEPT] += 1
+            if npos[sslot, ci] == 0:
+                continue
+        elif not _levels(sslot, ci, kv, split, ra, rb, rbl, rc, cl, adj, cch, lrow, co_r0,
+                         nlive, logs, touch, dense):
             continue
         curmask[ci] |= 1 << sslot
         u = cu[sslot, ci]
@@ -703,6 +756,38 @@ def _setup(act, fco, K, cos, wide, la, lb, L, split, size, sent):  # type: ignor
 
 
 @njit
+def _dense(m, co_r0, co_r1, ra, rbl, rc, split, R, giant):  # type: ignore[no-untyped-def]
+    """The unfinished flows of each coflow with at least ``giant`` rows, per uplink and downlink.
+
+    ``(gidx, Wd, WdT, dsl, dsr, zeros)``: coflow position ``p``'s matrix is ``Wd[gidx[p]]``
+    (``-1``: none), its transpose ``WdT[...]`` and sums ``dsl``/``dsr`` (the kernel takes
+    the flows a row finishes off all four, whole numbers, so they stay exact); ``zeros``:
+    empty row lists for the water-filling. ``giant <= 0``: no coflow.
+    """
+    gidx = np.full(m, -1, np.int64)
+    ng = 0
+    if giant > 0:
+        for p in range(m):
+            if co_r1[p] - co_r0[p] >= giant:
+                gidx[p] = ng
+                ng += 1
+    Wd = np.zeros((ng, split, R))
+    WdT = np.zeros((ng, R, split))
+    dsl = np.zeros((ng, split))
+    dsr = np.zeros((ng, R))
+    for p in range(m):
+        g = gidx[p]
+        if g < 0:
+            continue
+        for r in range(co_r0[p], co_r1[p]):
+            Wd[g, ra[r], rbl[r]] += rc[r]
+            WdT[g, rbl[r], ra[r]] += rc[r]
+            dsl[g, ra[r]] += rc[r]
+            dsr[g, rbl[r]] += rc[r]
+    return gidx, Wd, WdT, dsl, dsr, np.zeros(split + R, np.int64)
+
+
+@njit
 def _pending(m, adm_t, adm_at):  # type: ignore[no-untyped-def]
     """Which of the ``m`` positions are not yet admitted, and the next admission time.
 
@@ -822,7 +907,7 @@ def dclas_stretch(  # type: ignore[no-untyped-def]
     t0, t_stop, tol, act, la, lb, L, cap, size, sent, fco, cf_left, start,
     record, max_pieces, rate_out, done_f, done_t, pc_f, pc_t0, pc_t1, pc_r,
     cos, queue, wide, th_n, th_w, weights, cf_sent, cf_long, split, sat, max_rounds, ptol, stop_co,
-    work, adm_t, adm_at,
+    work, adm_t, adm_at, dense_rows,
 ):
     """Advance the multi-level queue allocation of ``act`` from ``t0``.
 
@@ -839,7 +924,9 @@ def dclas_stretch(  # type: ignore[no-untyped-def]
     coflows at whose completion the kernel returns (those others depend on;
     the allocation after any other completion is the kernel's own next
     event); ``work``: counters the kernel adds to (see :data:`WORK`);
-    ``adm_t``/``adm_at``: the admissions the kernel makes (:func:`_admissions`).
+    ``adm_t``/``adm_at``: the admissions the kernel makes (:func:`_admissions`);
+    ``dense_rows``: with weighted sharing, coflows with at least this many rows
+    at the start take the dense water-filling (:func:`_dense`; 0: none).
     Returns ``(t, thr, n_done, n_pieces, n_events, reason)`` as every stretch kernel.
     """
     n = act.size
@@ -853,6 +940,8 @@ def dclas_stretch(  # type: ignore[no-untyped-def]
      adj, lrow, nlive, ndead) = _setup(act, fco, cf_left.size, cos, wide, la, lb, L, split, size, sent)
     nrows = ra.size
     R = L - split
+    dense = _dense(m, co_r0, co_r1, ra, rbl, rc, split, R, dense_rows if weights.size > 0 else 0)
+    gidx, Wd, WdT, dsl, dsr = dense[:5]
     serv = np.zeros(nrows)  # bytes each flow of the row received since t0
     ts = np.full(nrows, t0)  # when serv was last brought up to date
     row_rate = np.zeros(nrows)
@@ -947,7 +1036,7 @@ def dclas_stretch(  # type: ignore[no-untyped-def]
         tcount[0] = 0
         tcount[1] += 1
         _allocate(order[:o], m, co_r0, ra, rb, rbl, rc, cl, split, cap, qof, nq, weights, sat,
-                  max_rounds, nonempty, adj, cch, lrow, nlive, logs, touch, curmask)
+                  max_rounds, nonempty, adj, cch, lrow, nlive, logs, touch, curmask, dense)
         # apply: the coflow totals move to t first (as the engine's _sync_coflows), then
         # only rows whose level changed, or of coflows whose slots changed, are looked at
         if t > tcf:
@@ -1089,6 +1178,13 @@ def dclas_stretch(  # type: ignore[no-untyped-def]
                     logbuf[log0[p] + loglen[p]] = r
                     logamt[log0[p] + loglen[p]] = h - head[r]
                     loglen[p] += 1
+                gd = gidx[p]
+                if gd >= 0 and h != head[r]:
+                    dd = float(h - head[r])
+                    Wd[gd, ra[r], rbl[r]] -= dd
+                    WdT[gd, rbl[r], ra[r]] -= dd
+                    dsl[gd, ra[r]] -= dd
+                    dsr[gd, rbl[r]] -= dd
                 head[r] = h
                 rc[r] = e - h
                 if h == e:

@@ -596,12 +596,13 @@ def dclas_clock_stretch(  # type: ignore[no-untyped-def]
     t0, t_stop, tol, act, la, lb, L, cap, size, sent, fco, cf_left, start,
     record, max_pieces, rate_out, done_f, done_t, pc_f, pc_t0, pc_t1, pc_r,
     cos, queue, wide, th_n, th_w, weights, cf_sent, cf_long, split, sat, max_rounds, ptol, stop_co,
-    work, adm_t, adm_at,
+    work, adm_t, adm_at, dense_rows,
 ):
     """Advance the strict-priority multi-level queue allocation of ``act`` from ``t0``.
 
     Arguments and result as :func:`coflowopt.sim.kernels.dclas.dclas_stretch`
-    (``weights`` must be empty: strict priority), and admissions: the last
+    (``weights`` must be empty: strict priority; ``dense_rows``, for weighted
+    rounds, is not used), and admissions: the last
     ``adm_t.size`` coflows of ``cos`` are not yet admitted (unless ``adm_at``
     already gives the time the kernel admitted them, in an earlier run); each
     is admitted at the first event (at ``t_e``, reaching ``t`` with the
