@@ -164,12 +164,12 @@ def _flips(nf, fr, fb, p, t, L, split, adj, lo, olv, rc, bind, anc, tp, need, ro
     level ``lo[link]``, re-anchored on the slot's clock. ``olv``: the levels before
     this allocation (a row's old rate, for its piece). Slots that lose a row are
     listed in ``dl`` for a rescan (``dirty`` 1), slots that gain one for a refresh
-    (``dirty`` 2). Written as one loop with no calls (but pieces when recording):
-    a call per row passing these arrays costs more than the row's work.
+    (``dirty`` 2). Written as one loop with no calls (but pieces when recording,
+    and a slot's rare re-base): a call per row passing these arrays costs more
+    than the row's work.
     """
     record, act, fco, pc_f, pc_t0, pc_t1, pc_r, npc = rec
     ival, imin, idirty = iix
-    sl, acl, al, sr, acr, ar = adj[2:]
     nl = nd_[0]
     for q in range(nf):
         r = fr[q]
@@ -211,14 +211,9 @@ def _flips(nf, fr, fb, p, t, L, split, adj, lo, olv, rc, bind, anc, tp, need, ro
             c = sf[CLK, s] + lev * (t - sf[TCK, s])
             if c > REBASE * max(need[row_fl[h]], serv):
                 # re-base the slot to this moment (see REBASE): its clock goes to 0
-                if nb < split:
-                    a0 = sl[p, nb]
-                    a1 = a0 + acl[p, nb]
-                else:
-                    a0 = sr[p, nb - split]
-                    a1 = a0 + acr[p, nb - split]
+                lst, a0, a1 = _on_link(p, nb, split, adj)
                 for q2 in range(a0, a1):
-                    r2 = al[q2] if nb < split else ar[q2]
+                    r2 = lst[q2]
                     if bind[r2] == nb:
                         anc[r2] -= c
                 sf[TGT, s] -= c
