@@ -30,7 +30,11 @@ network" (``reschedule="coflow"``, default):
    the exact sharing rule open; this is our reading. α = 0.1 as in §V.
 4. BACKFILLING (lines 18-24): uplinks in the same order, coflows in the same
    order, flows by index, each flow adds ``min`` of what its uplink and its
-   downlink still have.
+   downlink still have. A deviation from the letter of line 19 (``for i = 1 :
+   m``, uplinks by index; line 21 leaves the order of flows open): we follow
+   §IV-C's "other flows then utilize the remaining bandwidth according to
+   their priorities", so the busier uplinks backfill first. The two differ
+   when uplinks compete for a downlink's spare capacity.
 
 Maluca is defined on access links (an uplink and a downlink per flow); the
 policy requires a two-link fabric.

@@ -16,7 +16,17 @@ MCS (Wang et al., IEEE/ACM ToN 2018; seed ``000_...``), Algorithm 2 and
   The paper does not state Δ_w for its simulations; the default 50 is the
   seeds' narrow/wide boundary (at most 50 flows is narrow). Demotions
   happen exactly when the threshold is crossed (the engine is woken then),
-  repeatedly if a coflow crosses several.
+  repeatedly if a coflow crosses several. A deviation: §VI-C calls
+  RESCHEDULE "when new coflows arrive or old coflows finish"; read
+  literally, a coflow would keep its queue between those events however
+  many bytes it sent. We follow the paper's daemons, which re-sync every
+  10 ms (§VI-D, "as Aalo does"), in the fluid limit: a demotion takes
+  effect when the threshold is crossed, as in Aalo.
+- Batching: §VIII-A's simulations admit coflows "in batch", every 10 s by
+  default. The policy does not batch by itself; pass
+  ``batch_interval=10`` (CLI ``--batch-interval 10``) to simulate that
+  setting. ``coflowopt compare``'s default runs are unbatched, like the
+  other policies'.
 - Queues: "coflows from higher-priority queues are scheduled first" (strict
   priority, default ``sharing="strict"``), FIFO within a queue, max-min
   among a coflow's flows, as in Aalo (:mod:`._queues`); ``sharing=

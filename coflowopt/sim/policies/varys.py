@@ -52,7 +52,10 @@ the online rules of §5.6.2:
    (T) is given: after each T-interval the coflows that received no
    service during it are treated as one coflow and get MADD for
    ``starvation_delta`` (δ) time while all others wait; then the T-interval
-   restarts. §5.7.1 uses T = 2 s and δ = 200 ms.
+   restarts. §5.7.1 uses T = 2 s and δ = 200 ms. When no coflow is starved
+   at the end of a T-interval, the next one starts at once: Pseudocode 1
+   alternates the two intervals unconditionally, which read literally would
+   leave the fabric idle for δ with nothing to serve (a deviation).
 
 The same machinery with another order gives ``fifo``, ``scf``, ``ncf`` and
 ``tcf`` (their modules).
