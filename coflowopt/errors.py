@@ -76,6 +76,8 @@ class InputError(CoflowoptError, ValueError):
         self.json_path = json_path
 
     def __str__(self) -> str:
+        if self.path is None and self.line is None and self.json_path is None:
+            return self.message  # a command-line value: nothing to locate
         where = self.path or "<input>"
         if self.line is not None:
             where += f":{self.line}"

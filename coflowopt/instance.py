@@ -43,6 +43,18 @@ BINS = ("SN", "LN", "SW", "LW")
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
 
+TINY = float(np.finfo(np.float64).tiny)
+"""The smallest normal float64 (2.2e-308): sizes and capacities below it are rejected.
+Subnormal values lose their precision in every division the simulator and the
+formulations make (a transfer time ``size / capacity`` can round to 0 or overflow)."""
+
+
+def _positive_rule(value: float, what: str) -> str:
+    """The rule a rejected size or capacity breaks."""
+    if 0 < value < TINY:
+        return f"{what} must be at least {TINY:.3g}, the smallest normal float"
+    return f"{what} must be finite and > 0"
+
 
 def _readonly(arr: np.ndarray) -> np.ndarray:
     arr.setflags(write=False)
@@ -114,11 +126,12 @@ class Fabric:
         if ing.size != egr.size:
             raise InstanceError(f"the fabric has {ing.size} ingress but {egr.size} egress capacities")
         for name, arr in (("ingress", ing), ("egress", egr)):
-            bad = np.flatnonzero(~(np.isfinite(arr) & (arr > 0)))
+            bad = np.flatnonzero(~(np.isfinite(arr) & (arr >= TINY)))
             if bad.size:
                 p = int(bad[0])
                 raise InstanceError(
-                    f"{name} capacity of port {p} is {float(arr[p])!r}; capacities must be finite and > 0",
+                    f"{name} capacity of port {p} is {float(arr[p])!r}; "
+                    + _positive_rule(float(arr[p]), "capacities"),
                     field=f"{name}[{p}]",
                 )
         object.__setattr__(self, "ingress", _readonly(ing))
@@ -240,11 +253,12 @@ class Coflow:
                     flow=f,
                     field=name,
                 )
-        bad = np.flatnonzero(~(np.isfinite(sizes) & (sizes > 0)))
+        bad = np.flatnonzero(~(np.isfinite(sizes) & (sizes >= TINY)))
         if bad.size:
             f = int(bad[0])
             raise InstanceError(
-                f"flow {f} of coflow '{cid}' has size {float(sizes[f])!r}; sizes must be finite and > 0",
+                f"flow {f} of coflow '{cid}' has size {float(sizes[f])!r}; "
+                + _positive_rule(float(sizes[f]), "sizes"),
                 flow=f,
                 field="size",
             )

@@ -53,7 +53,9 @@ def add_json_argument(parser: argparse.ArgumentParser) -> None:
 
 
 def load_instance(args: argparse.Namespace) -> Instance:
-    return io.read(args.file, format=args.format, port_rate=args.port_rate)
+    """The instance FILE names; its format (given or detected) is kept as ``args.input_format``."""
+    args.input_format = args.format or io.detect_format(args.file)
+    return io.read(args.file, format=args.input_format, port_rate=args.port_rate)
 
 
 def _positive_float(text: str) -> float:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
 import sys
 import time
 from typing import Any
@@ -12,6 +13,7 @@ import numpy as np
 
 from ..errors import CoflowoptError, InputError
 from ..instance import BINS, Instance
+from ..io._common import atomic_writers, check_writable
 from ..io.schedule_file import write_schedule
 from ..sim import POLICIES, SimulationResult, get_policy, make_policy, simulate
 from ._util import (
@@ -86,7 +88,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     c.add_argument("--schedulers", metavar="A,B,C", default=",".join(DEFAULT_SCHEDULERS),
                    help="comma-separated schedulers, each NAME or NAME:KEY=VALUE[:KEY=VALUE...] "
                    "(a variant with its own parameters, labelled as written; the same scheduler "
-                   f"may appear in several variants) (default {','.join(DEFAULT_SCHEDULERS)})")
+                   "may appear in several variants; a tuple value keeps its commas and goes last: "
+                   f"aalo:num_queues=3:weights=4,2,1) (default {','.join(DEFAULT_SCHEDULERS)})")
     c.add_argument("--baseline", metavar="NAME",
                    help="normalize to this scheduler, as listed in --schedulers (default: varys if "
                    "compared, else the first)")
@@ -123,20 +126,38 @@ def _run(inst: Instance, name: str, params: dict[str, str], args: argparse.Names
             bar.close()
 
 
+def _outputs(args: argparse.Namespace) -> list[tuple[str, str]]:
+    """The files ``simulate`` will write, as (option, path), checked before it simulates:
+    each must be writable, none may be the input file or another output."""
+    outs = [(opt, path) for opt, path in (("--schedule", args.schedule), ("--csv", args.csv))
+            if path and path != "-"]
+    seen = {os.path.realpath(args.file): "the input file"}
+    for opt, path in outs:
+        check_writable(path)
+        real = os.path.realpath(path)
+        if real in seen:
+            raise InputError(f"{opt} {path} would overwrite {seen[real]}")
+        seen[real] = f"the {opt} file"
+    return outs
+
+
 def run_simulate(args: argparse.Namespace) -> int:
     inst = load_instance(args)
     params = parse_params(args.param)
+    outs = _outputs(args)
     res = _run(inst, args.scheduler, params, args, record=bool(args.schedule))
-    if args.schedule and res.schedule is not None:
-        write_schedule(res.schedule, inst, args.schedule)
+    with atomic_writers([path for _, path in outs]) as handles:  # all files or none
+        for (opt, _), fh in zip(outs, handles, strict=True):
+            if opt == "--csv":
+                res.to_csv(fh)
+            elif res.schedule is not None:
+                write_schedule(res.schedule, inst, fh)
     if args.json:
         emit_json(res.to_dict())
         return 0
-    if args.csv:
-        if args.csv == "-":
-            res.to_csv(sys.stdout)
-            return 0
-        res.to_csv(args.csv)
+    if args.csv == "-":
+        res.to_csv(sys.stdout)
+        return 0
     print(res.format(coflows=args.coflows, unit="s" if _is_trace(args) else "time units"))
     if args.csv:
         print(f"\nper-coflow table written to {args.csv}")
@@ -147,17 +168,27 @@ def run_simulate(args: argparse.Namespace) -> int:
 
 
 def _is_trace(args: argparse.Namespace) -> bool:
-    return not str(args.file).lower().endswith(".json")
+    """Whether the input was a trace (times in seconds) rather than a JSON instance (the
+    instance's own time units)."""
+    return getattr(args, "input_format", None) != "json"
 
 
 def parse_variants(text: str) -> dict[str, tuple[str, dict[str, str]]]:
     """``--schedulers`` entries: label -> (scheduler name, its own parameters).
 
     An entry is ``NAME`` or ``NAME:KEY=VALUE[:KEY=VALUE...]``; its label is the entry as
-    written (spaces around it dropped).
+    written (spaces around it dropped). A tuple value keeps its commas
+    (``aalo:weights=4,2,1``): a comma-separated piece that is a number continues the entry
+    before it (no scheduler is named by a number).
     """
     out: dict[str, tuple[str, dict[str, str]]] = {}
-    for entry in (e.strip() for e in text.split(",")):
+    entries: list[str] = []
+    for piece in (e.strip() for e in text.split(",")):
+        if entries and "=" in entries[-1] and _is_number(piece):
+            entries[-1] += "," + piece
+        else:
+            entries.append(piece)
+    for entry in entries:
         if not entry:
             continue
         name, *pairs = (x.strip() for x in entry.split(":"))
@@ -176,6 +207,14 @@ def parse_variants(text: str) -> dict[str, tuple[str, dict[str, str]]]:
     if not out:
         raise InputError("--schedulers needs at least one scheduler name")
     return out
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
 
 
 def _split_params(items: list[str] | None, variants: dict[str, tuple[str, dict[str, str]]],
@@ -259,7 +298,10 @@ def run_compare(args: argparse.Namespace) -> int:
         raise InputError(f"the baseline '{baseline}' is not among the compared schedulers")
     params = _split_params(args.param, variants)
     for n in labels:  # fail on a bad parameter before hours of simulation
-        make_policy(variants[n][0], params[n], strings=True)
+        try:
+            make_policy(variants[n][0], params[n], strings=True)
+        except CoflowoptError as exc:
+            raise InputError(f"scheduler '{n}': {exc}") from None
     bound = method = None
     if args.bound:
         bound, method = _lower_bound(inst, args.bound_time_limit)

@@ -74,8 +74,9 @@ def detect_format(path: str | os.PathLike[str], text: str | None = None) -> str:
         return "json"
     lines = [ln.split() for ln in text.splitlines() if ln.strip()]
     if len(lines) >= 2:
-        # every Coflow-Benchmark line has at least one '<rack>:<MB>' reducer
-        return "benchmark" if any(":" in tok for tok in lines[1]) else "sincronia"
+        # every Coflow-Benchmark line has at least one '<rack>:<MB>' reducer, and Sincronia
+        # lines have none: any line with one (a damaged first line may not) decides
+        return "benchmark" if ":" in stripped.partition("\n")[2] else "sincronia"
     if len(lines) == 1 and len(lines[0]) == 2:
         return "benchmark"  # an empty trace: both text formats read it alike
     raise InputError(

@@ -4,14 +4,15 @@ from __future__ import annotations
 
 import contextlib
 import os
-import tempfile
-from collections.abc import Callable, Iterator
+import secrets
+import stat
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import IO
 
 from ..errors import InputError, InstanceError
 
-__all__ = ["atomic_writer", "shortest_decimal", "text_lines"]
+__all__ = ["atomic_writer", "atomic_writers", "check_writable", "shortest_decimal", "text_lines"]
 
 
 @contextlib.contextmanager
@@ -19,21 +20,113 @@ def atomic_writer(path: str | os.PathLike[str]) -> Iterator[IO[str]]:
     """Open a temporary file beside ``path``; move it into place only on success.
 
     Nothing is left behind (neither a partial file nor the temporary one)
-    when the body raises.
+    when the body raises. See :func:`atomic_writers`.
     """
-    target = Path(path)
+    with atomic_writers([path]) as (fh,):
+        yield fh
+
+
+@contextlib.contextmanager
+def atomic_writers(paths: Sequence[str | os.PathLike[str]]) -> Iterator[list[IO[str]]]:
+    """Text files for ``paths``, all moved into place only when the body succeeds.
+
+    Every target is checked before anything is written (:func:`check_writable`), so a
+    bad second path leaves the first untouched. A symbolic link is written through (its
+    target is replaced, the link stays); an existing file keeps its permissions and a new
+    one gets the usual ``0o666`` less the umask. A target that is not a regular file (a
+    device such as ``/dev/stdout``) is written in place, not replaced. System errors
+    become an :class:`InputError` naming the file.
+    """
+    targets = [check_writable(p) for p in paths]
+    with contextlib.ExitStack() as stack:
+        handles: list[IO[str]] = []
+        temps: list[tuple[str, Path]] = []
+        current = -1
+        try:
+            for target in targets:
+                if target.exists() and not target.is_file():
+                    dev = stack.enter_context(open(target, "w", encoding="utf-8", newline="\n"))
+                    handles.append(_Located(dev, str(target)))  # type: ignore[arg-type]
+                    continue
+                tmp = _new_temp(target)
+                temps.append((tmp, target))
+                handles.append(stack.enter_context(os.fdopen(
+                    os.open(tmp, os.O_WRONLY), "w", encoding="utf-8", newline="\n")))
+            yield handles
+            for i, handle in enumerate(handles):
+                current = i  # a full disk shows when the buffer is flushed
+                handle.close()
+            current = -1
+            stack.close()
+            for tmp, target in temps:
+                os.replace(tmp, target)
+        except BaseException as exc:
+            stack.close()
+            for tmp, _ in temps:
+                with contextlib.suppress(OSError):
+                    os.unlink(tmp)
+            if isinstance(exc, OSError):
+                bad = str(paths[current]) if current >= 0 else _culprit(exc, paths, targets, temps)
+                raise InputError(f"cannot write: {exc.strerror or exc}", path=bad) from None
+            raise
+
+
+def _culprit(exc: OSError, paths: Sequence[str | os.PathLike[str]], targets: list[Path],
+             temps: list[tuple[str, Path]]) -> str:
+    """The path, as the caller gave it, that a system error concerns."""
+    given = {str(t): str(p) for p, t in zip(paths, targets, strict=True)}
+    given.update({tmp: given[str(t)] for tmp, t in temps})
+    for name in (exc.filename2, exc.filename):
+        if name is not None and str(name) in given:
+            return given[str(name)]
+    return " / ".join(str(p) for p in paths)
+
+
+class _Located:
+    """A text stream whose write errors name its file (a device's buffer overflows during
+    the caller's writes, where :func:`atomic_writers` cannot tell which file failed)."""
+
+    def __init__(self, fh: IO[str], name: str) -> None:
+        self._fh = fh
+        self._name = name
+
+    def write(self, text: str) -> int:
+        try:
+            return self._fh.write(text)
+        except OSError as exc:
+            exc.filename = exc.filename or self._name
+            raise
+
+    def __getattr__(self, attr: str) -> object:
+        return getattr(self._fh, attr)
+
+
+def check_writable(path: str | os.PathLike[str]) -> Path:
+    """Where writing ``path`` will go (a link's target), or an :class:`InputError` saying why
+    it cannot: the path is a directory, or its directory does not exist."""
+    target = Path(os.path.realpath(path)) if os.path.islink(path) else Path(path)
+    if target.is_dir():
+        raise InputError("is a directory, not a file to write", path=str(path))
     directory = target.parent if str(target.parent) else Path(".")
     if not directory.is_dir():
         raise InputError("the directory to write into does not exist", path=str(path))
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=directory)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
-            yield fh
-        os.replace(tmp, target)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
+    return target
+
+
+def _new_temp(target: Path) -> str:
+    """A new empty file beside ``target`` (created with the target's mode, or 0o666 less the
+    umask when the target does not exist yet)."""
+    mode = stat.S_IMODE(target.stat().st_mode) if target.exists() else 0o666
+    for _ in range(100):
+        tmp = str(target.parent / f".{target.name}.{secrets.token_hex(4)}.tmp")
+        try:
+            os.close(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode))
+        except FileExistsError:
+            continue
+        if target.exists():
+            os.chmod(tmp, mode)  # the umask does not apply to an existing file's mode
+        return tmp
+    raise InputError("cannot create a temporary file beside it", path=str(target))
 
 
 def read_text(path: str | os.PathLike[str]) -> str:

@@ -21,7 +21,7 @@ from collections.abc import Iterator
 import numpy as np
 
 from ..errors import InputError, InstanceError
-from ..instance import MB, Coflow, Fabric, Instance
+from ..instance import MB, TINY, Coflow, Fabric, Instance
 from ._common import atomic_writer, read_text, shortest_decimal, text_lines
 
 __all__ = ["DEFAULT_PORT_RATE", "dumps", "loads", "read", "write"]
@@ -30,8 +30,20 @@ DEFAULT_PORT_RATE = 1.25e8
 """1 Gbit/s in bytes per second, the rack links of the Varys and Aalo simulations."""
 
 
+MAX_PORTS = 10_000_000
+"""The most ports a trace header may announce (the fabric's arrays grow with it)."""
+
+
+def _plain_number(token: str) -> bool:
+    """ASCII without digit separators: what the trace formats write (Python would also
+    read ``1_0`` as 10 and other scripts' digits)."""
+    return token.isascii() and "_" not in token
+
+
 def _int(token: str, what: str, path: str, line: int, minimum: int = 0) -> int:
     try:
+        if not _plain_number(token):
+            raise ValueError(token)
         value = int(token)
     except ValueError:
         raise InputError(f"{what} must be an integer, got '{token}'", path=path, line=line) from None
@@ -42,6 +54,8 @@ def _int(token: str, what: str, path: str, line: int, minimum: int = 0) -> int:
 
 def _float(token: str, what: str, path: str, line: int) -> float:
     try:
+        if not _plain_number(token):
+            raise ValueError(token)
         value = float(token)
     except ValueError:
         raise InputError(f"{what} must be a number, got '{token}'", path=path, line=line) from None
@@ -61,6 +75,9 @@ def _header(lines: list[tuple[int, list[str]]], path: str) -> tuple[int, int]:
             line=number,
         )
     ports = _int(tokens[0], "number of ports", path, number, minimum=1)
+    if ports > MAX_PORTS:
+        raise InputError(f"number of ports must be at most {MAX_PORTS:,}, got {ports:,}",
+                         path=path, line=number)
     count = _int(tokens[1], "number of coflows", path, number)
     if len(lines) - 1 != count:
         raise InputError(
@@ -95,6 +112,15 @@ def _coflow_lines(
                 f"arrival time of coflow '{cid}' must be >= 0, got {t[1]}", path=path, line=number
             )
         yield number, t, cid, arrival
+
+
+def _check_bytes(nbytes: float, token: str, what: str, path: str, line: int) -> None:
+    """A size read as ``token`` (megabytes) must give a finite, normal number of bytes."""
+    if not nbytes < math.inf:
+        raise InputError(f"{what} is too large: '{token}' MB overflows", path=path, line=line)
+    if nbytes < TINY:
+        raise InputError(f"{what} is too small: '{token}' MB is below {TINY:.3g} bytes",
+                         path=path, line=line)
 
 
 def _rack(token: str, what: str, ports: int, path: str, line: int) -> int:
@@ -140,24 +166,28 @@ def loads(text: str, *, path: str = "<string>", port_rate: float = DEFAULT_PORT_
                     line=number,
                 )
             racks[j] = _rack(rack, f"reducer rack of coflow '{cid}'", ports, path, number)
-            mbs[j] = _float(mb, f"shuffle MB of reducer {j} of coflow '{cid}'", path, number)
+            what = f"shuffle MB of reducer {j} of coflow '{cid}'"
+            mbs[j] = _float(mb, what, path, number)
             if mbs[j] <= 0:
-                raise InputError(
-                    f"shuffle MB of reducer {j} of coflow '{cid}' must be > 0, got '{mb}'",
-                    path=path,
-                    line=number,
-                )
+                raise InputError(f"{what} must be > 0, got '{mb}'", path=path, line=number)
+            _check_bytes(float(mbs[j]) * MB / m, mb, what, path, number)
         src = np.tile(np.array(mappers, dtype=np.int64), r)
         dst = np.repeat(racks, m)
         size = np.repeat(mbs * MB / m, m)
-        try:
-            coflows.append(Coflow(cid, src, dst, size, release=arrival / 1000.0))
-        except InstanceError as exc:  # pragma: no cover - checked above
-            raise InputError(exc.message, path=path, line=number) from None
+        coflows.append(_coflow(cid, src, dst, size, arrival, path, number))
     try:
         return Instance(Fabric.uniform(ports, port_rate), tuple(coflows), name=os.path.basename(path))
     except InstanceError as exc:  # pragma: no cover - checked above
         line = lines[1 + exc.coflow][0] if exc.coflow is not None else None
+        raise InputError(exc.message, path=path, line=line) from None
+
+
+def _coflow(cid: str, src: np.ndarray, dst: np.ndarray, size: np.ndarray, arrival: float,
+            path: str, line: int) -> Coflow:
+    """One trace line's coflow (arrival in ms), with model errors located at the line."""
+    try:
+        return Coflow(cid, src, dst, size, release=arrival / 1000.0)
+    except InstanceError as exc:
         raise InputError(exc.message, path=path, line=line) from None
 
 

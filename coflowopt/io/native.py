@@ -22,6 +22,7 @@ import itertools
 import json
 import math
 import os
+import sys
 from typing import Any
 
 import numpy as np
@@ -59,6 +60,16 @@ def _is_number(x: Any) -> bool:
     return type(x) in (int, float)
 
 
+_MAX_FLOAT = int(sys.float_info.max)
+_MAX_PORT = 2**62
+
+
+def _digits(value: int) -> str:
+    """An integer for a message, shortened when it has many digits."""
+    text = str(value)
+    return text if len(text) <= 30 else f"{text[:12]}...{text[-6:]} ({len(text)} digits)"
+
+
 class _Reader:
     def __init__(self, path: str) -> None:
         self.path = path
@@ -69,6 +80,8 @@ class _Reader:
     def number(self, value: Any, where: str, what: str) -> float:
         if not _is_number(value):
             raise self.fail(where, f"{what} must be a number, got {_type_name(value)} {value!r:.60}")
+        if type(value) is int and abs(value) > _MAX_FLOAT:
+            raise self.fail(where, f"{what} is too large for a float, got {_digits(value)}")
         if not math.isfinite(value):
             raise self.fail(where, f"{what} must be finite, got {value!r}")
         return float(value)
@@ -107,14 +120,28 @@ class _Reader:
             what = ("ingress port", "egress port")[col]
             raise self.fail(f"{where}[{bad}][{col}]", f"{what} must be an integer, got {rows[bad][col]!r}")
         width = max(lengths)
-        if len(lengths) == 1:
-            arr = np.array(rows, dtype=float)
-        else:
-            arr = np.zeros((len(rows), 4))
-            for i, r in enumerate(rows):
-                arr[i, : len(r)] = r
+        try:
+            if len(lengths) == 1:
+                arr = np.array(rows, dtype=float)
+            else:
+                arr = np.zeros((len(rows), 4))
+                for i, r in enumerate(rows):
+                    arr[i, : len(r)] = r
+        except OverflowError:
+            self._check_ints(rows, where)
+            raise self.fail(where, "a number is out of range") from None
+        if arr.size and np.abs(arr[:, :2]).max() >= _MAX_PORT:
+            self._check_ints(rows, where)
         delay = arr[:, 3] if width == 4 else None
         return arr[:, 0].astype(np.int64), arr[:, 1].astype(np.int64), arr[:, 2], delay
+
+    def _check_ints(self, rows: list[list[Any]], where: str) -> None:
+        """Ports must fit in 64 bits and other integers in a float (JSON integers are unbounded)."""
+        for i, r in enumerate(rows):
+            for j, x in enumerate(r):
+                if type(x) is int and abs(x) > (_MAX_PORT if j < 2 else _MAX_FLOAT):
+                    what = ("ingress port", "egress port", "size", "delay")[j]
+                    raise self.fail(f"{where}[{i}][{j}]", f"{what} is too large, got {_digits(x)}")
 
     def _flows_slow(self, rows: list[Any], where: str) -> None:
         for i, r in enumerate(rows):

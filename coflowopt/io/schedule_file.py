@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 import math
 import os
-from typing import Any
+from typing import IO, Any
 
 import numpy as np
 
@@ -74,23 +74,31 @@ def read_schedule(path: str | os.PathLike[str], instance: Instance) -> Schedule:
 def write_schedule(
     schedule: Schedule,
     instance: Instance,
-    path: str | os.PathLike[str],
+    path: str | os.PathLike[str] | IO[str],
     *,
     metadata: dict[str, Any] | None = None,
 ) -> None:
-    """Write a schedule file atomically."""
+    """Write a schedule file atomically (or into an open text stream)."""
+    if not isinstance(path, (str, os.PathLike)):
+        _write_schedule(schedule, instance, path, metadata)
+        return
+    with atomic_writer(path) as fh:
+        _write_schedule(schedule, instance, fh, metadata)
+
+
+def _write_schedule(schedule: Schedule, instance: Instance, fh: IO[str],
+                    metadata: dict[str, Any] | None) -> None:
     k = instance.flow_coflow[schedule.flow]
     local = schedule.flow - instance.ptr[k]
     ids = instance.ids
-    with atomic_writer(path) as fh:
-        fh.write(f'{{"format": "{SCHEDULE_TAG}"')
-        for key, value in (metadata or {}).items():
-            fh.write(f",\n {json.dumps('_' + key.lstrip('_'))}: {json.dumps(value)}")
-        fh.write(',\n "pieces": [')
-        for i in range(schedule.num_pieces):
-            sep = "," if i else ""
-            fh.write(
-                f"{sep}\n  [{json.dumps(ids[k[i]])}, {int(local[i])}, {float(schedule.start[i])!r}, "
-                f"{float(schedule.end[i])!r}, {float(schedule.rate[i])!r}]"
-            )
-        fh.write("\n ]}\n")
+    fh.write(f'{{"format": "{SCHEDULE_TAG}"')
+    for key, value in (metadata or {}).items():
+        fh.write(f",\n {json.dumps('_' + key.lstrip('_'))}: {json.dumps(value)}")
+    fh.write(',\n "pieces": [')
+    for i in range(schedule.num_pieces):
+        sep = "," if i else ""
+        fh.write(
+            f"{sep}\n  [{json.dumps(ids[k[i]])}, {int(local[i])}, {float(schedule.start[i])!r}, "
+            f"{float(schedule.end[i])!r}, {float(schedule.rate[i])!r}]"
+        )
+    fh.write("\n ]}\n")

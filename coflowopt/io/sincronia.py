@@ -20,9 +20,18 @@ from typing import Literal
 import numpy as np
 
 from ..errors import InputError, InstanceError
-from ..instance import MB, Coflow, Fabric, Instance
+from ..instance import MB, TINY, Fabric, Instance
 from ._common import atomic_writer, read_text, shortest_decimal, text_lines
-from .benchmark import DEFAULT_PORT_RATE, _coflow_lines, _float, _header, _int
+from .benchmark import (
+    DEFAULT_PORT_RATE,
+    _check_bytes,
+    _coflow,
+    _coflow_lines,
+    _float,
+    _header,
+    _int,
+    _plain_number,
+)
 
 __all__ = ["dumps", "loads", "read", "write"]
 
@@ -57,7 +66,7 @@ def loads(text: str, *, path: str = "<string>", port_rate: float = DEFAULT_PORT_
                     path=path,
                     line=number,
                 )
-        coflows.append(Coflow(cid, src, dst, size * MB, release=arrival / 1000.0))
+        coflows.append(_coflow(cid, src, dst, size * MB, arrival, path, number))
     try:
         return Instance(Fabric.uniform(ports, port_rate), tuple(coflows), name=os.path.basename(path))
     except InstanceError as exc:  # pragma: no cover - checked above
@@ -71,12 +80,15 @@ def _flows(
     """Sources, destinations and sizes (MB) of one coflow's flow triplets."""
     try:
         arr = np.array(body, dtype=float).reshape(n, 3)
+        with np.errstate(over="ignore"):
+            nbytes = arr[:, 2] * MB
         ok = (
             np.isfinite(arr).all()
             and (arr[:, :2] == np.round(arr[:, :2])).all()
             and (arr[:, :2] >= 0).all()
             and (arr[:, :2] < ports).all()
-            and (arr[:, 2] > 0).all()
+            and ((nbytes >= TINY) & (nbytes < np.inf)).all()
+            and all(_plain_number(x) for x in body)
             and all("." not in x and "e" not in x.lower() for x in body[0::3] + body[1::3])
         )
     except ValueError:
@@ -99,6 +111,7 @@ def _flows(
             raise InputError(
                 f"size of flow {i} of coflow '{cid}' must be > 0, got '{mb}'", path=path, line=number
             )
+        _check_bytes(value * MB, mb, f"size of flow {i} of coflow '{cid}'", path, number)
     raise AssertionError("unreachable")  # pragma: no cover
 
 

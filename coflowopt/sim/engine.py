@@ -754,7 +754,7 @@ class Engine:
             )
         if not np.all(np.isfinite(r)) or r.min() < 0:
             i = int(np.flatnonzero(~np.isfinite(r) | (r < 0))[0])
-            raise PolicyError(f"policy '{name}' gave flow {f[i]} the rate {r[i]!r}")
+            raise PolicyError(f"policy '{name}' gave flow {int(f[i])} the rate {float(r[i])!r}")
         if f.size > 1 and self._repeats(f):
             raise PolicyError(f"policy '{name}' gave two rates to the same flow")
 

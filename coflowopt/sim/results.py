@@ -16,6 +16,7 @@ import csv
 import io
 import json
 import math
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import IO, Any
@@ -25,6 +26,7 @@ import numpy.typing as npt
 
 from ..errors import require
 from ..instance import MB, Instance
+from ..io._common import atomic_writer
 from ..metrics import Summary, link_utilization, summarize
 from ..result import Result, Status
 from ..schedule import Schedule
@@ -159,8 +161,9 @@ class SimulationResult:
                 fh.write(text + "\n")
         return text
 
-    def to_csv(self, out: str | IO[str] | None = None) -> str:
-        """The per-coflow table as CSV (written to ``out`` when given)."""
+    def to_csv(self, out: str | os.PathLike[str] | IO[str] | None = None) -> str:
+        """The per-coflow table as CSV (written to ``out`` when given: a path, written
+        atomically, or an open text stream)."""
         buf = io.StringIO()
         cols = self.table()
         names = list(cols)
@@ -169,8 +172,8 @@ class SimulationResult:
         for k in range(self.instance.num_coflows):
             w.writerow(["" if (v := _num(cols[n][k])) is None else v for n in names])
         text = buf.getvalue()
-        if isinstance(out, str):
-            with open(out, "w", encoding="utf-8", newline="") as fh:
+        if isinstance(out, (str, os.PathLike)):
+            with atomic_writer(out) as fh:
                 fh.write(text)
         elif out is not None:
             out.write(text)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import warnings
 from pathlib import Path
 
 import pytest
@@ -84,3 +85,46 @@ def test_missing_file_and_port_rate_misuse():
         io.read(DATA / "nope.json")
     with pytest.raises(InputError, match="port rate applies to trace formats only"):
         io.read(DATA / "good_instance.json", port_rate=1e9)
+
+
+BIG = "1" + "0" * 400
+JSON = ('{"format": "coflowopt-instance/1", "ports": {"ingress": [1, 1], "egress": [1, 1]}, '
+        '"coflows": [{"id": "a", %s}]}')
+# file name, its text, the line or JSON path expected in the message, and the message
+EDGES = [
+    ("big_size.json", JSON % f'"flows": [[0, 1, {BIG}]]', "$.coflows[0].flows[0][2]",
+     "size is too large, got 100000000000...000000 (401 digits)"),
+    ("big_port.json", JSON % '"flows": [[9223372036854775808, 1, 1]]', "$.coflows[0].flows[0][0]",
+     "ingress port is too large, got 9223372036854775808"),
+    ("big_delay.json", JSON % f'"flows": [[0, 1, 1, {BIG}]]', "$.coflows[0].flows[0][3]",
+     "delay is too large"),
+    ("big_release.json", JSON % f'"release": {BIG}, "flows": [[0, 1, 1]]', "$.coflows[0].release",
+     "release is too large for a float"),
+    ("subnormal_size.json", JSON % '"flows": [[0, 1, 1e-320]]', "$.coflows[0].flows[0][2]",
+     "sizes must be at least 2.23e-308, the smallest normal float"),
+    ("overflow.txt", "2 1\n1 0 1 0 1 1:1e308\n", ":2:",
+     "shuffle MB of reducer 0 of coflow '1' is too large: '1e308' MB overflows"),
+    ("subnormal.txt", "2 1\n1 0 1 0 1 1:1e-320\n", ":2:", "is too small: '1e-320' MB is below"),
+    ("separator.txt", "2 1\n1 0 1 0 1 1:1_0\n", ":2:", "must be a number, got '1_0'"),
+    ("ports.txt", "99999999999 1\n1 0 1 0 1 1:1\n", ":1:",
+     "number of ports must be at most 10,000,000, got 99,999,999,999"),
+    ("overflow_sincronia.txt", "2 1\n1 0 1 1 1 0 1 1e308\n", ":2:",
+     "size of flow 0 of coflow '1' is too large: '1e308' MB overflows"),
+    ("separator_sincronia.txt", "2 1\n1 0 1 1 1 0 1_0 1\n", ":2:",
+     "destination of flow 0 of coflow '1' must be an integer, got '1_0'"),
+    # a damaged first coflow line of a Coflow-Benchmark trace (no reducers): still that format
+    ("truncated.txt", "2 2\n1 0 2 0 1\n2 0 1 0 1 1:1\n", ":2:",
+     "coflow '1' announces 2 mappers but the line ends after 2"),
+]
+
+
+@pytest.mark.parametrize(("name", "text", "where", "what"), EDGES)
+def test_numbers_out_of_range_are_located_without_warnings(name, text, where, what, tmp_path):
+    path = tmp_path / name
+    path.write_text(text)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no overflow RuntimeWarning on the way
+        with pytest.raises(InputError) as err:
+            io.read(path)
+    message = str(err.value)
+    assert message.startswith(str(path)) and where in message and what in message, message

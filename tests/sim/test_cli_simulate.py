@@ -135,3 +135,51 @@ def test_the_trace_reader_port_rate_reaches_the_simulation(tmp_path, capsys):
     doc = json.loads(capsys.readouterr().out)
     # one reducer fetching 1 MB from two mappers at 1 MB/s
     assert doc["summary"]["mean_cct"] == pytest.approx(1.0)
+
+
+def test_simulate_writes_its_files_all_or_nothing(tmp_path, capsys):
+    keep = tmp_path / "keep.csv"
+    keep.write_text("keep\n")
+    (tmp_path / "adir").mkdir()
+    sched = tmp_path / "s.json"
+    cases = [
+        (["--schedule", str(sched), "--csv", str(tmp_path / "adir")], "is a directory"),
+        (["--csv", str(tmp_path / "nodir" / "x.csv")], "directory to write into does not exist"),
+        (["--csv", SHUFFLE], "would overwrite the input file"),
+        (["--csv", str(keep), "--schedule", str(keep)], "would overwrite the --schedule file"),
+    ]
+    for extra, why in cases:
+        assert main(["simulate", SHUFFLE, "-s", "fair", "--no-progress", *extra]) == 2
+        err = capsys.readouterr().err
+        assert why in err and "Traceback" not in err
+    assert keep.read_text() == "keep\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["adir", "keep.csv"]
+
+
+def test_parameter_errors_exit_2_and_name_the_variant(capsys):
+    assert main(["simulate", SHUFFLE, "-s", "baraat", "-p", "heavy_percentile=150"]) == 2
+    err = capsys.readouterr().err
+    assert "heavy_percentile must be at most 100, got 150.0" in err and "Traceback" not in err
+    assert main(["compare", SHUFFLE, "--schedulers", "fifo,baraat:heavy_percentile=101"]) == 2
+    assert "scheduler 'baraat:heavy_percentile=101': parameter heavy_percentile" in (
+        capsys.readouterr().err)
+    assert main(["compare", SHUFFLE, "--schedulers", "fifo,scf", "-p", "scf.zzz=1"]) == 2
+    err = capsys.readouterr().err
+    # a command-line error has no file to name: no "<input>:" in front
+    assert err.startswith("coflowopt: error: scheduler 'scf': unknown parameter 'zzz'")
+
+
+def test_a_tuple_value_in_a_variant_keeps_its_commas(capsys):
+    spec = "fifo,aalo:num_queues=3:weights=4,2,1,fair"
+    assert main(["compare", SHUFFLE, "--schedulers", spec, "--json", "--no-progress"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert [s["scheduler"] for s in doc["schedulers"]] == [
+        "fifo", "aalo:num_queues=3:weights=4,2,1", "fair"]
+    assert doc["schedulers"][1]["params"]["weights"] == [4.0, 2.0, 1.0]
+
+
+def test_the_time_unit_follows_the_format_not_the_suffix(tmp_path, capsys):
+    dat = tmp_path / "shuffle.dat"  # a JSON instance under another name
+    dat.write_text(Path(SHUFFLE).read_text())
+    assert main(["simulate", str(dat), "-s", "fair", "--no-progress"]) == 0
+    assert "CCT (time units)" in capsys.readouterr().out

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..engine import Allocation, SimView
+from ..engine import Allocation, SimulationError, SimView
 from . import register
 from ._base import Params, Policy, check_positive
 from ._common import RouteClasses, max_min_flows
@@ -42,7 +42,8 @@ class BaraatParams(Params):
         check_positive(self.heavy_threshold, "heavy_threshold", allow_none=True)
         check_positive(self.heavy_percentile, "heavy_percentile", allow_zero=True)
         if self.heavy_percentile > 100:
-            raise ValueError("heavy_percentile must be at most 100")
+            raise SimulationError(
+                f"parameter heavy_percentile must be at most 100, got {self.heavy_percentile!r}")
 
 
 @register

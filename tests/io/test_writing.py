@@ -1,0 +1,67 @@
+"""Writing files: all or nothing, through links, with the usual permissions, errors located."""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+import pytest
+
+from coflowopt import InputError
+from coflowopt.io._common import atomic_writer, atomic_writers
+
+
+def test_nothing_is_written_when_the_body_fails(tmp_path):
+    a, b = tmp_path / "a.txt", tmp_path / "b.txt"
+    b.write_text("old")
+    with pytest.raises(RuntimeError), atomic_writers([a, b]) as (fa, fb):
+        fa.write("new a")
+        fb.write("new b")
+        raise RuntimeError("stop")
+    assert not a.exists() and b.read_text() == "old"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["b.txt"]  # no temporary files left
+
+
+def test_a_bad_second_target_stops_everything_before_writing(tmp_path):
+    a = tmp_path / "a.txt"
+    (tmp_path / "adir").mkdir()
+    for bad, why in ((tmp_path / "adir", "is a directory"),
+                     (tmp_path / "nodir" / "x", "directory to write into does not exist")):
+        with pytest.raises(InputError, match=why) as err, atomic_writers([a, bad]) as handles:
+            for fh in handles:
+                fh.write("x")
+        assert str(err.value).startswith(str(bad))
+        assert not a.exists()
+
+
+def test_a_link_is_written_through_and_modes_are_kept(tmp_path):
+    real = tmp_path / "real.txt"
+    real.write_text("old")
+    os.chmod(real, 0o640)
+    link = tmp_path / "link.txt"
+    link.symlink_to(real)
+    with atomic_writer(link) as fh:
+        fh.write("new")
+    assert link.is_symlink() and real.read_text() == "new"
+    assert stat.S_IMODE(real.stat().st_mode) == 0o640
+    old = os.umask(0o022)
+    try:
+        with atomic_writer(tmp_path / "fresh.txt") as fh:
+            fh.write("x")
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE((tmp_path / "fresh.txt").stat().st_mode) == 0o644
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs Linux's /dev/full")
+def test_a_full_device_is_an_input_error_naming_it_and_stays_a_device(tmp_path):
+    keep = tmp_path / "keep.txt"
+    keep.write_text("keep")
+    with pytest.raises(InputError, match="No space left") as err, \
+            atomic_writers([keep, "/dev/full"]) as (fk, ff):
+        fk.write("new")
+        ff.write("x" * 100_000)
+    assert str(err.value).startswith("/dev/full: cannot write")
+    assert keep.read_text() == "keep"
+    assert stat.S_ISCHR(os.stat("/dev/full").st_mode)
