@@ -7,6 +7,7 @@ interpolation between order statistics).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 
@@ -100,6 +101,23 @@ class Summary:
         return out
 
 
+def _percentile(x: FloatArray, q: float) -> float:
+    """NumPy's (linear) percentile; with unfinished coflows (CCT ``inf``) ranked last, a
+    percentile that interpolates towards one is ``inf`` (NumPy would give nan)."""
+    if not np.isinf(x).any():
+        return float(np.percentile(x, q))
+    v = np.sort(x)
+    pos = q / 100.0 * (v.size - 1)
+    lo = int(np.floor(pos))
+    hi = min(lo + 1, v.size - 1)
+    if pos == lo or v[hi] == v[lo]:
+        return float(v[lo])
+    if np.isinf(v[hi]):
+        return math.inf
+    # between two finite values: NumPy's arithmetic, the infinities standing in last
+    return float(np.percentile(np.where(np.isinf(x), np.finfo(np.float64).max, x), q))
+
+
 def summarize(
     instance: Instance,
     completion: npt.ArrayLike,
@@ -117,7 +135,7 @@ def summarize(
     empty = x.size == 0
 
     def pct(q: float) -> float:
-        return float("nan") if empty else float(np.percentile(x, q))
+        return float("nan") if empty else _percentile(x, q)
 
     met = None
     if instance.has_deadlines:

@@ -63,12 +63,21 @@ class Schedule:
 
     def __post_init__(self) -> None:
         try:
-            flow = np.array(self.flow, dtype=np.int64, copy=True).reshape(-1)
+            raw = np.asarray(self.flow).reshape(-1)
+            as_float = None if raw.dtype.kind in "iu" else np.asarray(raw, dtype=np.float64)
             start = np.array(self.start, dtype=np.float64, copy=True).reshape(-1)
             end = np.array(self.end, dtype=np.float64, copy=True).reshape(-1)
             rate = np.array(self.rate, dtype=np.float64, copy=True).reshape(-1)
         except (TypeError, ValueError) as exc:
             raise ScheduleError(f"schedule arrays must be numeric: {exc}") from None
+        # not truncated: a flow index 1.99 is a mistake, not flow 1
+        bad = (np.zeros(0, np.int64) if as_float is None else
+               np.flatnonzero(~np.isfinite(as_float) | (as_float != np.round(as_float))))
+        if bad.size:
+            assert as_float is not None
+            raise ScheduleError(f"flow indices must be integers, got {float(as_float[bad[0]])!r} "
+                                f"(piece {int(bad[0])})")
+        flow = np.array(raw, dtype=np.int64, copy=True)
         if not (flow.size == start.size == end.size == rate.size):
             raise ScheduleError(
                 f"schedule arrays differ in length: flow {flow.size}, start {start.size}, "
@@ -379,13 +388,16 @@ def check_feasible(
     - no flow is served before it is available (its coflow's release plus
       its delay): data served early <= ``tol * size``;
     - on every link and every segment between consecutive breakpoints, the
-      sum of the rates of the flows crossing it <= ``capacity * (1 + tol)``;
+      sum of the rates of the flows crossing it <= ``capacity * (1 + tol)``
+      (a segment no longer than :data:`TIME_ROUNDING` ``* max(1, |t|)`` is
+      one instant whose breakpoints differ by rounding, and is not checked);
     - every flow receives exactly its size, within ``tol * size``;
-    - ``starts_after``: data of the coflow served before each predecessor
-      completes <= ``tol * size``; ``finishes_before``: data of each
-      predecessor served after the coflow completes <= ``tol * size``;
-    - with ``deadlines=True``: data of each coflow served after its
-      deadline <= ``tol * size``.
+    - ``starts_after``: data of each flow of the coflow served before each
+      predecessor completes <= ``tol * size`` of that flow;
+      ``finishes_before``: data of each flow of each predecessor served after
+      the coflow completes <= ``tol * size`` of that flow;
+    - with ``deadlines=True``: data of each flow served after its coflow's
+      deadline <= ``tol * size`` of that flow.
 
     A flow or coflow *completes* when it has received ``size * (1 - tol)``.
 
@@ -591,20 +603,26 @@ def check_feasible(
         K = instance.num_coflows
         done = _completion_times(f, s, e, r, size, tol)
         ccomp = np.maximum.reduceat(done, instance.ptr[:-1]) if K else np.zeros(0)
-        csize = instance.size
         fk = fco[f]
         by_k = np.argsort(fk, kind="stable")
         bounds = np.searchsorted(fk[by_k], np.arange(K + 1))
 
-        def before(k: int, t: float) -> float:
+        def measured(k: int, p: IntArray, amounts: FloatArray) -> tuple[float, bool]:
+            """Coflow k's total of ``amounts`` (per piece ``p``), and whether one of its flows
+            gets more than ``tol`` times its own size (a whole small flow is no rounding)."""
+            lo = int(instance.ptr[k])
+            per = np.bincount(f[p] - lo, weights=amounts, minlength=int(instance.ptr[k + 1]) - lo)
+            return float(per.sum()), bool((per > tol * size[lo : lo + per.size]).any())
+
+        def before(k: int, t: float) -> tuple[float, bool]:
             """Data of coflow k served before time t."""
             p = by_k[bounds[k] : bounds[k + 1]]
-            return float((np.clip(np.minimum(e[p], t) - s[p], 0.0, None) * r[p]).sum())
+            return measured(k, p, np.clip(np.minimum(e[p], t) - s[p], 0.0, None) * r[p])
 
-        def after(k: int, t: float) -> float:
+        def after(k: int, t: float) -> tuple[float, bool]:
             """Data of coflow k served after time t."""
             p = by_k[bounds[k] : bounds[k + 1]]
-            return float((np.clip(e[p] - np.maximum(s[p], t), 0.0, None) * r[p]).sum())
+            return measured(k, p, np.clip(e[p] - np.maximum(s[p], t), 0.0, None) * r[p])
 
         for kind in ("starts-after", "finishes-before"):
             items = []
@@ -612,25 +630,27 @@ def check_feasible(
             for k in range(K):
                 for j in preds[k].tolist():
                     if kind == "starts-after":
-                        amount, limit = before(k, ccomp[j]), tol * csize[k]
+                        amount, bad_flow = before(k, ccomp[j])
                         msg = (
                             f"coflow '{ids[k]}' receives {amount:.9g} before coflow "
                             f"'{ids[j]}' completes at {ccomp[j]:.9g}"
                         )
                     else:
-                        amount, limit = after(j, ccomp[k]), tol * csize[j]
+                        amount, bad_flow = after(j, ccomp[k])
                         msg = (
                             f"coflow '{ids[k]}' completes at {ccomp[k]:.9g} but coflow "
                             f"'{ids[j]}' still receives {amount:.9g} after that"
                         )
-                    if amount > limit:
+                    if bad_flow:
                         items.append((amount, Violation(kind, msg, coflow=ids[k], excess=amount)))
             report(kind, items, len(items))
         if deadlines and instance.has_deadlines:
             dl = np.where(np.isfinite(instance.deadline), instance.deadline, np.inf)
             late_piece = np.clip(e - np.maximum(s, dl[fk]), 0.0, None) * r
             late = np.bincount(fk, weights=late_piece, minlength=K)[:K]
-            bad = np.flatnonzero(late > tol * csize)
+            late_flow = np.bincount(f, weights=late_piece, minlength=size.size)
+            # per flow, as for the other checks: a whole small flow late is no rounding
+            bad = np.unique(fco[np.flatnonzero(late_flow > tol * size)])
             report(
                 "deadline",
                 [
@@ -654,6 +674,12 @@ def check_feasible(
         worst = sorted(found[kind], key=lambda x: -x[0])[:max_reports]
         violations.extend(v for _, v in worst)
     return FeasibilityReport(tuple(violations), counts, float(peak), tol)
+
+
+TIME_ROUNDING = 1e-12
+"""Relative length (of ``max(1, |t|)``) up to which a segment between two breakpoints of a
+link counts as one instant in the capacity check: the simulator's own tolerance for
+simultaneous events, and far above the rounding of times computed as ``t + amount / rate``."""
 
 
 def _segmented_running_max(values: FloatArray, group: IntArray) -> FloatArray:
@@ -707,7 +733,9 @@ def _capacity_violations(
     seg_end = np.empty(heads.size)
     seg_end[:-1] = tm[1:]
     seg_end[-1] = tm[-1]
-    real = nxt_same & (seg_end > tm)
+    # a segment no longer than TIME_ROUNDING of its time is rounding of two breakpoints
+    # that are one instant (a piece that ends an ulp after the next one starts)
+    real = nxt_same & (seg_end - tm > TIME_ROUNDING * np.maximum(np.abs(seg_end), 1.0))
     ratio = np.where(real, level / cap[lk], 0.0)
     peak = float(ratio.max(initial=0.0))
     over = np.flatnonzero(real & (level > cap[lk] * (1.0 + tol)))

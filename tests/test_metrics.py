@@ -33,6 +33,20 @@ def test_summary_of_hand_computed_completions():
     assert d["bin_count"]["SN"] == 3
 
 
+def test_percentiles_with_unfinished_coflows_are_infinite_not_nan():
+    cs = tuple(Coflow.from_flows(f"c{i}", [(0, 1, 1.0)]) for i in range(5))
+    inst = Instance(Fabric.uniform(2), cs)
+    s = summarize(inst, np.array([1.0, 2.0, 3.0, 4.0, np.inf]))
+    assert s.p50_cct == 3.0  # NumPy's linear percentile, the unfinished coflow ranked last
+    assert s.p95_cct == np.inf and s.p99_cct == np.inf and s.mean_cct == np.inf
+    s = summarize(inst, np.array([1.0, 2.0, 3.0, np.inf, np.inf]))
+    assert s.p50_cct == 3.0 and s.p95_cct == np.inf
+    # between two finite values it is NumPy's number, bit for bit
+    cs6 = tuple(Coflow.from_flows(f"c{i}", [(0, 1, 1.0)]) for i in range(6))
+    s = summarize(Instance(Fabric.uniform(2), cs6), np.array([1.0, 2.0, 3.5, 7.3, 9.1, np.inf]))
+    assert s.p50_cct == np.percentile([1.0, 2.0, 3.5, 7.3, 9.1, 1e308], 50) != 3.5
+
+
 def test_maluca_utilization_eq_10():
     # one coflow, 3x2 shuffle, optimal makespan 4: 8 units cross 2 links each,
     # total capacity of the 6 links is 6: 16 / (4 * 6)

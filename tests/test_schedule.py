@@ -220,3 +220,42 @@ def test_serial_schedules_are_feasible_and_perturbations_are_caught(inst):
     # completion times from the schedule match the serial construction
     done = sched.flow_completion(inst)
     assert np.allclose(done, sched.end[np.argsort(sched.flow)])
+
+
+def test_dependencies_and_deadlines_are_measured_per_flow():
+    # a whole small flow served early or late is not rounding of its big sibling
+    fab = Fabric.uniform(3, 1.0)
+    x = Coflow.from_flows("x", [(0, 0, 1.0)])
+    y = Coflow.from_flows("y", [(1, 1, 1e7), (2, 2, 1.0)], starts_after=("x",))
+    early = Schedule.from_pieces([(0, 0, 1, 1), (2, 0, 1, 1), (1, 1, 1 + 1e7, 1)])
+    assert check_feasible(Instance(fab, (x, y)), early).kinds() == {"starts-after"}
+    fine = Schedule.from_pieces([(0, 0, 1, 1), (2, 1, 2, 1), (1, 1, 1 + 1e7, 1)])
+    assert check_feasible(Instance(fab, (x, y)), fine)
+    z = Coflow.from_flows("z", [(1, 1, 1e7), (2, 2, 1.0)], deadline=1e7 + 1)
+    late = Schedule.from_pieces([(0, 0, 1e7, 1), (1, 1e7 + 5, 1e7 + 6, 1)])
+    assert check_feasible(Instance(fab, (z,)), late, deadlines=True).kinds() == {"deadline"}
+
+
+def test_breakpoints_that_differ_by_rounding_are_one_instant():
+    a = Coflow.from_flows("a", [(0, 0, 0.3)])
+    b = Coflow.from_flows("b", [(0, 1, 1.0)], release=0.3)
+    inst = Instance(Fabric.uniform(2, 1.0), (a, b))
+    # 0.1 + 0.2 ends 5.6e-17 after b starts at 0.3
+    assert check_feasible(inst, Schedule.from_pieces([(0, 0, 0.1, 1), (0, 0.1, 0.1 + 0.2, 1),
+                                                      (1, 0.3, 1.3, 1)]))
+    rate = 1.25e8
+    c = Coflow.from_flows("c", [(0, 0, rate * 3600.0)])
+    d = Coflow.from_flows("d", [(0, 1, rate)], release=3600.0)
+    inst = Instance(Fabric.uniform(2, rate), (c, d))
+    one_ulp = np.nextafter(3600.0, np.inf)
+    assert check_feasible(inst, Schedule.from_pieces([(0, 0, one_ulp, rate),
+                                                      (1, 3600.0, 3601.0, rate)]))
+    # a real overlap, however short, is still an overload
+    over = Schedule.from_pieces([(0, 0, 3600.0 + 1e-6, rate), (1, 3600.0, 3601.0, rate)])
+    assert "capacity" in check_feasible(inst, over).kinds()
+
+
+def test_flow_indices_are_not_truncated():
+    with pytest.raises(ScheduleError, match=r"flow indices must be integers, got 0\.9"):
+        Schedule([0.9, 1.99], [0, 0], [1, 1], [1, 1])
+    assert Schedule(np.array([0.0, 1.0]), [0, 0], [1, 1], [1, 1]).flow.tolist() == [0, 1]

@@ -15,7 +15,7 @@ from ..errors import CoflowoptError, InputError
 from ..instance import BINS, Instance
 from ..io._common import atomic_writers, check_writable
 from ..io.schedule_file import write_schedule
-from ..sim import POLICIES, SimulationResult, get_policy, make_policy, simulate
+from ..sim import POLICIES, SimulationResult, engine, get_policy, make_policy, simulate
 from ._util import (
     Progress,
     add_input_arguments,
@@ -120,7 +120,7 @@ def _run(inst: Instance, name: str, params: dict[str, str], args: argparse.Names
         bar = Progress(1.0, label or f"simulating {name}")
     try:
         return simulate(inst, policy, batch_interval=args.batch_interval, record=record,
-                        progress=bar.update if bar else None)
+                        progress=bar.update if bar else None, max_pieces=engine.MAX_PIECES)
     finally:
         if bar is not None:
             bar.close()
@@ -146,6 +146,8 @@ def run_simulate(args: argparse.Namespace) -> int:
     params = parse_params(args.param)
     outs = _outputs(args)
     res = _run(inst, args.scheduler, params, args, record=bool(args.schedule))
+    if args.schedule and res.schedule is None:
+        raise CoflowoptError(f"--schedule {args.schedule}: {res.info['unrecorded']}; nothing written")
     with atomic_writers([path for _, path in outs]) as handles:  # all files or none
         for (opt, _), fh in zip(outs, handles, strict=True):
             if opt == "--csv":

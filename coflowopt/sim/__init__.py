@@ -17,6 +17,7 @@ import numpy as np
 
 from ..instance import Instance
 from .engine import (
+    MAX_PIECES,
     Allocation,
     Engine,
     InformationError,
@@ -29,6 +30,7 @@ from .results import COLUMNS, SimulationResult
 
 __all__ = [
     "COLUMNS",
+    "MAX_PIECES",
     "POLICIES",
     "Allocation",
     "InformationError",
@@ -55,6 +57,7 @@ def simulate(
     progress: Callable[[float], None] | None = None,
     check: bool = True,
     compiled: bool = True,
+    max_pieces: int = MAX_PIECES,
     **kwargs: Any,
 ) -> SimulationResult:
     """Simulate one scheduler on one instance.
@@ -74,6 +77,11 @@ def simulate(
     record
         Record and return the :class:`~coflowopt.Schedule` (off saves memory
         on large traces).
+    max_pieces
+        The most pieces recorded (:data:`coflowopt.sim.engine.MAX_PIECES`,
+        100 million, about 3 GiB); a run that would record more goes on
+        without a schedule (``schedule`` is None and ``info["unrecorded"]``
+        says why) rather than run out of memory.
     progress
         Called now and then with the fraction of bytes delivered.
     check
@@ -94,7 +102,7 @@ def simulate(
         policy = make_policy(scheduler, params if params is not None else kwargs)
     engine = Engine(
         instance, policy, batch_interval=batch_interval, record=record, progress=progress,
-        check=check, compiled=compiled,
+        check=check, compiled=compiled, max_pieces=max_pieces,
     )
     data = engine.run()
     info = dict(data.info)

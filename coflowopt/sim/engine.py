@@ -170,6 +170,12 @@ class RunData:
     info: dict[str, Any]
 
 
+MAX_PIECES = 100_000_000
+"""The most schedule pieces a run records by default (32 bytes each, 3 GiB; twice that
+while the :class:`~coflowopt.Schedule` is built). Per-flow policies on the whole Facebook
+trace can produce billions (Aalo with weighted sharing changes 1.5 billion rates)."""
+
+
 def _ceil_to(times: FloatArray, step: float | None) -> FloatArray:
     """Round up to the next multiple of ``step`` (times already on a multiple stay).
 
@@ -197,6 +203,7 @@ class Engine:
         progress: Callable[[float], None] | None = None,
         check: bool = True,
         compiled: bool = True,
+        max_pieces: int = MAX_PIECES,
     ) -> None:
         if batch_interval is not None and not (math.isfinite(batch_interval) and batch_interval > 0):
             raise SimulationError(f"batch interval must be a finite number > 0, got {batch_interval!r}")
@@ -204,6 +211,9 @@ class Engine:
         self.policy = policy
         self.batch_interval = batch_interval
         self.record = record
+        self.max_pieces = max_pieces
+        self.unrecorded: str | None = None
+        """Why the schedule was not recorded although asked for (too many pieces)."""
         self.progress = progress
         self.check = check
         self.compiled = compiled
@@ -266,6 +276,7 @@ class Engine:
         self.active_coflows: list[int] = []
         # recording
         self._pieces: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []
+        self._npieces = 0
         self.t = 0.0
         self.events = 0
         self.decisions = 0
@@ -480,10 +491,24 @@ class Engine:
     def _record(self, flows: IntArray, t0: FloatArray, t1: float | FloatArray, r: FloatArray) -> None:
         keep = (r > 0) & (t1 > t0)
         if keep.all():
-            self._pieces.append((flows, t0, np.broadcast_to(t1, flows.shape).copy(), r))
+            self._keep((flows, t0, np.broadcast_to(t1, flows.shape).copy(), r))
         elif keep.any():
             t1a = np.broadcast_to(t1, flows.shape)
-            self._pieces.append((flows[keep], t0[keep], t1a[keep].copy(), r[keep]))
+            self._keep((flows[keep], t0[keep], t1a[keep].copy(), r[keep]))
+
+    def _keep(self, piece: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]) -> None:
+        """Store recorded pieces; past ``max_pieces`` stop recording (and drop what was
+        kept) instead of running out of memory: the run goes on without a schedule."""
+        self._npieces += piece[0].size
+        if self._npieces <= self.max_pieces:
+            self._pieces.append(piece)
+            return
+        self.record = False
+        self._pieces.clear()
+        self.unrecorded = (
+            f"the schedule was not recorded: it has more than {self.max_pieces:,} pieces "
+            f"(about {32 * self.max_pieces / 2**30:.1f} GiB; pass a larger max_pieces, or "
+            "record=False)")
 
     def apply(self, flows: npt.ArrayLike, rates: npt.ArrayLike) -> None:
         """Set new rates for some admitted flows at the current time."""
@@ -697,10 +722,8 @@ class Engine:
         self.stretch_thr = thr if math.isfinite(thr) else self.t + _TOL * max(1.0, abs(self.t))
         if spec.admits.size:
             self._admit_absorbed(spec)
-        if npc:
-            self._pieces.append(
-                (pc_f[:npc].copy(), pc_t0[:npc].copy(), pc_t1[:npc].copy(), pc_r[:npc].copy())
-            )
+        if npc and self.record:
+            self._keep((pc_f[:npc].copy(), pc_t0[:npc].copy(), pc_t1[:npc].copy(), pc_r[:npc].copy()))
         if nd:
             self._finish_flows(done_f[:nd].copy(), done_t[:nd].copy(), self.stretch_thr)
         alive = o[self.status[o] == 1]
@@ -994,6 +1017,8 @@ class Engine:
             if self.events % 1024 == 0:
                 self._report(total)
         info = policy.finish(view)
+        if self.unrecorded:
+            info = {**info, "unrecorded": self.unrecorded}
         schedule = None
         if self.record:
             if self._pieces:

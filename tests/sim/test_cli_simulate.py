@@ -183,3 +183,19 @@ def test_the_time_unit_follows_the_format_not_the_suffix(tmp_path, capsys):
     dat.write_text(Path(SHUFFLE).read_text())
     assert main(["simulate", str(dat), "-s", "fair", "--no-progress"]) == 0
     assert "CCT (time units)" in capsys.readouterr().out
+
+
+def test_a_schedule_too_big_to_record_is_dropped_not_run_out_of_memory(tmp_path, capsys,
+                                                                        monkeypatch):
+    from coflowopt.sim import engine, simulate
+
+    inst = co.read(FIG51)
+    full = simulate(inst, "fair")
+    assert full.schedule is not None and "unrecorded" not in full.info
+    res = simulate(inst, "fair", max_pieces=full.schedule.num_pieces - 1)
+    assert res.schedule is None and "more than" in res.info["unrecorded"]
+    assert res.completion.tolist() == full.completion.tolist()  # the run itself goes on
+    monkeypatch.setattr(engine, "MAX_PIECES", 1)
+    out = tmp_path / "s.json"
+    assert main(["simulate", FIG51, "-s", "fair", "--schedule", str(out), "--no-progress"]) == 2
+    assert "the schedule was not recorded" in capsys.readouterr().err and not out.exists()
