@@ -525,7 +525,22 @@ class Instance:
             fcoflow[rows] * L + cols, weights=fsize[rows] * routes.data, minlength=K * L
         ).reshape(K, L)
         set_(self, "load", _readonly(load))
-        gamma = (load / self.fabric.capacity).max(axis=1) if K else np.zeros(0)
+        cap = self.fabric.capacity
+        with np.errstate(over="ignore", under="ignore"):
+            transfer = fsize[rows] * routes.data / cap[cols]
+            busy = load.sum(axis=0) / cap if K else np.zeros(0)
+        bad = np.flatnonzero(~((transfer >= TINY) & (transfer < np.inf)))
+        if bad.size:
+            f = int(rows[bad[0]])
+            k = int(fcoflow[f])
+            raise InstanceError(
+                f"flow {f - int(ptr[k])} of coflow '{coflows[k].id}' needs {float(transfer[bad[0]])!r} "
+                f"time units on link {int(cols[bad[0]])} (size {float(fsize[f])!r} over capacity "
+                f"{float(cap[cols[bad[0]]])!r}); sizes and capacities this far apart are outside "
+                "float64's range", coflow=k, flow=f - int(ptr[k]), field="size")
+        if not np.all(busy < np.inf):
+            raise InstanceError("the instance's total data over a link's capacity overflows float64")
+        gamma = (load / cap).max(axis=1) if K else np.zeros(0)
         set_(self, "gamma", _readonly(gamma))
 
         sa: list[IntArray] = []

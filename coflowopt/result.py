@@ -20,7 +20,8 @@ class Status(enum.Enum):
     """How a computation ended."""
 
     OPTIMAL = "optimal"
-    """Objective proven optimal (bound equals objective within tolerance)."""
+    """Objective proven optimal: the bound is within the solver's ``rel_gap`` of it (``gap``
+    says how close; the default gaps are 1e-6 and below)."""
     FEASIBLE = "feasible"
     """A feasible schedule without a proof of optimality (heuristics, simulations)."""
     TIME_LIMIT = "time_limit"

@@ -46,7 +46,9 @@ BOUNDS: dict[str, BoundFn] = {
 
 
 def check_options(fn: Callable[..., Any], options: dict[str, Any], what: str) -> None:
-    """Raise if ``options`` names a keyword that ``fn`` does not take."""
+    """Raise if ``options`` names a keyword that ``fn`` does not take, or gives one a value
+    its annotation does not allow (:func:`_allowed`): numbers must be finite and >= 0,
+    integers whole, flags booleans, callbacks callable, orders sequences of integers."""
     params = inspect.signature(fn).parameters
     allowed = sorted(p for p, v in params.items() if v.kind is inspect.Parameter.KEYWORD_ONLY
                      and p != "time_limit")
@@ -56,6 +58,62 @@ def check_options(fn: Callable[..., Any], options: dict[str, Any], what: str) ->
             f"{what} does not take option(s) {', '.join(bad)}; "
             f"it takes: {', '.join(allowed) if allowed else 'none'}"
         )
+    for name, value in options.items():
+        annotation = params[name].annotation
+        if isinstance(annotation, str) and not _allowed(annotation, value):
+            numbers = " (finite and >= 0)" if ("int" in annotation or "float" in annotation) else ""
+            raise CoflowoptError(
+                f"{what}: option {name} must be {annotation.replace(' | ', ' or ')}{numbers}, "
+                f"got {value!r:.60}")
+
+
+def _allowed(annotation: str, value: Any) -> bool:
+    """Whether ``value`` fits one of the alternatives of a (string) annotation."""
+    for kind in (a.strip() for a in _alternatives(annotation)):
+        if kind == "None" and value is None:
+            return True
+        if kind == "bool" and isinstance(value, bool):
+            return True
+        if kind == "str" and isinstance(value, str):
+            return True
+        if kind in ("int", "float") and _count(value, whole=kind == "int"):
+            return True
+        if kind.startswith("Callable") and callable(value):
+            return True
+        if kind.startswith("Sequence[Sequence[int]]") and _orders(value):
+            return True
+        if kind not in ("None", "bool", "str", "int", "float") and not kind.startswith(
+                ("Callable", "Sequence[Sequence[int]]")):
+            return True  # a kind not checked here: the function checks it
+    return False
+
+
+def _alternatives(annotation: str) -> list[str]:
+    """``a | b[c | d]`` -> ``["a", "b[c | d]"]`` (splits on top-level ``|`` only)."""
+    out, depth, cur = [], 0, ""
+    for ch in annotation:
+        depth += (ch == "[") - (ch == "]")
+        if ch == "|" and depth == 0:
+            out.append(cur)
+            cur = ""
+        else:
+            cur += ch
+    return [*out, cur]
+
+
+def _count(value: Any, *, whole: bool) -> bool:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return False
+    if isinstance(value, float) and (whole or not math.isfinite(value)):
+        return False
+    return value >= 0
+
+
+def _orders(value: Any) -> bool:
+    if isinstance(value, (str, bytes)) or not isinstance(value, (list, tuple)):
+        return False
+    return all(isinstance(o, (list, tuple)) and all(isinstance(k, int) and not isinstance(k, bool)
+                                                    for k in o) for o in value)
 
 
 def compute_bound(

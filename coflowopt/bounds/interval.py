@@ -38,6 +38,11 @@ __all__ = ["interval_bound", "interval_lp"]
 FloatArray = npt.NDArray[np.float64]
 
 
+MAX_ENTRIES = 30_000_000
+"""The largest LP (nonzeros) the interval bound builds (a few GiB while building); a ratio
+close to 1 asks for very many time points."""
+
+
 def interval_lp(
     inst: Instance, *, ratio: float = 1.25, thresholds: int | str = "auto",
     time_limit: float | None = None,
@@ -58,6 +63,12 @@ def interval_lp(
     t1 = float(e.min())
     horizon = float(e.max() + v.sum(axis=0).max())
     N = max(1, math.ceil(math.log(max(horizon / t1, 1.0)) / math.log(ratio)) + 1)
+    kk, ll = np.nonzero(v > 0)
+    entries = (kk.size * (1 + th.size) + 2 * K) * N
+    if entries > MAX_ENTRIES:
+        raise CoflowoptError(
+            f"the interval LP would have about {entries:,} nonzeros ({N:,} time points for "
+            f"ratio {ratio!r}), more than {MAX_ENTRIES:,}; use a larger ratio or fewer thresholds")
     tau = t1 * ratio ** np.arange(N)  # tau_1 .. tau_N
     tau_prev = np.concatenate([[0.0], tau])  # tau_0 .. tau_N
     # c[k, i] for i = 1..N+1 (column i-1)
@@ -75,7 +86,6 @@ def interval_lp(
         vals = np.tile([1.0, -1.0], nk)
         lp.add_rows(rows, cols, vals, -math.inf, 0.0, num=nk)
     # capacity rows per (threshold, link, point)
-    kk, ll = np.nonzero(v > 0)
     nrows = 0
     for rho in np.concatenate([[0.0], th]):
         sel = r[kk] >= rho if rho > 0 else np.ones(kk.size, bool)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import sys
 import time
 from collections.abc import Iterable, Sequence
@@ -15,14 +16,17 @@ import numpy as np
 from .. import io
 from ..errors import InputError
 from ..instance import Instance
+from ..io._common import check_writable
 
 __all__ = [
     "Progress",
     "add_input_arguments",
     "add_json_argument",
+    "check_outputs",
     "emit_json",
     "format_table",
     "load_instance",
+    "nonnegative_int",
     "parse_params",
     "to_jsonable",
 ]
@@ -81,14 +85,39 @@ def nonnegative_float(text: str) -> float:
     return value
 
 
-def positive_int(text: str) -> int:
+def _int_at_least(text: str, minimum: int) -> int:
     try:
         value = int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected an integer, got '{text}'") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected an integer >= 1, got '{text}'")
+    if value < minimum:
+        raise argparse.ArgumentTypeError(f"expected an integer >= {minimum}, got '{text}'")
     return value
+
+
+def positive_int(text: str) -> int:
+    return _int_at_least(text, 1)
+
+
+def nonnegative_int(text: str) -> int:
+    return _int_at_least(text, 0)
+
+
+def check_outputs(args: argparse.Namespace, outputs: Sequence[tuple[str, str | None]]) -> None:
+    """Fail before any work if an output file cannot be written: each ``(option, path)``
+    (``None`` or ``-``: none) must be writable and none may be the input file (``args.file``,
+    if any) or another output (links resolved)."""
+    seen: dict[str, str] = {}
+    if getattr(args, "file", None):
+        seen[os.path.realpath(args.file)] = "the input file"
+    for option, path in outputs:
+        if not path or path == "-":
+            continue
+        check_writable(path)
+        real = os.path.realpath(path)
+        if real in seen:
+            raise InputError(f"{option} {path} would overwrite {seen[real]}")
+        seen[real] = f"the {option} file"
 
 
 def parse_params(items: Sequence[str] | None) -> dict[str, str]:

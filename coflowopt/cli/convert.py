@@ -6,7 +6,7 @@ import argparse
 import sys
 
 from .. import io
-from ._util import add_input_arguments, add_json_argument, emit_json, load_instance
+from ._util import add_input_arguments, add_json_argument, check_outputs, emit_json, load_instance
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -26,6 +26,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     inst = load_instance(args)
+    check_outputs(args, [("OUT", args.output)])
     fmt = args.to or "json"
     options = {"mb_rounding": args.mb_rounding} if fmt == "sincronia" else {}
     notes = io.write(inst, args.output, format=fmt, **options)

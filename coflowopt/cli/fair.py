@@ -23,7 +23,14 @@ from ..fairness._arith import as_float, fmt
 from ..fairness.allocation import FairAllocation, FairnessReport
 from ..fairness.problem import FairnessProblem
 from ..io import FORMATS
-from ._util import add_json_argument, emit_json, format_table, positive_float, positive_int
+from ._util import (
+    add_json_argument,
+    emit_json,
+    format_table,
+    nonnegative_int,
+    positive_float,
+    positive_int,
+)
 
 _LEX_LIMIT = 60  # the lexicographic LP solves O(M^2) LPs; skip it for larger problems
 _INFO_KEYS = ("method", "level", "policy", "cooperative", "stage2", "converged", "rounds", "phase", "stopped")
@@ -63,10 +70,10 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "lexicographic LP for up to 60 coflows)")
     p.add_argument("--lie-search", metavar="COFLOW", default=None,
                    help="search misreports of COFLOW that raise its progress under --mechanism")
-    p.add_argument("--seed", type=int, default=0, help="lie search: random seed (default 0)")
+    p.add_argument("--seed", type=nonnegative_int, default=0, help="lie search: random seed (default 0)")
     p.add_argument("--samples", type=positive_int, default=400,
                    help="lie search: random reports (default 400)")
-    p.add_argument("--grid", type=int, default=None,
+    p.add_argument("--grid", type=nonnegative_int, default=None,
                    help="lie search: grid resolution for <= 3 links (default 48 / 16; 0 = none)")
     p.add_argument("--time-limit", type=positive_float, default=None, metavar="S",
                    help="stop the lie search (or PS-P's equilibrium search) after S seconds")

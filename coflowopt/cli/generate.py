@@ -11,9 +11,11 @@ from ..io import generate as gen
 from ._util import (
     add_input_arguments,
     add_json_argument,
+    check_outputs,
     emit_json,
     load_instance,
     nonnegative_float,
+    nonnegative_int,
     positive_float,
     positive_int,
 )
@@ -71,7 +73,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     d.set_defaults(func=run_retime)
 
     for sp in (s, po, b, r, d):
-        sp.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+        sp.add_argument("--seed", type=nonnegative_int, default=0, help="random seed (default 0)")
         sp.add_argument("-o", "--output", required=True, help="file to write")
         sp.add_argument(
             "--to", choices=sorted(io.FORMATS), default="json", help="output format (default json)"
@@ -106,6 +108,7 @@ def _finish(args: argparse.Namespace, inst: Instance) -> int:
 
 
 def run_synthetic(args: argparse.Namespace) -> int:
+    check_outputs(args, [("--output", args.output)])
     classes = tuple(
         gen.WorkloadClass(
             c.name,
@@ -122,6 +125,7 @@ def run_synthetic(args: argparse.Namespace) -> int:
 
 
 def run_retime(args: argparse.Namespace) -> int:
+    check_outputs(args, [("--output", args.output)])
     inst = load_instance(args)
     if args.kind == "poisson":
         inst = gen.poisson_arrivals(inst, args.load, seed=args.seed)

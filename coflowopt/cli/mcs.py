@@ -8,7 +8,7 @@ import sys
 
 import numpy as np
 
-from ..errors import CoflowoptError
+from ..errors import CoflowoptError, InputError
 from ..instance import MB, Instance
 from ..io.generate import offered_load
 from ..mcs import classification as mcs_classify
@@ -22,6 +22,7 @@ from ._util import (
     emit_json,
     format_table,
     load_instance,
+    nonnegative_int,
     positive_float,
     positive_int,
 )
@@ -111,9 +112,10 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="initial queues: all in queue 1 (top), Delta_i = 10^i with p_i = i (paper), or SNCF "
         "computed here (default: top for single, paper otherwise)",
     )
-    t.add_argument("--wide-width", type=int, default=50, metavar="N", help="double scheme: wide if > N flows")
+    t.add_argument("--wide-width", type=nonnegative_int, default=50, metavar="N",
+                   help="double scheme: wide if > N flows")
     t.add_argument("--numerator", choices=list(mcs_thr.NUMERATORS), default="class", help="default: class")
-    t.add_argument("--seed", type=int, default=0, help="optimizer seed (default 0)")
+    t.add_argument("--seed", type=nonnegative_int, default=0, help="optimizer seed (default 0)")
     t.add_argument(
         "--grid", type=positive_int, default=None, metavar="G", help="grid solver: G points per family"
     )
@@ -139,7 +141,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         metavar="NAME,...",
         help=f"configurations (default: all of {', '.join(_CONFIGS)})",
     )
-    v.add_argument("--seed", type=int, default=0, help="optimizer seed (default 0)")
+    v.add_argument("--seed", type=nonnegative_int, default=0, help="optimizer seed (default 0)")
     v.add_argument(
         "--aalo-sharing",
         choices=["weighted", "strict"],
@@ -354,6 +356,8 @@ def run_validate(args: argparse.Namespace) -> int:
     inst = load_instance(args)
     rho = _load(inst, args.load)
     configs = tuple(c.strip() for c in args.configs.split(",") if c.strip())
+    if not configs:
+        raise InputError(f"--configs names no configuration, got '{args.configs}'")
     table = mcs_validate.validate(
         inst, queues=args.queues, load=rho, configs=configs, seed=args.seed, aalo_sharing=args.aalo_sharing
     )

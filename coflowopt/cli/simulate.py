@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import math
-import os
 import sys
 import time
 from typing import Any
@@ -13,13 +12,14 @@ import numpy as np
 
 from ..errors import CoflowoptError, InputError
 from ..instance import BINS, Instance
-from ..io._common import atomic_writers, check_writable
+from ..io._common import atomic_writers
 from ..io.schedule_file import write_schedule
 from ..sim import POLICIES, SimulationResult, engine, get_policy, make_policy, simulate
 from ._util import (
     Progress,
     add_input_arguments,
     add_json_argument,
+    check_outputs,
     emit_json,
     format_table,
     load_instance,
@@ -126,25 +126,12 @@ def _run(inst: Instance, name: str, params: dict[str, str], args: argparse.Names
             bar.close()
 
 
-def _outputs(args: argparse.Namespace) -> list[tuple[str, str]]:
-    """The files ``simulate`` will write, as (option, path), checked before it simulates:
-    each must be writable, none may be the input file or another output."""
-    outs = [(opt, path) for opt, path in (("--schedule", args.schedule), ("--csv", args.csv))
-            if path and path != "-"]
-    seen = {os.path.realpath(args.file): "the input file"}
-    for opt, path in outs:
-        check_writable(path)
-        real = os.path.realpath(path)
-        if real in seen:
-            raise InputError(f"{opt} {path} would overwrite {seen[real]}")
-        seen[real] = f"the {opt} file"
-    return outs
-
-
 def run_simulate(args: argparse.Namespace) -> int:
     inst = load_instance(args)
     params = parse_params(args.param)
-    outs = _outputs(args)
+    outs = [(opt, path) for opt, path in (("--schedule", args.schedule), ("--csv", args.csv))
+            if path and path != "-"]
+    check_outputs(args, outs)  # before the run
     res = _run(inst, args.scheduler, params, args, record=bool(args.schedule))
     if args.schedule and res.schedule is None:
         raise CoflowoptError(f"--schedule {args.schedule}: {res.info['unrecorded']}; nothing written")

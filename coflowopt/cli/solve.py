@@ -20,6 +20,7 @@ from ._util import (
     Progress,
     add_input_arguments,
     add_json_argument,
+    check_outputs,
     emit_json,
     format_table,
     load_instance,
@@ -133,6 +134,7 @@ def _fmt(x: float) -> str:
 
 def run_solve(args: argparse.Namespace) -> int:
     inst = load_instance(args)
+    check_outputs(args, [("--schedule", args.schedule)])  # before the solve
     opts = _options(args)
     progress = None
     if args.objective == "wcct" and args.method == "exact" and not args.json:

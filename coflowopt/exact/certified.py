@@ -65,6 +65,8 @@ def pairwise_order(inst: Instance, *, time_limit: float = 60.0) -> Result:
     """Order by the pairwise LP's completion times, greedy rates, certified by the LP."""
     start = time.perf_counter()
     bounds = _cheap_bounds(inst)
+    if inst.num_coflows == 0:  # nothing to order (the LP has no rows)
+        return _certified(inst, np.zeros(0, np.int64), bounds, "pairwise-order", start, time_limit)
     lp_bound, C, info = pairwise_lp(inst, time_limit=time_limit)
     if C is None:
         order = sincronia_order(inst)

@@ -10,12 +10,23 @@ later). It proves optimality much more slowly than the branch and bound of
 :mod:`coflowopt.exact.wcct` (see ``benchmarks/results/solvers.md``), so
 ``method="exact"`` uses the branch and bound; this model is
 ``method="exact-milp"``.
+
+The time limit covers everything: the heuristic incumbent, building the
+Pyomo model, passing it to HiGHS (constraint blocks are handed over in
+chunks, with the clock checked between them) and HiGHS itself, which gets
+only what is left. The first heuristic order is always evaluated (it gets
+at least a second, as in ``method="exact"``), so small instances return an
+incumbent however short the limit. When time runs out before HiGHS finds a
+solution, the heuristic incumbent is returned with status ``TIME_LIMIT``
+and the larger of HiGHS's dual bound (if any) and the isolation bound.
 """
 
 from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -26,18 +37,32 @@ from ._groups import build_groups, check_size
 
 __all__ = ["solve_event_milp"]
 
+_CHUNK = 1000
+"""Constraints handed to HiGHS per call while loading the model (the clock is checked between)."""
+
 
 def solve_event_milp(inst: Instance, *, time_limit: float = 60.0, rel_gap: float = 1e-6) -> Result:
-    """Solve the event-position MILP with HiGHS through Pyomo."""
+    """Solve the event-position MILP with HiGHS through Pyomo.
+
+    At ``time_limit`` seconds (model building included) returns the best
+    schedule found (the MILP's or the heuristic incumbent's) and the best
+    bound with status ``TIME_LIMIT``.
+    """
     if inst.has_dependencies:
         raise CoflowoptError("method='exact-milp' does not support dependencies; "
                              "use method='exact'")
     pyo = require("pyomo.environ", "pyomo", "method='exact-milp'")
+    from ..bounds.simple import isolation_bound
     from ._events import EventLP
-    from .permutation import order_completion
+    from .permutation import PermutationTimeout, order_completion
     from .wcct import _heuristic_orders, _node_schedule, event_sequence, solve_event_sequence
 
     start = time.perf_counter()
+    deadline = start + time_limit
+
+    def left() -> float:
+        return deadline - time.perf_counter()
+
     K = inst.num_coflows
     if K == 0:
         return Result(Status.OPTIMAL, 0.0, 0.0, 0.0, "exact-milp", completion=np.zeros(0))
@@ -45,17 +70,112 @@ def solve_event_milp(inst: Instance, *, time_limit: float = 60.0, rel_gap: float
     tu = g.time_unit
     w = inst.weight
     e_k = g.earliest
-    # incumbent and big-M from the heuristic orders
     elp = EventLP(g)
-    best = math.inf
-    for order in _heuristic_orders(inst):
-        comp = order_completion(inst, order, time_limit=time_limit)
-        node = solve_event_sequence(elp, event_sequence(elp, comp / tu))
-        if node is not None and node.solution is not None:
-            best = min(best, node.solution.objective)
     check_size((K + elp.R) * (g.num_groups + K + elp.R), "method='exact-milp'")
+    appsi = require("pyomo.contrib.appsi.solvers", "pyomo", "method='exact-milp'")
+    solver = appsi.Highs()
+    if not solver.available():  # pragma: no cover - depends on the installation
+        raise CoflowoptError("method='exact-milp' needs Pyomo's appsi_highs interface (highspy)")
+    iso = isolation_bound(inst).bound  # cheap and always valid
+
+    # incumbent and big-M from the heuristic orders
+    best = math.inf
+    best_node = None
+    for order in _heuristic_orders(inst):
+        first = best_node is None
+        if not first and left() <= 0:
+            break
+        try:  # the first order gets at least a second: small instances always have one
+            comp = order_completion(inst, order, time_limit=max(left(), 1.0 if first else 0.0))
+        except PermutationTimeout:
+            break
+        node = solve_event_sequence(elp, event_sequence(elp, comp / tu),
+                                    time_limit=None if first else max(left(), 1e-3))
+        if node is not None and node.solution is not None and node.solution.objective < best:
+            best, best_node = node.solution.objective, node
+
+    def stop(why: str, term: str = "not started", lb: float = math.nan) -> Result:
+        """The heuristic incumbent (if any) and the best valid bound."""
+        bound = max(iso, lb) if math.isfinite(lb) else iso
+        info: dict[str, Any] = {"termination": term, "stopped": why}
+        if best_node is None:
+            return Result(Status.TIME_LIMIT, math.nan, bound, time.perf_counter() - start,
+                          "exact-milp", info=info)
+        sched = _node_schedule(elp, best_node)
+        comp = sched.coflow_completion(inst)
+        value = float(np.dot(w, comp))
+        bound = min(bound, value)
+        gap = (value - bound) / value if value > 0 else 0.0
+        status = Status.OPTIMAL if gap <= rel_gap else Status.TIME_LIMIT
+        return Result(status, value, float(bound), time.perf_counter() - start, "exact-milp",
+                      schedule=sched, completion=comp, info=info)
+
+    if best_node is None:
+        return stop("no heuristic order evaluated within the time limit")
+    if left() <= 0:
+        return stop("time limit reached by the heuristic incumbent")
+
     base = float(np.dot(w, e_k))
     M = float(((best - base + w * e_k) / w).max()) * (1 + 1e-6) + 1e-6
+    m = _build_model(pyo, g, elp, M, expired=lambda: left() <= 0)
+    if m is None:
+        return stop("time limit reached while building the model")
+    if not _load(pyo, solver, m, expired=lambda: left() <= 0):
+        return stop("time limit reached while passing the model to HiGHS")
+    remaining = left()
+    if remaining <= 0:
+        return stop("time limit reached while passing the model to HiGHS")
+    solver.config.time_limit = remaining
+    solver.config.mip_gap = rel_gap
+    solver.config.load_solution = False
+    res = solver.solve(m)
+    lb = res.best_objective_bound
+    lb = float(lb) * tu if lb is not None and math.isfinite(lb) else math.nan
+    term = str(res.termination_condition)
+    optimal = "optimal" in term.lower()
+    has = res.best_feasible_objective is not None and math.isfinite(res.best_feasible_objective)
+    if not has:
+        return stop("HiGHS found no solution", term, lb)
+    res.solution_loader.load_vars()
+    # read the event order and re-solve its exact LP for a clean schedule
+    E = K + elp.R
+    seq = []
+    for e in range(1, E + 1):
+        k = [k for k in range(K) if pyo.value(m.y[k, e]) > 0.5]
+        if k:
+            seq.append(k[0])
+        else:
+            j = [j for j in range(elp.R) if pyo.value(m.z[j, e]) > 0.5]
+            seq.append(-(j[0] + 1))
+    node = solve_event_sequence(elp, seq)
+    assert node is not None
+    if not optimal and node.solution is not None and best_node.solution is not None \
+            and best_node.solution.objective < node.solution.objective:
+        node = best_node  # stopped early with a MILP solution worse than the heuristic's
+    sched = _node_schedule(elp, node)
+    comp = sched.coflow_completion(inst)
+    value = float(np.dot(w, comp))
+    if optimal:
+        bound, status = value, Status.OPTIMAL
+    else:
+        bound = min(max(lb, iso) if math.isfinite(lb) else iso, value)
+        gap = (value - bound) / value if value > 0 else 0.0
+        status = Status.OPTIMAL if gap <= rel_gap else Status.TIME_LIMIT
+    return Result(status, value, float(bound), time.perf_counter() - start, "exact-milp",
+                  schedule=sched, completion=comp,
+                  info={"termination": term, "big_m": M * tu})
+
+
+def _build_model(pyo: Any, g: Any, elp: Any, M: float, *, expired: Callable[[], bool]) -> Any:
+    """The Pyomo model (see the module docstring); None when ``expired()`` turns true.
+
+    The clock is checked between components and, through the rules, for
+    every constraint: once the time is up the remaining rows are skipped and
+    the partial model is discarded.
+    """
+    K = g.num_coflows
+    w = g.instance.weight
+    e_k = g.earliest
     rho = elp.rho
     R = int(rho.size)
     E = K + R
@@ -63,6 +183,12 @@ def solve_event_milp(inst: Instance, *, time_limit: float = 60.0, rel_gap: float
     gk = g.coflow
     grel = elp.g_rel
     usage = g.usage.tocsr()
+    skip = pyo.Constraint.Skip
+
+    def rule(fn: Callable[..., Any]) -> Callable[..., Any]:
+        def checked(*args: Any) -> Any:
+            return skip if expired() else fn(*args)
+        return checked
 
     m = pyo.ConcreteModel()
     m.E = pyo.RangeSet(1, E)
@@ -77,81 +203,86 @@ def solve_event_milp(inst: Instance, *, time_limit: float = 60.0, rel_gap: float
     m.x = pyo.Var(m.G, m.E, bounds=lambda _m, gg, _e: (0, float(g.size[gg])))
     m.C = pyo.Var(m.K, bounds=lambda _m, k: (float(e_k[k]), M))
     m.obj = pyo.Objective(expr=sum(float(w[k]) * m.C[k] for k in range(K)))
+    if expired():
+        return None
 
     def zsum(j, e):
         return sum(m.z[j, ee] for ee in range(1, e))
 
-    m.one_event = pyo.Constraint(m.E, rule=lambda _m, e: sum(m.y[k, e] for k in range(K))
-                                 + (sum(m.z[j, e] for j in range(R)) if R else 0) == 1)
-    m.once = pyo.Constraint(m.K, rule=lambda _m, k: sum(m.y[k, e] for e in range(1, E + 1)) == 1)
+    m.one_event = pyo.Constraint(m.E, rule=rule(lambda _m, e: sum(m.y[k, e] for k in range(K))
+                                 + (sum(m.z[j, e] for j in range(R)) if R else 0) == 1))
+    m.once = pyo.Constraint(m.K, rule=rule(lambda _m, k: sum(m.y[k, e]
+                                                             for e in range(1, E + 1)) == 1))
     if R:
-        m.rel_once = pyo.Constraint(m.J, rule=lambda _m, j: sum(m.z[j, e]
-                                                                for e in range(1, E + 1)) == 1)
+        m.rel_once = pyo.Constraint(m.J, rule=rule(lambda _m, j: sum(m.z[j, e]
+                                                                     for e in range(1, E + 1)) == 1))
         m.rel_order = pyo.Constraint(
             pyo.RangeSet(0, R - 2) if R > 1 else [],
-            rule=lambda _m, j: sum(e * m.z[j, e] for e in range(1, E + 1)) + 1
-            <= sum(e * m.z[j + 1, e] for e in range(1, E + 1)))
-        m.rel_lo = pyo.Constraint(m.J, m.E, rule=lambda _m, j, e:
-                                  m.t[e] >= float(rho[j]) - M * (1 - m.z[j, e]))
-        m.rel_hi = pyo.Constraint(m.J, m.E, rule=lambda _m, j, e:
-                                  m.t[e] <= float(rho[j]) + M * (1 - m.z[j, e]))
-    m.mono = pyo.Constraint(m.E, rule=lambda _m, e: m.t[e - 1] <= m.t[e])
-    m.amount = pyo.Constraint(m.G, rule=lambda _m, gg: sum(m.x[gg, e] for e in range(1, E + 1))
-                              == float(g.size[gg]))
+            rule=rule(lambda _m, j: sum(e * m.z[j, e] for e in range(1, E + 1)) + 1
+                      <= sum(e * m.z[j + 1, e] for e in range(1, E + 1))))
+        m.rel_lo = pyo.Constraint(m.J, m.E, rule=rule(lambda _m, j, e:
+                                  m.t[e] >= float(rho[j]) - M * (1 - m.z[j, e])))
+        m.rel_hi = pyo.Constraint(m.J, m.E, rule=rule(lambda _m, j, e:
+                                  m.t[e] <= float(rho[j]) + M * (1 - m.z[j, e])))
+    m.mono = pyo.Constraint(m.E, rule=rule(lambda _m, e: m.t[e - 1] <= m.t[e]))
+    m.amount = pyo.Constraint(m.G, rule=rule(lambda _m, gg: sum(m.x[gg, e] for e in range(1, E + 1))
+                                             == float(g.size[gg])))
+    if expired():
+        return None
 
     def avail(_m, gg, e):
         if grel[gg] < 0:
-            return pyo.Constraint.Skip
+            return skip
         return m.x[gg, e] <= float(g.size[gg]) * zsum(int(grel[gg]), e)
 
-    m.avail = pyo.Constraint(m.G, m.E, rule=avail)
-    m.before_done = pyo.Constraint(m.G, m.E, rule=lambda _m, gg, e: m.x[gg, e] <= float(
-        g.size[gg]) * sum(m.y[int(gk[gg]), ee] for ee in range(e, E + 1)))
+    m.avail = pyo.Constraint(m.G, m.E, rule=rule(avail))
+    if expired():
+        return None
+    m.before_done = pyo.Constraint(m.G, m.E, rule=rule(lambda _m, gg, e: m.x[gg, e] <= float(
+        g.size[gg]) * sum(m.y[int(gk[gg]), ee] for ee in range(e, E + 1))))
+    if expired():
+        return None
     links = sorted({int(lk) for lk in usage.indices})
     on_link: dict[int, list[tuple[int, float]]] = {lk: [] for lk in links}
     for gg in range(G):
         for p in range(usage.indptr[gg], usage.indptr[gg + 1]):
             on_link[int(usage.indices[p])].append((gg, float(usage.data[p])))
     m.L = pyo.Set(initialize=links)
-    m.cap = pyo.Constraint(m.L, m.E, rule=lambda _m, lk, e: sum(a * m.x[gg, e] for gg, a in on_link[lk])
-                           <= float(g.cap[lk]) * (m.t[e] - m.t[e - 1]))
-    m.comp = pyo.Constraint(m.K, m.E, rule=lambda _m, k, e: m.C[k] >= m.t[e] - M * (1 - m.y[k, e]))
+    m.cap = pyo.Constraint(m.L, m.E, rule=rule(lambda _m, lk, e: sum(
+        a * m.x[gg, e] for gg, a in on_link[lk]) <= float(g.cap[lk]) * (m.t[e] - m.t[e - 1])))
+    m.comp = pyo.Constraint(m.K, m.E, rule=rule(lambda _m, k, e:
+                                                m.C[k] >= m.t[e] - M * (1 - m.y[k, e])))
+    return None if expired() else m
 
-    appsi = require("pyomo.contrib.appsi.solvers", "pyomo", "method='exact-milp'")
-    solver = appsi.Highs()
-    if not solver.available():  # pragma: no cover - depends on the installation
-        raise CoflowoptError("method='exact-milp' needs Pyomo's appsi_highs interface (highspy)")
-    left = max(time_limit - (time.perf_counter() - start), 1.0)
-    solver.config.time_limit = left
-    solver.config.mip_gap = rel_gap
-    solver.config.load_solution = False
-    res = solver.solve(m)
-    runtime = time.perf_counter() - start
-    lb = res.best_objective_bound
-    lb = float(lb) * tu if lb is not None and math.isfinite(lb) else math.nan
-    has = res.best_feasible_objective is not None and math.isfinite(res.best_feasible_objective)
-    if not has:
-        return Result(Status.TIME_LIMIT, math.nan, lb, runtime, "exact-milp",
-                      info={"termination": str(res.termination_condition)})
-    res.solution_loader.load_vars()
-    # read the event order and re-solve its exact LP for a clean schedule
-    seq = []
-    for e in range(1, E + 1):
-        k = [k for k in range(K) if pyo.value(m.y[k, e]) > 0.5]
-        if k:
-            seq.append(k[0])
-        else:
-            j = [j for j in range(R) if pyo.value(m.z[j, e]) > 0.5]
-            seq.append(-(j[0] + 1))
-    node = solve_event_sequence(elp, seq)
-    assert node is not None
-    sched = _node_schedule(elp, node)
-    comp = sched.coflow_completion(inst)
-    value = float(np.dot(w, comp))
-    term = str(res.termination_condition)
-    optimal = "optimal" in term.lower()
-    bound = value if optimal else min(lb, value)
-    status = Status.OPTIMAL if optimal else Status.TIME_LIMIT
-    return Result(status, value, float(bound), time.perf_counter() - start, "exact-milp",
-                  schedule=sched, completion=comp,
-                  info={"termination": term, "big_m": M * tu})
+
+def _load(pyo: Any, solver: Any, m: Any, *, expired: Callable[[], bool]) -> bool:
+    """Pass ``m`` to the appsi HiGHS interface in chunks; False when ``expired()`` turns true.
+
+    Gives HiGHS the same model, in the same column and row order, as
+    ``solver.solve(m)`` would (``set_instance`` adds the active constraints in
+    model order, their new variables as they appear, then the objective), but
+    the clock is checked between chunks instead of only after the whole model.
+    """
+    comps = list(m.component_objects(pyo.Constraint, active=True, descend_into=True))
+    for c in comps:
+        c.deactivate()
+    m.obj.deactivate()
+    solver.set_instance(m)  # registers the model only: nothing is active
+    for c in comps:
+        c.activate()
+    m.obj.activate()
+    cons = list(m.component_data_objects(pyo.Constraint, active=True, descend_into=True))
+    for i in range(0, len(cons), _CHUNK):
+        if expired():
+            return False
+        solver.add_constraints(cons[i : i + _CHUNK])
+    solver.set_objective(m.obj)
+    # the model is complete: solve() must not scan it again for changes
+    uc = solver.update_config
+    for key in ("check_for_new_or_removed_constraints", "check_for_new_or_removed_vars",
+                "check_for_new_or_removed_params", "check_for_new_objective",
+                "update_constraints", "update_vars", "update_params",
+                "update_named_expressions", "update_objective"):
+        if key in uc:
+            setattr(uc, key, False)
+    return True

@@ -268,6 +268,7 @@ def best_permutation(
                       "permutation", info={"note": "no order evaluated within the time limit"})
 
     nodes = 0
+    pruned = math.inf  # smallest bound of a node discarded because of the incumbent
     # a node: (bound, cost of its prefix, prefix, residual profiles after the prefix)
     stack: list[tuple[float, float, tuple[int, ...], _Profiles]] = [(0.0, 0.0, (), root)]
     timed_out = False
@@ -277,6 +278,7 @@ def best_permutation(
             break
         bound, cost, prefix, prof = stack.pop()
         if bound >= best_val * (1 - rel_gap):
+            pruned = min(pruned, bound)
             continue
         nodes += 1
         rest = [k for k in range(K) if k not in prefix]
@@ -284,6 +286,7 @@ def best_permutation(
         lb = {k: _alone_completion(prof, fl, k) for k in rest}
         base = cost + sum(w[k] * lb[k] for k in rest)
         if base >= best_val * (1 - rel_gap):
+            pruned = min(pruned, base)
             continue
         children = []
         for k in rest:
@@ -297,17 +300,21 @@ def best_permutation(
             c_bound = base + w[k] * (ck - lb[k])
             if c_bound < best_val * (1 - rel_gap):
                 children.append((c_bound, c_cost, (*prefix, k), child))
+            else:
+                pruned = min(pruned, c_bound)
         children.sort(key=lambda c: -c[0])
         stack.extend(children)
 
     sched, comp = permutation_schedule(inst, best_order)
     value = float(np.dot(w, comp))
     open_bounds = [b for b, *_ in stack if b < best_val]
+    # a node pruned within rel_gap of the incumbent proved only its own bound
+    proved = min(value, pruned)
     if timed_out:
-        bound = min([value, *open_bounds])
+        bound = min([proved, *open_bounds])
         status = Status.TIME_LIMIT
     else:
-        bound, status = value, Status.OPTIMAL
+        bound, status = proved, Status.OPTIMAL
     return Result(
         status, value, float(bound), time.perf_counter() - start, "permutation",
         schedule=sched, completion=comp,

@@ -19,6 +19,14 @@ model bounds only the grid optimum, so it is not used as a bound.)
 As the step shrinks the grid optimum tends to the continuous optimum and so
 does the relaxed MILP; the LP relaxation keeps an integrality gap
 (``benchmarks/results/solvers.md`` measures both).
+
+Time limit: the bound is computed first, so that the grid MILP (which
+usually runs to the limit) cannot leave it without time: ``lower="lp"`` may
+use the whole limit (it is cheap next to the grid MILP), ``lower="milp"``
+at most half of it (its dual bound at that point is still valid). The grid
+MILP gets what is left. A relaxed model not solved in time gives way to
+``sum w_k e_k`` (the isolation bound, below every charge of the relaxed
+model), so a bound is always reported unless ``lower="none"``.
 """
 
 from __future__ import annotations
@@ -40,6 +48,9 @@ __all__ = ["time_indexed"]
 FloatArray = npt.NDArray[np.float64]
 
 _LOWER = ("lp", "milp", "none")
+
+_MILP_BOUND_SHARE = 0.5
+"""Share of the time limit that ``lower="milp"`` may use before the grid MILP starts."""
 
 
 def _grid_horizon(g: Groups) -> float:
@@ -174,7 +185,10 @@ def time_indexed(
         Number of slots when ``step`` is not given.
     lower
         ``"lp"``: the relaxed model's LP relaxation (cheap); ``"milp"``: the
-        relaxed model solved as a MILP (tighter, slower); ``"none"``.
+        relaxed model solved as a MILP (tighter, slower; at most half of
+        ``time_limit``); ``"none"``. Solved before the grid MILP, which gets
+        the rest of ``time_limit``; if it does not finish, the bound is the
+        isolation bound.
     """
     if inst.has_dependencies:
         raise CoflowoptError("method='time-indexed' does not support coflow dependencies; "
@@ -204,19 +218,28 @@ def time_indexed(
     check_size(n_slots * (g.num_groups + K),
                f"method='time-indexed' with a step of {s * tu:g} ({n_slots} slots)")
     lp, X, _, xg, xi, t, const = _grid_model(g, s, n_slots)
-    sol = lp.solve(time_limit=time_limit, options={"mip_rel_gap": rel_gap})
-    info: dict = {"step": s * tu, "slots": n_slots, "grid_status": sol.status}
+    info: dict = {"step": s * tu, "slots": n_slots}
+    # the bound first, so that the grid MILP cannot use up the time it needs
     bound = -math.inf
     if lower != "none":
-        left = max(time_limit - (time.perf_counter() - start), 0.01)
         rlp, rconst = _relaxed_model(g, s, n_slots)
-        rsol = rlp.solve(time_limit=left, relax=(lower == "lp"))
+        left = time_limit - (time.perf_counter() - start)
+        share = left if lower == "lp" else left * _MILP_BOUND_SHARE
+        rsol = rlp.solve(time_limit=max(share, 1e-3), relax=(lower == "lp"))
+        info["lower_status"] = rsol.status
         if math.isfinite(rsol.bound):
             lb = (rconst + rsol.bound) * tu
             info[f"lower_{lower}"] = lb
             bound = lb
-    if sol.x is None:
-        status = Status.TIME_LIMIT if sol.status == "time_limit" else Status.NO_SOLUTION
+        else:  # not solved in time: sum w_k e_k, below every charge of the relaxed model
+            bound = float(np.dot(inst.weight, g.earliest)) * tu
+            info["lower_isolation"] = bound
+    left = time_limit - (time.perf_counter() - start)
+    sol = lp.solve(time_limit=left, options={"mip_rel_gap": rel_gap}) if left > 0 else None
+    info["grid_status"] = "not started" if sol is None else sol.status
+    if sol is None or sol.x is None:
+        status = (Status.TIME_LIMIT if sol is None or sol.status == "time_limit"
+                  else Status.NO_SOLUTION)
         return Result(status, math.nan, bound, time.perf_counter() - start, "time-indexed",
                       info=info)
     info["grid_objective"] = (const + sol.objective) * tu

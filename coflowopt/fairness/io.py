@@ -40,7 +40,7 @@ import numpy as np
 
 from .. import io as instance_io
 from ..errors import InputError, InstanceError
-from ..io._common import atomic_writer, read_text
+from ..io._common import atomic_writer, parse_json, read_text
 from ._arith import as_float, is_rational
 from .problem import FairnessProblem
 
@@ -90,11 +90,7 @@ def is_demands_file(path: str | os.PathLike[str]) -> bool:
 def read_demands(path: str | os.PathLike[str]) -> FairnessProblem:
     """Read a ``coflowopt-demands/1`` file (errors name the file and JSON path)."""
     p = str(path)
-    try:
-        doc = json.loads(read_text(p))
-    except json.JSONDecodeError as exc:
-        raise InputError(f"invalid JSON: {exc.msg}", path=p, line=exc.lineno) from None
-    return parse_demands(doc, path=p)
+    return parse_demands(parse_json(read_text(p), p), path=p)
 
 
 def parse_demands(doc: Any, *, path: str = "<input>") -> FairnessProblem:

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import secrets
 import stat
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 from ..errors import InputError, InstanceError
 
@@ -127,6 +128,34 @@ def _new_temp(target: Path) -> str:
             os.chmod(tmp, mode)  # the umask does not apply to an existing file's mode
         return tmp
     raise InputError("cannot create a temporary file beside it", path=str(target))
+
+
+class _DuplicateKey(ValueError):
+    pass
+
+
+def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise _DuplicateKey(key)
+        out[key] = value
+    return out
+
+
+def parse_json(text: str, path: str) -> Any:
+    """A JSON document, or an :class:`InputError` naming the file and line. An object that
+    repeats a key is an error (JSON parsers differ on which one wins)."""
+    try:
+        return json.loads(text, object_pairs_hook=_no_duplicates)
+    except json.JSONDecodeError as exc:
+        raise InputError(f"invalid JSON: {exc.msg} (column {exc.colno})", path=path,
+                         line=exc.lineno) from None
+    except _DuplicateKey as exc:
+        raise InputError(f"invalid JSON: an object repeats the key {str(exc)!r}",
+                         path=path) from None
+    except RecursionError:
+        raise InputError("invalid JSON: nested too deeply", path=path) from None
 
 
 def read_text(path: str | os.PathLike[str]) -> str:

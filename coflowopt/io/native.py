@@ -29,7 +29,7 @@ import numpy as np
 
 from ..errors import InputError, InstanceError
 from ..instance import Coflow, Fabric, Instance
-from ._common import atomic_writer, read_text
+from ._common import atomic_writer, parse_json, read_text
 
 __all__ = ["FORMAT_TAG", "dumps", "loads", "read", "read_metadata", "write"]
 
@@ -260,15 +260,7 @@ class _Reader:
 
 def loads(text: str, *, path: str = "<string>") -> Instance:
     """Parse a native JSON document."""
-    try:
-        doc = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InputError(
-            f"invalid JSON: {exc.msg} (column {exc.colno})", path=path, line=exc.lineno
-        ) from None
-    except RecursionError:
-        raise InputError("invalid JSON: nested too deeply", path=path) from None
-    return _Reader(path).document(doc)
+    return _Reader(path).document(parse_json(text, path))
 
 
 def read(path: str | os.PathLike[str]) -> Instance:
@@ -278,11 +270,7 @@ def read(path: str | os.PathLike[str]) -> Instance:
 
 def read_metadata(path: str | os.PathLike[str]) -> dict[str, Any]:
     """The metadata (keys starting with ``_``) of a native JSON file."""
-    text = read_text(path)
-    try:
-        doc = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InputError(f"invalid JSON: {exc.msg}", path=str(path), line=exc.lineno) from None
+    doc = parse_json(read_text(path), str(path))
     if not isinstance(doc, dict):
         return {}
     return {k: v for k, v in doc.items() if k.startswith("_")}

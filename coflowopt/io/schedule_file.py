@@ -22,7 +22,7 @@ import numpy as np
 from ..errors import InputError
 from ..instance import Instance
 from ..schedule import Schedule
-from ._common import atomic_writer, read_text
+from ._common import atomic_writer, parse_json, read_text
 
 __all__ = ["SCHEDULE_TAG", "read_schedule", "write_schedule"]
 
@@ -32,10 +32,7 @@ SCHEDULE_TAG = "coflowopt-schedule/1"
 def read_schedule(path: str | os.PathLike[str], instance: Instance) -> Schedule:
     """Read a schedule file for ``instance``."""
     p = str(path)
-    try:
-        doc = json.loads(read_text(p))
-    except json.JSONDecodeError as exc:
-        raise InputError(f"invalid JSON: {exc.msg} (column {exc.colno})", path=p, line=exc.lineno) from None
+    doc = parse_json(read_text(p), p)
     if not isinstance(doc, dict) or doc.get("format") != SCHEDULE_TAG:
         raise InputError(f'format must be "{SCHEDULE_TAG}"', path=p, json_path="$.format")
     pieces = doc.get("pieces")

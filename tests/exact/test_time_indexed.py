@@ -41,7 +41,7 @@ def test_finer_grid_never_worse_on_halving():
 
 def test_time_indexed_options():
     inst = Instance(Fabric.uniform(1), (Coflow.from_flows("a", [(0, 0, 1.0)]),))
-    with pytest.raises(CoflowoptError, match="step must be a number > 0"):
+    with pytest.raises(CoflowoptError, match="step must be"):
         solve(inst, method="time-indexed", step=-1.0)
     with pytest.raises(CoflowoptError, match="lower must be one of"):
         solve(inst, method="time-indexed", lower="exact")

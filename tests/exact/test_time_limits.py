@@ -1,0 +1,154 @@
+"""exact-milp and time-indexed under tiny time limits: honest status, incumbent and bound.
+
+No wall-clock assertions: only that a short limit ends in a result (no
+exception), with status ``TIME_LIMIT`` (or ``OPTIMAL`` when proven), a
+feasible schedule when there is one, and a valid bound.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+
+import numpy as np
+import pytest
+
+from coflowopt import Coflow, Fabric, Instance, check_feasible
+from coflowopt.exact import milp
+from coflowopt.exact._events import EventLP
+from coflowopt.exact._groups import build_groups
+from coflowopt.io.generate import synthetic
+from coflowopt.result import Result, Status
+from coflowopt.solvers import solve
+
+
+@pytest.fixture(scope="module")
+def g40() -> Instance:
+    """The instance of the review: 40 coflows, 10 ports, load 0.6, seed 1."""
+    return synthetic(40, 10, load=0.6, seed=1)
+
+
+@pytest.fixture(scope="module")
+def upper(g40: Instance) -> float:
+    """The value of a feasible schedule: every valid bound is below it."""
+    return solve(g40, method="sincronia").objective
+
+
+def assert_honest(inst: Instance, res: Result, upper: float) -> None:
+    assert res.status in (Status.TIME_LIMIT, Status.OPTIMAL)
+    assert math.isfinite(res.bound) and 0 < res.bound <= upper * (1 + 1e-9)
+    if math.isfinite(res.objective):
+        assert res.schedule is not None and res.completion is not None
+        report = check_feasible(inst, res.schedule)
+        assert report, str(report)
+        assert res.objective == pytest.approx(float(np.dot(inst.weight, res.completion)),
+                                              rel=1e-9)
+        assert res.bound <= res.objective * (1 + 1e-9)
+    else:
+        assert res.status is Status.TIME_LIMIT
+
+
+@pytest.mark.parametrize("time_limit", [0.01, 0.5])
+def test_exact_milp_tiny_time_limit_returns_the_heuristic_incumbent(g40, upper, time_limit):
+    res = solve(g40, method="exact-milp", time_limit=time_limit)
+    assert res.status is Status.TIME_LIMIT
+    # the first heuristic order is always evaluated: an incumbent exists
+    assert math.isfinite(res.objective)
+    assert_honest(g40, res, upper)
+
+
+def _small(seed: int, width: int) -> Instance:
+    """Five random coflows of ``width`` flows on three ports, releases 0-2."""
+    rng = np.random.default_rng(seed)
+    coflows = [Coflow(f"c{k}", rng.integers(0, 3, width), rng.integers(0, 3, width),
+                      rng.uniform(0.5, 3, width), release=float(rng.integers(0, 3)),
+                      weight=float(rng.uniform(0.5, 3))) for k in range(5)]
+    return Instance(Fabric.uniform(3), tuple(coflows))
+
+
+@pytest.mark.parametrize("stage", ["_build_model", "_load"])
+def test_exact_milp_out_of_time_while_building_keeps_the_incumbent(monkeypatch, stage):
+    inst = _small(seed=2, width=3)
+    exact = solve(inst, method="exact")
+    monkeypatch.setattr(milp, stage, lambda *a, **k: None if stage == "_build_model" else False)
+    res = solve(inst, method="exact-milp")
+    assert res.status in (Status.TIME_LIMIT, Status.OPTIMAL)
+    assert "stopped" in res.info and res.info["termination"] == "not started"
+    assert check_feasible(inst, res.schedule)
+    assert res.objective >= exact.objective * (1 - 1e-7)
+    assert res.bound <= exact.objective * (1 + 1e-7)
+
+
+def _small_model():
+    rng = np.random.default_rng(3)
+    coflows = [Coflow(f"c{k}", rng.integers(0, 3, 2), rng.integers(0, 3, 2),
+                      rng.uniform(0.5, 3, 2), release=float(rng.integers(0, 3)))
+               for k in range(4)]
+    inst = Instance(Fabric.uniform(3), tuple(coflows))
+    g = build_groups(inst)
+    return g, EventLP(g)
+
+
+def test_model_building_stops_when_the_clock_runs_out(caplog):
+    pyo = pytest.importorskip("pyomo.environ")
+    g, elp = _small_model()
+    calls = 0
+
+    def expired() -> bool:  # runs out in the middle of the constraint rules
+        nonlocal calls
+        calls += 1
+        return calls > 40
+
+    with caplog.at_level(logging.ERROR):
+        assert milp._build_model(pyo, g, elp, 100.0, expired=expired) is None
+    assert not caplog.records  # rows are skipped, no rule fails
+    assert milp._build_model(pyo, g, elp, 100.0, expired=lambda: False) is not None
+
+
+def test_chunked_loading_stops_between_chunks(monkeypatch):
+    pyo = pytest.importorskip("pyomo.environ")
+    appsi = pytest.importorskip("pyomo.contrib.appsi.solvers")
+    g, elp = _small_model()
+    m = milp._build_model(pyo, g, elp, 100.0, expired=lambda: False)
+    monkeypatch.setattr(milp, "_CHUNK", 5)
+    calls = 0
+
+    def expired() -> bool:
+        nonlocal calls
+        calls += 1
+        return calls > 2
+
+    assert milp._load(pyo, appsi.Highs(), m, expired=expired) is False
+
+
+def test_exact_milp_generous_limit_is_unchanged():
+    # chunked loading hands HiGHS the model solve() would: same optimum as the B&B
+    inst = _small(seed=7, width=2)
+    a = solve(inst, method="exact")
+    b = solve(inst, method="exact-milp", time_limit=120)
+    assert b.status is Status.OPTIMAL
+    assert b.objective == pytest.approx(a.objective, rel=1e-6)
+    assert b.bound == b.objective
+    assert check_feasible(inst, b.schedule)
+
+
+@pytest.mark.parametrize("lower", ["lp", "milp"])
+@pytest.mark.parametrize("time_limit", [0.01, 0.3])
+def test_time_indexed_tiny_time_limit_still_reports_a_bound(g40, upper, lower, time_limit):
+    res = solve(g40, method="time-indexed", time_limit=time_limit, lower=lower)
+    assert_honest(g40, res, upper)
+    assert any(k.startswith("lower_") and k != "lower_status" for k in res.info)
+
+
+def test_time_indexed_bound_comes_before_the_grid(g40, upper):
+    # a limit the grid MILP always uses up: the LP bound was solved first
+    res = solve(g40, method="time-indexed", time_limit=3)
+    assert_honest(g40, res, upper)
+    if res.info["lower_status"] == "optimal":  # the LP finished in time (it needs ~1 s)
+        assert res.info["lower_lp"] == pytest.approx(res.bound) or res.bound == res.objective
+
+
+def test_time_indexed_no_bound_when_asked_for_none(g40):
+    res = solve(g40, method="time-indexed", time_limit=0.01, lower="none")
+    assert res.status is Status.TIME_LIMIT
+    assert not math.isfinite(res.bound) or res.bound <= res.objective
