@@ -19,8 +19,9 @@ fraction of each link, scaled by the reader so the largest entry is 1.
 ``demand`` instead gives a *bounded* demand (fractions of each link): the
 vector is ``demand / max(demand)`` and the bound ``max(demand)``. ``bound``
 caps the progress a coflow can use (``null``: unbounded), ``elastic``
-(default true) says whether it can use more than ``P_k d_k`` on its
-non-bottleneck links. Numbers may be JSON numbers or strings such as
+says whether it can use more than ``P_k d_k`` on its non-bottleneck links
+(default: true for a ``vector``, false for a ``demand``, which "cannot
+elastically scale up", dissertation §7.6.3). Numbers may be JSON numbers or strings such as
 ``"1/6"``. Keys starting with ``_`` are metadata (``_source``,
 ``_description``, ``_expected``, ``_notes``) and are ignored.
 
@@ -40,6 +41,7 @@ import numpy as np
 
 from .. import io as instance_io
 from ..errors import InputError, InstanceError
+from ..instance import TINY
 from ..io._common import atomic_writer, parse_json, read_text
 from ._arith import as_float, is_rational
 from .problem import FairnessProblem
@@ -56,15 +58,26 @@ def _number(value: Any, path: str, where: str, what: str) -> Any:
         raise InputError(
             f"{what} must be a number or a 'p/q' string, got {value!r:.60}", path=path, json_path=where
         )
+    given = value
     if isinstance(value, str):
         try:
-            return Fraction(value.strip())
+            value = Fraction(value.strip())
         except (ValueError, ZeroDivisionError):
             raise InputError(
                 f"{what} '{value}' is not a number or fraction", path=path, json_path=where
             ) from None
     if isinstance(value, float) and not math.isfinite(value):
         raise InputError(f"{what} must be finite, got {value!r}", path=path, json_path=where)
+    try:
+        size = abs(float(value))
+    except OverflowError:
+        size = math.inf
+    if size == math.inf:
+        raise InputError(f"{what} is too large for a float, got {given!r:.60}", path=path,
+                         json_path=where)
+    if 0 < size < TINY:
+        raise InputError(f"{what} {given!r:.60} is below {TINY:.3g}, the smallest normal float",
+                         path=path, json_path=where)
     return value
 
 
@@ -114,6 +127,14 @@ def parse_demands(doc: Any, *, path: str = "<input>") -> FairnessProblem:
     names = doc.get("links")
     if names is not None and (not isinstance(names, list) or not all(isinstance(n, str) for n in names)):
         raise InputError("'links' must be an array of strings", path=path, json_path="$.links")
+    if names is not None:
+        dup = next((i for i, n in enumerate(names) if n in names[:i]), None)
+        if dup is not None:
+            raise InputError(f"duplicate link name '{names[dup]}'", path=path,
+                             json_path=f"$.links[{dup}]")
+        if ports and len(names) != 2 * ports:
+            raise InputError(f"{len(names)} link names, but {ports} ports have {2 * ports} links",
+                             path=path, json_path="$.links")
 
     rows: list[list[Any]] = []
     bounds: list[Any] = []
@@ -132,6 +153,9 @@ def parse_demands(doc: Any, *, path: str = "<input>") -> FairnessProblem:
         cid = c.get("id", f"C{k}")
         if not isinstance(cid, str) or not cid:
             raise InputError("id must be a non-empty string", path=path, json_path=f"{where}.id")
+        if cid in ids:
+            raise InputError(f"duplicate coflow id '{cid}' (also $.coflows[{ids.index(cid)}])",
+                             path=path, json_path=f"{where}.id")
         if ("vector" in c) == ("demand" in c):
             raise InputError("give exactly one of 'vector' and 'demand'", path=path, json_path=where)
         key = "vector" if "vector" in c else "demand"
@@ -152,7 +176,9 @@ def parse_demands(doc: Any, *, path: str = "<input>") -> FairnessProblem:
         w = _number(c.get("weight", 1), path, f"{where}.weight", "weight")
         if float(w) <= 0:
             raise InputError("weight must be > 0", path=path, json_path=f"{where}.weight")
-        el = c.get("elastic", True)
+        # a bounded demand "cannot elastically scale up" (dissertation §7.6.3): inelastic
+        # unless said otherwise; a correlation vector is elastic unless said otherwise
+        el = c.get("elastic", key == "vector")
         if not isinstance(el, bool):
             raise InputError("elastic must be true or false", path=path, json_path=f"{where}.elastic")
         rows.append(row)
@@ -162,6 +188,9 @@ def parse_demands(doc: Any, *, path: str = "<input>") -> FairnessProblem:
         ids.append(cid)
     assert L is not None
     cap = _numbers(doc["capacity"], path, "$.capacity", "capacity", L) if "capacity" in doc else None
+    for i, c in enumerate(cap or []):
+        if not float(c) > 0:
+            raise InputError(f"capacity must be > 0, got {c!r}", path=path, json_path=f"$.capacity[{i}]")
     exact = doc.get("exact")
     if exact is not None and not isinstance(exact, bool):
         raise InputError("'exact' must be true or false", path=path, json_path="$.exact")

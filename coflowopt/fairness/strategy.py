@@ -146,7 +146,9 @@ def lie_search(
         A lie counts when it beats the truth by more than
         ``tol * max(1, truthful progress)``.
     time_limit, max_evaluations
-        Stop early; the result says so in ``stopped``.
+        Stop early; the result says so in ``stopped``. The exact confirmation of
+        the truthful progress and of a witness (exact problems) is made only while
+        time is left (the last exact allocation started may still end after it).
     """
     opts = dict(options or {})
     if mechanism not in MECHANISMS:
@@ -259,7 +261,13 @@ def lie_search(
     best_out: Any = best
     all_prog = None
     exact_truth = None
-    if problem.exact:
+
+    def in_time() -> bool:
+        return time_limit is None or time.perf_counter() - t0 <= time_limit
+
+    # the exact confirmations only within the time limit (on big problems an exact
+    # allocation takes seconds); past it the float results stand, with exact False
+    if problem.exact and in_time():
         honest = allocate(problem, mechanism, **opts)
         if honest.exact:
             exact_truth = progress(honest.allocation, problem)
@@ -275,6 +283,8 @@ def lie_search(
         if exact_truth is not None:
             # the float witness may sit on a boundary (a tie); try nearby simple fractions
             for ew in (rationalize(wv, 100), rationalize(wv, 10**4), rationalize(wv, 10**6)):
+                if not in_time():
+                    break
                 alloc = allocate(problem.with_vector(k, ew), mechanism, **opts)
                 if not alloc.exact:
                     continue

@@ -127,3 +127,38 @@ def test_load_problem_reads_instances_too() -> None:
     assert (p.vectors.max(axis=1) == 1).all()
     q = load_problem(DATA / "good_instance.json", elastic=False, exact=True)
     assert q.exact and not q.elastic.any()
+
+
+@pytest.mark.parametrize(("coflows", "extra", "where", "what"), [
+    ('[{"id": "A", "vector": ["1e400", 1]}]', "", "$.coflows[0].vector[0]", "too large for a float"),
+    ('[{"id": "A", "vector": [' + "1" + "0" * 400 + ', 1]}]', "", "$.coflows[0].vector[0]",
+     "too large for a float"),
+    ('[{"id": "A", "vector": [1, 1], "weight": "1e400"}]', "", "$.coflows[0].weight", "too large"),
+    ('[{"id": "A", "vector": [1, 1], "weight": 1e-320}]', "", "$.coflows[0].weight",
+     "below 2.23e-308"),
+    ('[{"id": "A", "vector": [1, 1]}, {"id": "A", "vector": [1, 0]}]', "", "$.coflows[1].id",
+     "duplicate coflow id 'A'"),
+    ('[{"id": "A", "vector": [1, 1]}]', ', "capacity": [-1, 1]', "$.capacity[0]",
+     "capacity must be > 0"),
+    ('[{"id": "A", "vector": [1, 1]}]', ', "links": ["x", "x"]', "$.links[1]",
+     "duplicate link name 'x'"),
+])
+def test_demands_files_locate_bad_values(tmp_path, coflows, extra, where, what) -> None:
+    path = tmp_path / "d.json"
+    path.write_text('{"format": "coflowopt-demands/1"' + extra + ', "coflows": ' + coflows + "}")
+    with pytest.raises(InputError) as err:
+        read_demands(path)
+    assert where in str(err.value) and what in str(err.value), str(err.value)
+
+
+def test_a_bounded_demand_is_inelastic_unless_said_otherwise(tmp_path) -> None:
+    # dissertation §7.6.3: a bounded coflow "cannot elastically scale up" to use more
+    from coflowopt.fairness import allocate
+
+    path = tmp_path / "d.json"
+    path.write_text('{"format": "coflowopt-demands/1", "links": ["l1", "l2"], "coflows": ['
+                    '{"id": "A", "demand": ["1/2", "1/10"]}, {"id": "B", "vector": [1, "1/2"]}]}')
+    prob = read_demands(path)
+    assert list(prob.elastic) == [False, True]
+    a = allocate(prob, "hug", cooperative=True).allocation
+    assert (a[0, 1], a[1, 1]) == (F(1, 10), F(9, 10))  # A gets its demand; B the spare

@@ -102,3 +102,9 @@ def test_lie_search_rejects_flow_level_mechanisms_and_unknown_names() -> None:
         lie_search(prob, "A", "maxmin")
     with pytest.raises(InstanceError, match="no coflow with id 'Z'"):
         lie_search(prob, "Z", "hug")
+
+
+def test_past_the_time_limit_no_exact_confirmation_is_started() -> None:
+    r = lie_search(example("hug_two_coflows_elastic"), "A", "drf+highest", time_limit=1e-9)
+    assert r.stopped == "time_limit" and not r.exact
+    assert isinstance(r.truthful_progress, float)  # the float search's value, not F(2, 3)
