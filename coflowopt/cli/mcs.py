@@ -10,7 +10,7 @@ import numpy as np
 
 from ..errors import CoflowoptError, InputError
 from ..instance import MB, Instance
-from ..io.generate import offered_load
+from ..io.generate import offered_load, rescale_load
 from ..mcs import classification as mcs_classify
 from ..mcs import stats as mcs_stats
 from ..mcs import sweeps as mcs_sweeps
@@ -134,7 +134,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     v.add_argument(
         "--queues", type=positive_int, default=10, metavar="K", help="number of queues (default 10)"
     )
-    v.add_argument("--load", type=positive_float, default=None, metavar="RHO", help="default: offered load")
+    v.add_argument("--load", type=positive_float, default=None, metavar="RHO",
+                   help="the model's load; the simulations run on the instance with its arrivals "
+                   "rescaled to it (default: the instance's offered load, arrivals as they are)")
     v.add_argument(
         "--configs",
         default=",".join(_CONFIGS),
@@ -358,6 +360,8 @@ def run_validate(args: argparse.Namespace) -> int:
     configs = tuple(c.strip() for c in args.configs.split(",") if c.strip())
     if not configs:
         raise InputError(f"--configs names no configuration, got '{args.configs}'")
+    if args.load is not None:  # simulate at the load the model assumes
+        inst = rescale_load(inst, rho)
     table = mcs_validate.validate(
         inst, queues=args.queues, load=rho, configs=configs, seed=args.seed, aalo_sharing=args.aalo_sharing
     )

@@ -25,6 +25,7 @@ Two solvers, looked up by name in :data:`METHODS`:
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -332,6 +333,10 @@ def _prepare(
 # --------------------------------------------------------------------------- Algorithm 1
 
 
+MAX_STEPS = 100_000
+"""The most boundary moves :func:`sncf` makes (each costs a pass over the coflows)."""
+
+
 def sncf(
     data: Instance | Workload,
     *,
@@ -369,6 +374,10 @@ def sncf(
     d0 = float(width.min()) if start is None else float(start)
     if not d0 > 0:
         raise InstanceError(f"start must be > 0 (the search multiplies it), got {start!r}")
+    steps = (n - 1) * (math.log(max(wmax / d0, 1.0)) / math.log(step) + 2)
+    if steps > MAX_STEPS:
+        raise InstanceError(f"step {step!r} is too close to 1: Algorithm 1 would take about "
+                            f"{steps:,.0f} steps from width {d0:g} to {wmax:g} (at most {MAX_STEPS:,})")
 
     def accuracy(i: int, lo: float, hi: float) -> float:
         inside = (width >= lo) & (width < hi)

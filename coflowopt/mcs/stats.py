@@ -219,6 +219,8 @@ def correlations(
 ) -> Correlations:
     """Pearson correlations between coflow attributes, raw and log10 (MCS Table I)."""
     w = as_workload(data)
+    if w.num_coflows < 2:
+        raise InstanceError(f"correlations need at least 2 coflows, got {w.num_coflows}")
     if not 0 < confidence < 1:
         raise InstanceError(f"confidence must be in (0, 1), got {confidence!r}")
     names = tuple(attributes)

@@ -95,9 +95,16 @@ def _readonly(arr: np.ndarray) -> np.ndarray:
     return arr
 
 
+MAX_QUEUES = 64
+"""The most queues a threshold model takes (MCS and Aalo use 10; the solvers' work grows
+quickly with K, and K in the thousands ran for minutes on the Facebook trace)."""
+
+
 def _queues(queues: int) -> int:
     if isinstance(queues, bool) or int(queues) != queues or queues < 1:
         raise InstanceError(f"the number of queues must be a positive integer, got {queues!r}")
+    if queues > MAX_QUEUES:
+        raise InstanceError(f"the number of queues must be at most {MAX_QUEUES}, got {queues!r}")
     return int(queues)
 
 
@@ -1089,6 +1096,29 @@ def _pair_moves(
 # --------------------------------------------------------------------------- simulator hand-off
 
 
+def _increasing_widths(deltas: Sequence[float]) -> tuple[float, ...]:
+    """Strictly increasing width boundaries that put every coflow in the class ``deltas`` do.
+
+    An exact classification reports an empty class as two equal boundaries; the simulator
+    needs them strictly increasing. A coflow of (whole) width ``w`` is in class "number of
+    boundaries <= w", so a run of ``m`` boundaries equal to ``v`` is spread over
+    ``(max(previous, ceil(v) - 1), v]``, which no whole width falls inside.
+    """
+    out: list[float] = []
+    vals = [float(d) for d in deltas]
+    i = 0
+    while i < len(vals):
+        j = i
+        while j + 1 < len(vals) and vals[j + 1] == vals[i]:
+            j += 1
+        v = vals[i]
+        lo = max(out[-1] if out else 0.0, math.ceil(v) - 1.0)
+        m = j - i + 1
+        out.extend(v - (v - lo) * (m - 1 - r) / m for r in range(m))
+        i = j + 1
+    return tuple(out)
+
+
 def _increasing(model: ThresholdModel, f: int, row: FloatArray) -> tuple[float, ...]:
     """Strictly increasing, positive thresholds that send every coflow of family ``f`` where ``row`` does.
 
@@ -1164,7 +1194,7 @@ def policy_parameters(
     rows = [_increasing(model, f, t[f]) for f in range(model.num_families)]
     params: dict[str, Any] = {
         "num_queues": model.num_queues,
-        "width_thresholds": setting["width_thresholds"],
+        "width_thresholds": _increasing_widths(setting["width_thresholds"]),
         "initial_queues": tuple(min(int(q), model.num_queues) for q in setting["initial_queues"]),
     }
     if model.scheme == "double":

@@ -114,7 +114,9 @@ def validate(
     """Model prediction and simulated mean CCT for each configuration of :data:`CONFIGS`.
 
     ``load`` is the model's ``rho`` (default: the instance's offered load,
-    which must lie in (0, 1)). Rows follow the order of :data:`CONFIGS`;
+    which must lie in (0, 1)); the instance is simulated as given, so pass one
+    at that load (:func:`coflowopt.io.generate.rescale_load`; ``coflowopt mcs
+    validate --load`` does). Rows follow the order of :data:`CONFIGS`;
     ``simulated_vs_aalo`` is ``nan`` unless ``aalo-default`` is among
     ``configs``. ``progress`` is called with each configuration's name
     before its simulation. ``aalo_sharing`` is how Aalo's queues share the

@@ -121,7 +121,7 @@ def test_bad_workloads_are_rejected(kwargs, match):
 def test_bad_inputs_are_named():
     with pytest.raises(co.InstanceError, match="expected an Instance or a Workload"):
         as_workload([1, 2])
-    w = Workload([1], [1.0], [1.0], [1.0])
+    w = Workload([1, 2], [1.0, 2.0], [1.0, 2.0], [1.0, 2.0])
     with pytest.raises(co.InstanceError, match="unknown attribute 'skew'"):
         correlations(w, attributes=("width", "skew"))
     with pytest.raises(co.InstanceError, match="edges must be at least two increasing"):
