@@ -35,7 +35,8 @@ from .exact.permutation import best_permutation
 from .exact.time_indexed import time_indexed
 from .exact.wcct import solve_exact
 from .instance import Instance
-from .result import Result
+from .result import Result, Status
+from .schedule import check_feasible
 
 __all__ = ["OBJECTIVES", "SOLVERS", "bound", "solve"]
 
@@ -90,7 +91,38 @@ def solve(
             f"method '{method}' is not available for objective '{objective}'; "
             f"choose one of {', '.join(methods)}") from None
     check_options(fn, options, f"method '{method}'")
-    return fn(instance, time_limit=tl, **options)
+    res = fn(instance, time_limit=tl, **options)
+    if (objective, method) in _GUARDED:
+        res = _guard(instance, objective, res)
+    return res
+
+
+_GUARDED = {("wcct", "exact"), ("wcct", "exact-milp"), ("wcct", "time-indexed"),
+            ("wcct", "permutation"), ("makespan", "exact")}
+"""The methods whose schedules come from LPs or MILPs solved in floating point."""
+
+
+def _guard(inst: Instance, objective: str, res: Result) -> Result:
+    """No schedule that :func:`~coflowopt.schedule.check_feasible` rejects is returned.
+
+    An LP solved in floating point can drop a flow whose size lies below the solver's
+    tolerances after scaling (a review found sizes 1e4 and 1e-4 in one instance). Then the
+    schedule and the bound that came with it are not trusted: the result has no solution
+    and, for ``wcct``, the isolation and port bounds (computed without an LP).
+    """
+    if res.schedule is None:
+        return res
+    report = check_feasible(inst, res.schedule)
+    if report and math.isfinite(res.objective):
+        return res
+    bound = math.nan
+    if objective == "wcct":
+        from .bounds.simple import isolation_bound, port_bound
+        bound = max(isolation_bound(inst).bound, port_bound(inst).bound)
+    return Result(Status.NO_SOLUTION, math.nan, bound, res.runtime, res.method,
+                  info={**res.info, "claimed": res.status.value,
+                        "note": "numerical trouble: the schedule failed the feasibility check",
+                        "feasibility": str(report)})
 
 
 def bound(instance: Instance, *, method: str = "best", time_limit: float = 60.0,

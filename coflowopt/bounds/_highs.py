@@ -132,6 +132,7 @@ class LPBuilder:
         self._rhi: list[FloatArray] = []
         self._nrow = 0
         self._highs: highspy.Highs | None = None
+        self._scale = 1.0  # the objective scale of the kept MIP model
         self._solved_rows = 0
         self._matrix: sp.csr_array | None = None
 
@@ -223,7 +224,7 @@ class LPBuilder:
 
     # ------------------------------------------------------------------ solving
 
-    def _build(self, options: dict) -> highspy.Highs:
+    def _build(self, options: dict, scale: float = 1.0) -> highspy.Highs:
         c, a, rlo, rhi, lo, hi = self.arrays()
         h = quiet_highs()
         for key, value in options.items():
@@ -232,7 +233,7 @@ class LPBuilder:
         csc = sp.csc_array(a)
         lp.num_col_ = int(a.shape[1])
         lp.num_row_ = int(a.shape[0])
-        lp.col_cost_ = -c if self.sense == "max" else c
+        lp.col_cost_ = (-c if self.sense == "max" else c) / scale
         lp.col_lower_ = lo
         lp.col_upper_ = hi
         lp.row_lower_ = rlo
@@ -263,11 +264,20 @@ class LPBuilder:
     ) -> LPSolution:
         """Solve (or re-solve after new rows); ``relax`` drops integrality."""
         opts = dict(options or {})
+        # HiGHS stops a MIP within an absolute gap of 1e-6 by default, which is the whole
+        # objective when weights are tiny: only the relative gap the caller asks for counts
+        opts.setdefault("mip_abs_gap", 0.0)
         if time_limit is not None:
             opts["time_limit"] = float(max(time_limit, 1e-3))
         start = time.perf_counter()
+        mip = self.is_mip and not relax
         if self._highs is None or relax:
-            h = self._build(opts)
+            # a MIP's objective is scaled to a largest cost of 1: HiGHS's MIP tolerances are
+            # absolute, so tiny weights (1e-6) would make its "optimal" and its dual bound
+            # mean nothing (a review found both 12% above the optimum); LPs keep their costs,
+            # their bound is recomputed from the data (safe_dual_bound)
+            scale = self._cost_scale() if mip else 1.0
+            h = self._build(opts, scale)
             if relax and self.is_mip:
                 n = self._ncol
                 h.changeColsIntegrality(
@@ -275,16 +285,22 @@ class LPBuilder:
                     np.array([highspy.HighsVarType.kContinuous] * n),
                 )
             if not relax:
-                self._highs = h
+                self._highs, self._scale = h, scale
         else:
-            h = self._highs
+            h, scale = self._highs, self._scale
             if time_limit is not None:
                 h.setOptionValue("time_limit", float(max(time_limit, 1e-3)))
         h.run()
         runtime = time.perf_counter() - start
-        return self._collect(h, runtime, mip=self.is_mip and not relax)
+        return self._collect(h, runtime, mip=mip, scale=scale)
 
-    def _collect(self, h: highspy.Highs, runtime: float, *, mip: bool) -> LPSolution:
+    def _cost_scale(self) -> float:
+        c = np.concatenate(self._cost) if self._cost else np.zeros(0)
+        top = float(np.abs(c).max(initial=0.0))
+        return top if top > 0 and math.isfinite(top) else 1.0
+
+    def _collect(self, h: highspy.Highs, runtime: float, *, mip: bool, scale: float = 1.0,
+                 ) -> LPSolution:
         name = h.modelStatusToString(h.getModelStatus())
         key = str(h.getModelStatus()).split(".")[-1]
         status = _STATUS.get(key, "error")
@@ -294,9 +310,9 @@ class LPBuilder:
         x = np.array(sol.col_value, dtype=np.float64) if sol.value_valid else None
         if mip:
             has_x = x is not None and info.primal_solution_status == 2  # kSolutionStatusFeasible
-            obj = sign * float(info.objective_function_value) if has_x else math.nan
+            obj = sign * scale * float(info.objective_function_value) if has_x else math.nan
             db = float(info.mip_dual_bound)
-            bound = sign * db if math.isfinite(db) else math.nan
+            bound = sign * scale * db if math.isfinite(db) else math.nan
             if status == "optimal" and math.isfinite(obj):
                 bound = obj if not math.isfinite(bound) else bound
             return LPSolution(status, x if has_x else None, obj, bound, runtime, None,

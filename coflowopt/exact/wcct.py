@@ -196,8 +196,10 @@ def solve_exact(
 
     root_bound = isolation_bound(inst).bound / tu
     root = elp.build([])
-    assert root is not None
-    if left() > 0:
+    # rounding can make even the empty prefix's LP infeasible (extreme numeric ranges): then
+    # nothing is proved beyond the isolation bound, and the incumbent stands as found
+    unproven = root is None
+    if root is not None and left() > 0:
         root_sol = elp.solve(root, rounds=root_cut_rounds, time_limit=max(left(), 0.01))
         if root_sol.ok and root_sol.x is not None:
             root_bound = max(root_bound, root_sol.bound)
@@ -208,7 +210,7 @@ def solve_exact(
 
     nodes = 0
     pruned = math.inf  # smallest bound of a node discarded because of the incumbent
-    stack: list[tuple[float, tuple[int, ...]]] = [(root_bound, ())]
+    stack: list[tuple[float, tuple[int, ...]]] = [] if unproven else [(root_bound, ())]
     timed_out = False
     while stack:
         if left() <= 0:
@@ -261,14 +263,22 @@ def solve_exact(
         return Result(Status.NO_SOLUTION, math.nan, max(root_bound, 0.0) * tu, runtime, "exact",
                       info={"nodes": nodes})
     final = solve_event_sequence(elp, best_events)
-    assert final is not None
+    if final is None:  # its LP solved before; rounding says no now: nothing to return
+        return Result(Status.NO_SOLUTION, math.nan, max(root_bound, 0.0) * tu, runtime, "exact",
+                      info={"nodes": nodes, "note": "the best event order's LP failed when "
+                            "solved again (numerical trouble)"})
     sched = _node_schedule(elp, final)
     comp = sched.coflow_completion(inst)
     value = float(np.dot(w, comp))
-    lower = min([best_val, pruned, *(b for b, _ in stack)])
+    lower = root_bound if unproven else min([best_val, pruned, *(b for b, _ in stack)])
     bound = min(max(lower, root_bound) * tu, value)
     gap = (value - bound) / value if value > 0 else 0.0
-    status = Status.TIME_LIMIT if timed_out and gap > rel_gap else Status.OPTIMAL
+    # optimal only when the bound says so (a search that ran to its end can still leave a
+    # gap when the final schedule's LP differs from the one the search scored)
+    if gap <= rel_gap:
+        status = Status.OPTIMAL
+    else:
+        status = Status.TIME_LIMIT if timed_out else Status.FEASIBLE
     return Result(
         status, value, float(bound), time.perf_counter() - start, "exact",
         schedule=sched, completion=comp,
