@@ -27,6 +27,13 @@ Parameters (all three policies):
 ``reschedule``  ``"coflow"`` (default): re-allocate on coflow arrivals and
                 completions, as Varys does (§5.6.2), and when the fabric
                 would go idle; ``"flow"``: also at every flow completion.
+                With ``"coflow"`` a share stays as decided until the next
+                coflow event, also when its coflow has nothing left to send
+                for now (its anchor waits for a finishes-before
+                predecessor, or its next wave has not started): with weights
+                far apart (1e6 against 0.3) the others then crawl on what the
+                weights left them (a review's instance: 3e8 s, against 580 s
+                with ``"flow"``). Use ``"flow"`` for such workloads.
 ``vectors``     ``"remaining"`` (default, clairvoyant): loads of the remaining
                 bytes; ``"flows"``: one unit per active flow (non-clairvoyant,
                 the "current rate estimations" of §7.6.1).
