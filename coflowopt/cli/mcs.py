@@ -112,10 +112,11 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="initial queues: all in queue 1 (top), Delta_i = 10^i with p_i = i (paper), or SNCF "
         "computed here (default: top for single, paper otherwise)",
     )
-    t.add_argument("--wide-width", type=nonnegative_int, default=50, metavar="N",
-                   help="double scheme: wide if > N flows")
+    t.add_argument("--wide-width", type=nonnegative_int, default=None, metavar="N",
+                   help="double scheme: wide if > N flows (default 50)")
     t.add_argument("--numerator", choices=list(mcs_thr.NUMERATORS), default="class", help="default: class")
-    t.add_argument("--seed", type=nonnegative_int, default=0, help="optimizer seed (default 0)")
+    t.add_argument("--seed", type=nonnegative_int, default=None,
+                   help="optimize solver: its seed (default 0)")
     t.add_argument(
         "--grid", type=positive_int, default=None, metavar="G", help="grid solver: G points per family"
     )
@@ -269,6 +270,16 @@ def run_classify(args: argparse.Namespace) -> int:
 
 
 def run_thresholds(args: argparse.Namespace) -> int:
+    # an option that does not apply is a mistake to point out, not to ignore
+    for option, value, applies, when in (
+        ("--seed", args.seed, args.solver == "optimize", "--solver optimize"),
+        ("--grid", args.grid, args.solver == "grid", "--solver grid"),
+        ("--wide-width", args.wide_width, args.scheme == "double", "--scheme double"),
+    ):
+        if value is not None and not applies:
+            raise InputError(f"{option} applies only with {when}")
+    args.seed = 0 if args.seed is None else args.seed
+    args.wide_width = 50 if args.wide_width is None else args.wide_width
     inst = load_instance(args)
     rho = _load(inst, args.load)
     options: dict[str, object] = {"queues": args.queues, "load": rho, "numerator": args.numerator}

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import itertools
 import json
+from pathlib import Path
 
 import pytest
 
@@ -55,3 +56,14 @@ def test_validate_simulates_at_the_load_it_models(tmp_path, capsys):
         runs[load] = json.loads(capsys.readouterr().out)["rows"][0]
     # a busier fabric (arrivals compressed to load 0.9) gives longer CCTs
     assert runs["0.9"]["simulated_cct"] > runs["0.4"]["simulated_cct"]
+
+
+@pytest.mark.parametrize(("extra", "why"), [
+    (["--solver", "dp", "--seed", "3"], "--seed applies only with --solver optimize"),
+    (["--grid", "5"], "--grid applies only with --solver grid"),
+    (["--wide-width", "10"], "--wide-width applies only with --scheme double"),
+])
+def test_thresholds_options_that_do_not_apply_are_refused(extra, why, capsys):
+    gap = str(Path(__file__).resolve().parents[2] / "instances" / "permutation_gap.json")
+    assert main(["mcs", "thresholds", gap, "--queues", "3", "--load", "0.5", *extra]) == 2
+    assert why in capsys.readouterr().err
