@@ -70,22 +70,22 @@ def check_options(fn: Callable[..., Any], options: dict[str, Any], what: str) ->
 def _allowed(annotation: str, value: Any) -> bool:
     """Whether ``value`` fits one of the alternatives of a (string) annotation."""
     for kind in (a.strip() for a in _alternatives(annotation)):
-        if kind == "None" and value is None:
+        fits = _FITS.get(kind.split("[")[0])
+        if fits is None or fits(value):  # a kind not checked here: the function checks it
             return True
-        if kind == "bool" and isinstance(value, bool):
-            return True
-        if kind == "str" and isinstance(value, str):
-            return True
-        if kind in ("int", "float") and _count(value, whole=kind == "int"):
-            return True
-        if kind.startswith("Callable") and callable(value):
-            return True
-        if kind.startswith("Sequence[Sequence[int]]") and _orders(value):
-            return True
-        if kind not in ("None", "bool", "str", "int", "float") and not kind.startswith(
-                ("Callable", "Sequence[Sequence[int]]")):
-            return True  # a kind not checked here: the function checks it
     return False
+
+
+_FITS: dict[str, Callable[[Any], bool]] = {
+    "None": lambda v: v is None,
+    "bool": lambda v: isinstance(v, bool),
+    "str": lambda v: isinstance(v, str),
+    "int": lambda v: _count(v, whole=True),
+    "float": lambda v: _count(v, whole=False),
+    "Callable": callable,
+    "Sequence": lambda v: _orders(v),  # the only sequence option: Sequence[Sequence[int]]
+}
+"""Per annotation kind (its name before any ``[``), whether a value fits it."""
 
 
 def _alternatives(annotation: str) -> list[str]:

@@ -49,10 +49,10 @@ def atomic_writers(paths: Sequence[str | os.PathLike[str]]) -> Iterator[list[IO[
                     dev = stack.enter_context(open(target, "w", encoding="utf-8", newline="\n"))
                     handles.append(_Located(dev, str(target)))  # type: ignore[arg-type]
                     continue
-                tmp = _new_temp(target)
+                tmp, fd = _new_temp(target)
                 temps.append((tmp, target))
                 handles.append(stack.enter_context(os.fdopen(
-                    os.open(tmp, os.O_WRONLY), "w", encoding="utf-8", newline="\n")))
+                    fd, "w", encoding="utf-8", newline="\n")))
             yield handles
             for i, handle in enumerate(handles):
                 current = i  # a full disk shows when the buffer is flushed
@@ -114,19 +114,19 @@ def check_writable(path: str | os.PathLike[str]) -> Path:
     return target
 
 
-def _new_temp(target: Path) -> str:
-    """A new empty file beside ``target`` (created with the target's mode, or 0o666 less the
-    umask when the target does not exist yet)."""
+def _new_temp(target: Path) -> tuple[str, int]:
+    """A new empty file beside ``target``, open for writing: its path and descriptor (created
+    with the target's mode, or 0o666 less the umask when the target does not exist yet)."""
     mode = stat.S_IMODE(target.stat().st_mode) if target.exists() else 0o666
     for _ in range(100):
         tmp = str(target.parent / f".{target.name}.{secrets.token_hex(4)}.tmp")
         try:
-            os.close(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode))
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
         except FileExistsError:
             continue
         if target.exists():
             os.chmod(tmp, mode)  # the umask does not apply to an existing file's mode
-        return tmp
+        return tmp, fd
     raise InputError("cannot create a temporary file beside it", path=str(target))
 
 
