@@ -11,6 +11,11 @@ the Lagrangian dual at HiGHS's row duals, recomputed here from the data
 duality it is a lower bound for *any* ``y``, so solver tolerances can make it
 slightly weaker but never invalid. Lower bounds that coflowopt reports are
 these values.
+
+Likewise an LP that HiGHS calls infeasible is *certified* infeasible only when
+its dual ray, recomputed the same way with zero costs, proves it (a positive
+Lagrangian value of ``min 0``, :func:`certifies_infeasible`); a search that
+discards a subtree on an uncertified "infeasible" may discard the optimum.
 """
 
 from __future__ import annotations
@@ -24,7 +29,7 @@ import numpy as np
 import numpy.typing as npt
 import scipy.sparse as sp
 
-__all__ = ["LPBuilder", "LPSolution", "safe_dual_bound"]
+__all__ = ["LPBuilder", "LPSolution", "certifies_infeasible", "safe_dual_bound"]
 
 FloatArray = npt.NDArray[np.float64]
 INF = math.inf
@@ -65,7 +70,9 @@ class LPSolution:
     ``status`` is ``optimal``, ``infeasible``, ``unbounded``, ``time_limit`` or
     ``error``. ``objective`` is the value of ``x`` (``nan`` without one);
     ``bound`` a proven bound on the optimum: the safe dual bound of an LP, the
-    dual bound of a MILP (``nan`` when there is none).
+    dual bound of a MILP (``nan`` when there is none). An infeasible LP's
+    ``info["certified"]`` tells whether its dual ray proves it
+    (:func:`certifies_infeasible`).
     """
 
     status: str
@@ -79,6 +86,11 @@ class LPSolution:
     @property
     def ok(self) -> bool:
         return self.status == "optimal"
+
+    @property
+    def proven_infeasible(self) -> bool:
+        """Infeasible, and proven so by a recomputed dual ray (LPs only)."""
+        return self.status == "infeasible" and bool(self.info.get("certified"))
 
 
 def safe_dual_bound(
@@ -105,6 +117,45 @@ def safe_dual_bound(
         neg, z * np.where(neg, col_hi, 0.0), 0.0
     )
     return float(math.fsum(rows) + math.fsum(cols))
+
+
+CERTIFY_TOL = 1e-9
+"""A dual ray certifies infeasibility when its Lagrangian value exceeds this share of the
+magnitude of the terms it sums (a value within rounding of 0 proves nothing)."""
+
+
+def certifies_infeasible(
+    A: sp.csr_array, row_lo: FloatArray, row_hi: FloatArray, col_lo: FloatArray,
+    col_hi: FloatArray, ray: FloatArray,
+) -> bool:
+    """True when ``ray`` (row multipliers, either sign) proves the rows and bounds infeasible.
+
+    Farkas: for any ``y`` the Lagrangian of ``min 0 x`` (:func:`safe_dual_bound` with zero
+    costs) is a lower bound on 0 if a feasible ``x`` exists; a clearly positive value
+    therefore proves that none does. Both signs of the ray are tried (solvers differ in
+    their convention); a value within :data:`CERTIFY_TOL` of the terms' magnitude, or
+    one that needs an infinite column bound, certifies nothing.
+    """
+    y0 = np.asarray(ray, dtype=np.float64)
+    if y0.shape != (A.shape[0],) or not np.all(np.isfinite(y0)) or not y0.any():
+        return False
+    zero = np.zeros(A.shape[1])
+    for y in (y0, -y0):
+        value = safe_dual_bound(zero, A, row_lo, row_hi, col_lo, col_hi, y)
+        if not math.isfinite(value) or value <= 0:
+            continue
+        # the magnitude of what was summed, for the rounding margin
+        yy = y.copy()
+        yy[(yy > 0) & ~np.isfinite(row_lo)] = 0.0
+        yy[(yy < 0) & ~np.isfinite(row_hi)] = 0.0
+        rb = np.where(yy > 0, np.where(np.isfinite(row_lo), row_lo, 0.0),
+                      np.where(np.isfinite(row_hi), row_hi, 0.0))
+        cb = np.maximum(np.abs(np.where(np.isfinite(col_lo), col_lo, 0.0)),
+                        np.abs(np.where(np.isfinite(col_hi), col_hi, 0.0)))
+        scale = float(np.abs(yy * rb).sum() + (abs(A).T @ np.abs(yy)) @ cb)
+        if value > CERTIFY_TOL * scale:
+            return True
+    return False
 
 
 class LPBuilder:
@@ -294,6 +345,26 @@ class LPBuilder:
         runtime = time.perf_counter() - start
         return self._collect(h, runtime, mip=mip, scale=scale)
 
+    def _certified(self, h: highspy.Highs) -> bool:
+        """Whether HiGHS's dual ray proves this LP infeasible (:func:`certifies_infeasible`).
+
+        Presolve may find infeasibility without a ray; the LP is then solved once more
+        without it (the model's options are restored afterwards).
+        """
+        _, has_ray, ray = h.getDualRay()  # type: ignore[attr-defined]
+        if not has_ray:
+            _, presolve = h.getOptionValue("presolve")
+            h.setOptionValue("presolve", "off")
+            try:
+                h.run()
+                _, has_ray, ray = h.getDualRay()  # type: ignore[attr-defined]
+            finally:
+                h.setOptionValue("presolve", presolve)
+            if not has_ray:
+                return False
+        _, a, rlo, rhi, lo, hi = self.arrays()
+        return certifies_infeasible(a, rlo, rhi, lo, hi, np.asarray(ray, dtype=np.float64))
+
     def _cost_scale(self) -> float:
         c = np.concatenate(self._cost) if self._cost else np.zeros(0)
         top = float(np.abs(c).max(initial=0.0))
@@ -318,6 +389,9 @@ class LPBuilder:
             return LPSolution(status, x if has_x else None, obj, bound, runtime, None,
                               {"highs_status": name, "mip_gap": float(info.mip_gap),
                                "nodes": int(info.mip_node_count)})
+        if status == "infeasible":
+            return LPSolution(status, None, math.nan, math.nan, runtime, None,
+                              {"highs_status": name, "certified": self._certified(h)})
         if status != "optimal":
             return LPSolution(status, None, math.nan, math.nan, runtime, None,
                               {"highs_status": name})

@@ -172,8 +172,11 @@ class EventLP:
 
     # ------------------------------------------------------------------ building
 
-    def build(self, events: Sequence[int]) -> NodeLP | None:
-        """The LP of a prefix; None when the prefix is structurally infeasible."""
+    def build(self, events: Sequence[int], *, horizon: float | None = None) -> NodeLP | None:
+        """The LP of a prefix; None when the prefix is structurally infeasible.
+
+        ``horizon``: the latest event time (default: :attr:`horizon`, the search's).
+        """
         g = self.g
         K, L = self.K, self.L
         ev = tuple(int(e) for e in events)
@@ -207,7 +210,7 @@ class EventLP:
             return None  # a finished coflow never had its flows available
 
         lp = LPBuilder()
-        H = self.horizon
+        H = self.horizon if horizon is None else float(horizon)
         # ---- event times
         t_lo = np.zeros(m)
         t_hi = np.full(m, H)

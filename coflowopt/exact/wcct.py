@@ -18,7 +18,7 @@ import numpy.typing as npt
 
 from ..instance import Instance
 from ..result import Result, Status
-from ..schedule import Schedule
+from ..schedule import Schedule, check_feasible
 from ._events import EventLP, NodeLP
 from ._groups import Groups, build_groups, check_size
 
@@ -77,8 +77,14 @@ def _greedy_completion(elp: EventLP, prefix: Sequence[int], C: FloatArray) -> li
 def solve_event_sequence(
     elp: EventLP, events: Sequence[int], *, time_limit: float | None = None
 ) -> NodeLP | None:
-    """Solve the exact LP of a complete event order (None if infeasible)."""
-    node = elp.build(events)
+    """Solve the exact LP of a complete event order (None if infeasible).
+
+    Without the search's horizon (:func:`_update_horizon`): a schedule's LP needs no
+    finite column bounds, and the horizon, taken from the incumbent, may cut off the
+    incumbent's own order by rounding (a review's instance: its optimal order became
+    "infeasible" and the search returned no schedule).
+    """
+    node = elp.build(events, horizon=math.inf)
     if node is None:
         return None
     sol = node.lp.solve(time_limit=time_limit)
@@ -157,6 +163,10 @@ def solve_exact(
     # ---------------------------------------------------------------- incumbent
     best_val = math.inf
     best_events: list[int] | None = None
+    # the best greedy permutation schedule among the starting orders: exact rates, kept in
+    # case the LP schedule of the best event order fails check_feasible (an LP solved in
+    # floating point can drop a flow far smaller than the rest)
+    greedy: tuple[float, npt.NDArray[np.int64]] | None = None
 
     def offer(events: Sequence[int], *, always: bool = False) -> float:
         """Solve the LP of an event order; keep it if it beats the incumbent.
@@ -187,6 +197,9 @@ def solve_exact(
                     inst, order, time_limit=max(left(), 1.0 if best_events is None else 0.0))
             except PermutationTimeout:
                 break
+            gval = float(np.dot(w, comp))
+            if greedy is None or gval < greedy[0]:
+                greedy = (gval, np.asarray(order, np.int64))
             offer(event_sequence(elp, comp / tu), always=True)
         if best_events is None:  # no order evaluated in time: releases first, then by e_k
             offer([-(j + 1) for j in range(elp.R)]
@@ -206,7 +219,7 @@ def solve_exact(
             if left() > 0:
                 offer(_greedy_completion(elp, [], root_sol.x[root.c_col]))
     if polish and best_events is not None:
-        _polish(elp, offer, lambda: best_events, left)
+        _polish(elp, offer, lambda: (best_events, best_val), left)
 
     nodes = 0
     pruned = math.inf  # smallest bound of a node discarded because of the incumbent
@@ -240,9 +253,16 @@ def solve_exact(
                             time_limit=max(left(), 0.01),
                             global_cuts=len(child) <= global_cut_depth)
             if not sol.ok:
-                if sol.status != "infeasible":
-                    timed_out = timed_out or sol.status == "time_limit"
-                    children.append((bound, child))
+                if sol.proven_infeasible:
+                    continue  # no schedule (better than the incumbent) in this subtree
+                if sol.status == "infeasible":
+                    # HiGHS says infeasible, its dual ray does not prove it: the subtree is
+                    # not searched, but it keeps its parent's bound (else a numerically
+                    # lost order could carry the optimum away with the bound)
+                    pruned = min(pruned, bound)
+                    continue
+                timed_out = timed_out or sol.status == "time_limit"
+                children.append((bound, child))
                 continue
             if node.is_leaf:
                 if sol.objective < best_val:
@@ -259,19 +279,26 @@ def solve_exact(
         stack.extend(children)
 
     runtime = time.perf_counter() - start
+    # the root LP and every node LP bound only schedules better than the incumbent (their
+    # columns end at its horizon), so the incumbent's value caps what they prove
+    lower = root_bound if unproven else min([best_val, pruned, *(b for b, _ in stack)])
+    proven = max(min(max(lower, root_bound), best_val), 0.0) * tu
     if best_events is None:
-        return Result(Status.NO_SOLUTION, math.nan, max(root_bound, 0.0) * tu, runtime, "exact",
+        return Result(Status.NO_SOLUTION, math.nan, proven, runtime, "exact",
                       info={"nodes": nodes})
     final = solve_event_sequence(elp, best_events)
     if final is None:  # its LP solved before; rounding says no now: nothing to return
-        return Result(Status.NO_SOLUTION, math.nan, max(root_bound, 0.0) * tu, runtime, "exact",
+        return Result(Status.NO_SOLUTION, math.nan, proven, runtime, "exact",
                       info={"nodes": nodes, "note": "the best event order's LP failed when "
                             "solved again (numerical trouble)"})
     sched = _node_schedule(elp, final)
     comp = sched.coflow_completion(inst)
+    if greedy is not None and not check_feasible(inst, sched):
+        from .permutation import permutation_schedule
+
+        sched, comp = permutation_schedule(inst, greedy[1])
     value = float(np.dot(w, comp))
-    lower = root_bound if unproven else min([best_val, pruned, *(b for b, _ in stack)])
-    bound = min(max(lower, root_bound) * tu, value)
+    bound = min(proven, value)
     gap = (value - bound) / value if value > 0 else 0.0
     # optimal only when the bound says so (a search that ran to its end can still leave a
     # gap when the final schedule's LP differs from the one the search scored)
@@ -282,8 +309,8 @@ def solve_exact(
     return Result(
         status, value, float(bound), time.perf_counter() - start, "exact",
         schedule=sched, completion=comp,
-        info={"nodes": nodes, "root_bound": root_bound * tu, "events": _describe(elp, best_events),
-              "cuts": len(elp.pool)},
+        info={"nodes": nodes, "root_bound": min(root_bound, best_val) * tu,
+              "events": _describe(elp, best_events), "cuts": len(elp.pool)},
     )
 
 
@@ -294,21 +321,33 @@ def _describe(elp: EventLP, events: Sequence[int]) -> list[str]:
             for e in events]
 
 
+HORIZON_SLACK = 1e-6
+"""Relative (and, in the time unit, absolute) room above the horizon: far above HiGHS's
+feasibility tolerance (1e-7), so that an order as good as the incumbent stays feasible
+in its LP. Any horizon at or above the exact one is valid; a tight one (1e-9 before a
+review) made the incumbent's own order infeasible when it equalled the isolation bound."""
+
+
 def _update_horizon(elp: EventLP, g: Groups, best: float) -> None:
     """Only schedules better than ``best`` matter: no completion after this."""
     w = elp.weight
     base = float(np.dot(w, g.earliest))
     h = (best - base + w * g.earliest) / w
-    elp.horizon = float(h.max()) * (1 + 1e-9) + 1e-9
+    elp.horizon = float(h.max()) * (1 + HORIZON_SLACK) + HORIZON_SLACK
 
 
 def _polish(elp: EventLP, offer, current, left) -> None:
-    """First-improvement local search: move one completion event elsewhere."""
+    """First-improvement local search: move one completion event elsewhere.
+
+    ``current()`` gives the incumbent's events and value; a move improves when its LP
+    beats that value (not the incumbent's LP solved again, which rounding may fail,
+    and every move would then look like an improvement until the time limit).
+    """
     improved = True
     while improved and left() > 0:
         improved = False
-        seq = list(current())
-        base = _value_of(elp, seq)
+        seq, base = current()
+        seq = list(seq)
         for i, e in enumerate(seq):
             if e < 0:
                 continue
@@ -324,11 +363,6 @@ def _polish(elp: EventLP, offer, current, left) -> None:
                     break
             if improved:
                 break
-
-
-def _value_of(elp: EventLP, seq: Sequence[int]) -> float:
-    node = solve_event_sequence(elp, seq)
-    return math.inf if node is None or node.solution is None else node.solution.objective
 
 
 def _valid(elp: EventLP, seq: Sequence[int]) -> bool:

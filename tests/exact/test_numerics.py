@@ -82,3 +82,80 @@ def test_rounding_in_the_root_lp_is_no_crash():
               weight=1.9440806895820817e-05))),
     ):
         honest(inst, solve(inst, method="exact"))
+
+
+# two instances of a random search (capacities 0.01-1000, sizes and weights 1e-3-1e3) on
+# which `exact` returned no schedule and a "bound" 2.5x (first) above a feasible value: the
+# incumbent's value equalled the isolation bound, so its own order did not fit under the
+# horizon taken from it (1e-9 of slack), its LP said infeasible, polish then took every
+# move for an improvement (against an infinite base) until the time limit, and the
+# no-solution path reported the root LP's bound, which holds only for schedules better
+# than the incumbent
+AT_ISOLATION = [
+    Instance(Fabric([0.019343706003134765, 0.10619773253161967], [549.2452104543165, 14.84008037334311]), (
+        C("c0", [(1, 1, 249.2580869285441), (0, 1, 19.295008005955218)], weight=2.344642864892916),
+        C("c1", [(1, 0, 0.004778584713578497)], weight=3.59680421310706),
+        C("c2", [(0, 1, 0.011879382357171798)], weight=0.2871127841738952,
+          release=2.2661987167678275))),
+    Instance(Fabric([0.5550036322102707, 119.52445702365692], [133.09021241048325, 0.08629932802441213]), (
+        C("c0", [(0, 0, 2.2874627192082193)], weight=0.007790062616266545),
+        C("c1", [(0, 1, 0.29135334196493107), (1, 1, 690.5579194530939), (0, 1, 2.390232333680982)],
+          weight=5.113870382396481),
+        C("c2", [(0, 1, 0.00598296219171835)], weight=0.002237108653705579))),
+]
+
+
+@pytest.mark.parametrize("inst", AT_ISOLATION)
+def test_an_incumbent_at_the_isolation_bound_gives_a_schedule_and_a_valid_bound(inst):
+    perm = solve(inst, method="permutation")
+    res = solve(inst, method="exact")
+    honest(inst, res, better=perm.objective)
+    # the LP schedule drops the tiny flows; the greedy schedule of a starting order stands in
+    assert res.schedule is not None and res.status in (Status.OPTIMAL, Status.FEASIBLE)
+    assert res.objective <= perm.objective * (1 + 1e-9)
+    assert res.info["root_bound"] <= perm.objective * (1 + 1e-9)
+
+
+def test_an_unproven_infeasible_node_keeps_its_parents_bound(monkeypatch):
+    """HiGHS's "infeasible" prunes a subtree only with a dual ray that proves it."""
+    from coflowopt.bounds._highs import LPSolution
+    from coflowopt.exact._events import EventLP
+
+    inst = Instance(Fabric.uniform(2), (
+        C("a", [(0, 0, 2.0), (1, 1, 1.0)]), C("b", [(0, 1, 1.0)], weight=2.0),
+        C("c", [(1, 0, 1.5), (0, 0, 0.5)], release=0.5), C("d", [(1, 1, 1.0)], weight=3.0)))
+    truth = solve(inst, method="exact")
+    assert truth.status is Status.OPTIMAL
+    root = solve(inst, method="exact", polish=False, time_limit=30)
+    real = EventLP.solve
+
+    def unproven(self, node, **kw):
+        if not node.events:
+            return real(self, node, **kw)
+        sol = LPSolution("infeasible", None, math.nan, math.nan, 0.0, None,
+                         {"highs_status": "Infeasible", "certified": False})
+        node.solution = sol
+        return sol
+
+    monkeypatch.setattr(EventLP, "solve", unproven)
+    res = solve(inst, method="exact", polish=False, time_limit=30)
+    honest(inst, res, better=truth.objective)
+    assert res.bound <= truth.objective * (1 + 1e-9)
+    assert res.bound == pytest.approx(root.info["root_bound"], rel=1e-9)
+    if res.bound < res.objective * (1 - 1e-6):
+        assert res.status is Status.FEASIBLE
+
+
+def test_a_dual_ray_certifies_infeasibility_only_beyond_rounding():
+    from coflowopt.bounds._highs import LPBuilder
+
+    def lp(rhs: float):
+        b = LPBuilder()
+        b.add_cols(2, lo=0.0, hi=1.0)
+        b.add_rows([0, 0], [0, 1], [1.0, 1.0], [rhs], [math.inf])  # x0 + x1 >= rhs
+        return b.solve()
+
+    assert lp(3.0).proven_infeasible  # a clear Farkas certificate: 1 * (x0 + x1) >= 3 > 2
+    assert lp(2.0).ok
+    tight = lp(2.0 + 1e-13)  # within HiGHS's tolerances: solved, or infeasible unproven
+    assert tight.ok or (tight.status == "infeasible" and not tight.proven_infeasible)
