@@ -35,7 +35,8 @@ order = (release, index).
   running (the first admission, or after the fabric emptied: a decision that
   finds no active coflow stops the timers). At its end (a wake-up), Czero = the
   active coflows that sent nothing during it (a coflow admitted at that very
-  instant included). If Czero is empty the next T-interval starts at once;
+  instant included; "nothing": at most what a link carries in 1e-9 of the
+  interval, the policy's documented ``STARVED_SLACK``). If Czero is empty the next T-interval starts at once;
   else, for δ (``starvation_delta``), Czero's coflows, as one coflow, get MADD
   on the full capacities (``r = d / Γ_union``, no backfilling) and every other
   coflow, new arrivals included, waits, even after Czero completed; then the
@@ -62,6 +63,9 @@ from .oracle import Link, exact, tie_key
 
 Flow = tuple[int, int, float]  # (ingress port, egress port, size)
 ZERO = Fraction(0)
+STARVED_SLACK = exact(1e-9)
+"""``varys``' documented rule for starvation (its ``STARVED_SLACK``): a coflow "sent nothing"
+in a T-interval if it sent at most what a link carries in this fraction of it."""
 
 
 @dataclass
@@ -163,8 +167,8 @@ class Policy:
     ]:
         raise NotImplementedError
 
-    def served(self, fab: Fabric, rate: dict[int, Fraction]) -> None:
-        """Called after each stretch of positive length with the rates it ran at."""
+    def served(self, fab: Fabric, rate: dict[int, Fraction], dt: Fraction) -> None:
+        """Called after each stretch of positive length ``dt`` with the rates it ran at."""
 
 
 def run(fab: Fabric, policy: Policy) -> list[Fraction]:
@@ -200,7 +204,7 @@ def run(fab: Fabric, policy: Policy) -> list[Fraction]:
         t += dt
         for f, x in rate.items():
             fab.rem[f] -= x * dt
-        policy.served(fab, rate)
+        policy.served(fab, rate, dt)
         flow_done = [f for f in rate if fab.rem[f] == 0]
         rate = {f: x for f, x in rate.items() if fab.rem[f] > 0}
         decide = False
@@ -232,7 +236,7 @@ class Varys(Policy):
         self.mode: str | None = None  # None (no timer), "T" or "delta"
         self.t0 = ZERO  # start of the current T-interval
         self.t1 = ZERO  # end of the current δ-interval
-        self.got: set[int] = set()  # coflows served during the current T-interval
+        self.got: dict[int, Fraction] = {}  # bytes of each coflow in the current T-interval
         self.czero: list[int] = []
 
     def key(self, fab: Fabric, k: int) -> Fraction:
@@ -242,9 +246,11 @@ class Varys(Policy):
         assert g is not None
         return g
 
-    def served(self, fab: Fabric, rate: dict[int, Fraction]) -> None:
+    def served(self, fab: Fabric, rate: dict[int, Fraction], dt: Fraction) -> None:
         if self.mode == "T":
-            self.got.update(fab.coflow_of[f] for f, x in rate.items() if x > 0)
+            for f, x in rate.items():
+                k = fab.coflow_of[f]
+                self.got[k] = self.got.get(k, ZERO) + x * dt
 
     def decide(self, fab, t, active, new):
         for k in new:
@@ -255,15 +261,18 @@ class Varys(Policy):
             self.mode = None
             return {}, None
         if self.mode is None:
-            self.mode, self.t0, self.got = "T", t, set()
+            self.mode, self.t0, self.got = "T", t, {}
         if self.mode == "delta" and t >= self.t1:
-            self.mode, self.t0, self.got = "T", self.t1, set()
+            self.mode, self.t0, self.got = "T", self.t1, {}
         if self.mode == "T" and t >= self.t0 + self.T:
-            czero = [k for k in active if k not in self.got]
+            # the policy's documented rule: "nothing" is less than a link carries in
+            # STARVED_SLACK of the interval (rounding in running totals)
+            noise = STARVED_SLACK * self.T * max(fab.cap.values())
+            czero = [k for k in active if self.got.get(k, ZERO) <= noise]
             if czero:
                 self.mode, self.t1, self.czero = "delta", t + self.delta, czero
             else:
-                self.t0, self.got = t, set()
+                self.t0, self.got = t, {}
         if self.mode == "delta":
             union = [f for k in self.czero for f in fab.live(k)]
             rate: dict[int, Fraction] = {}

@@ -182,3 +182,19 @@ def test_no_stall_decision_without_admitted_work(name):
     res = simulate(inst, name)
     assert res.completion.tolist() == [16.0]
     assert res.decisions == 5
+
+
+@pytest.mark.parametrize("compiled", [True, False])
+def test_service_below_the_starvation_slack_is_no_service(compiled):
+    # hypothesis found it: c0 (2 - 1 ulp) runs first and ends 4e-16 before the T-interval
+    # [2.35, 2.7) does; the engine takes both as one event, so c1 and c2 are both starved
+    # and share the δ-interval. The oracle, without the policy's documented STARVED_SLACK,
+    # counted c1's 4e-16 s at rate 1 as service and gave c2 the δ alone (c2 first, 4.95).
+    unit = [1.0, 1.0]
+    coflows = [(0.0, [(0, 0, 1.9999999999999996)]), (0.0, [(0, 0, 1.0), (0, 0, 1.0)]),
+               (0.0, [(0, 0, 2.0)])]
+    p = {"order": "remaining", "backfill": "proportional", "reschedule": "coflow",
+         "starvation_period": 0.25, "starvation_delta": 0.1}
+    assert [float(x) for x in simulate_varys(unit, unit, coflows, **p)] == pytest.approx(
+        [2.7, 5.0, 6.0], rel=1e-12)
+    assert_varys_agrees((unit, unit, coflows), p, compiled)
