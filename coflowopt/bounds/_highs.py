@@ -180,6 +180,7 @@ class LPBuilder:
         self._c: list[np.ndarray] = []
         self._v: list[np.ndarray] = []
         self._rlo: list[FloatArray] = []
+        self._unbounding: list[npt.NDArray[np.int64]] = []  # rows left out of the bound
         self._rhi: list[FloatArray] = []
         self._nrow = 0
         self._highs: highspy.Highs | None = None
@@ -214,9 +215,15 @@ class LPBuilder:
 
     def add_rows(
         self, rows: npt.ArrayLike, cols: npt.ArrayLike, vals: npt.ArrayLike,
-        lo: npt.ArrayLike, hi: npt.ArrayLike, *, num: int | None = None,
+        lo: npt.ArrayLike, hi: npt.ArrayLike, *, num: int | None = None, in_bound: bool = True,
     ) -> npt.NDArray[np.int64]:
-        """Add ``num`` rows (default ``max(rows) + 1``); ``rows`` are local (0-based)."""
+        """Add ``num`` rows (default ``max(rows) + 1``); ``rows`` are local (0-based).
+
+        ``in_bound=False``: the rows shape the solution but not the bound, which is then
+        the safe dual bound of the LP without them (their multipliers set to 0; valid for
+        any multipliers). For rows that only make a solution realizable, such as
+        finishes-before tails (:mod:`coflowopt.exact._events`).
+        """
         r = np.asarray(rows, dtype=np.int64).reshape(-1)
         c = np.asarray(cols, dtype=np.int64).reshape(-1)
         v = np.broadcast_to(np.asarray(vals, dtype=np.float64), r.shape).copy()
@@ -231,6 +238,8 @@ class LPBuilder:
         self._rlo.append(lo_a)
         self._rhi.append(hi_a)
         idx = np.arange(self._nrow, self._nrow + n, dtype=np.int64)
+        if not in_bound:
+            self._unbounding.append(idx)
         self._nrow += n
         self._matrix = None
         if self._highs is not None:
@@ -349,7 +358,8 @@ class LPBuilder:
         """Whether HiGHS's dual ray proves this LP infeasible (:func:`certifies_infeasible`).
 
         Presolve may find infeasibility without a ray; the LP is then solved once more
-        without it (the model's options are restored afterwards).
+        without it (the model's options are restored afterwards). Rows added with
+        ``in_bound=False`` take no part in the proof.
         """
         _, has_ray, ray = h.getDualRay()  # type: ignore[attr-defined]
         if not has_ray:
@@ -363,7 +373,10 @@ class LPBuilder:
             if not has_ray:
                 return False
         _, a, rlo, rhi, lo, hi = self.arrays()
-        return certifies_infeasible(a, rlo, rhi, lo, hi, np.asarray(ray, dtype=np.float64))
+        y = np.array(ray, dtype=np.float64)
+        if self._unbounding:  # the proof must hold for the LP without them, as the bound does
+            y[np.concatenate(self._unbounding)] = 0.0
+        return certifies_infeasible(a, rlo, rhi, lo, hi, y)
 
     def _cost_scale(self) -> float:
         c = np.concatenate(self._cost) if self._cost else np.zeros(0)
@@ -399,10 +412,13 @@ class LPBuilder:
         y = np.array(sol.row_dual, dtype=np.float64) if sol.dual_valid else None
         bound = math.nan
         if y is not None:
+            yb = y.copy()
+            if self._unbounding:
+                yb[np.concatenate(self._unbounding)] = 0.0
             c, a, rlo, rhi, lo, hi = self.arrays()
             if self.sense == "max":
                 # max c x = -min (-c) x: bound the min problem, flip the sign
-                bound = -safe_dual_bound(-c, a, rlo, rhi, lo, hi, y)
+                bound = -safe_dual_bound(-c, a, rlo, rhi, lo, hi, yb)
             else:
-                bound = safe_dual_bound(c, a, rlo, rhi, lo, hi, y)
+                bound = safe_dual_bound(c, a, rlo, rhi, lo, hi, yb)
         return LPSolution(status, x, obj, bound, runtime, y, {"highs_status": name})

@@ -293,7 +293,9 @@ class EventLP:
                 kk = gk[xg[tail]]
                 rid = np.searchsorted(np.array(fb), kk)
                 need = np.array([FB_SHARE * float(g.size[gk == k].sum()) for k in fb])
-                lp.add_rows(rid, x_cols[tail], 1.0, need, INF, num=len(fb))
+                # they realize the infimum, they do not bound it: the node's bound is
+                # that of the LP without them (else it could exceed the infimum)
+                lp.add_rows(rid, x_cols[tail], 1.0, need, INF, num=len(fb), in_bound=False)
 
         # ---- remaining work of unfinished coflows per link
         # served work of coflow k on link l (in time units) = sum of x * 1/cap_l

@@ -19,7 +19,7 @@ import numpy.typing as npt
 from ..instance import Instance
 from ..result import Result, Status
 from ..schedule import Schedule, check_feasible
-from ._events import EventLP, NodeLP
+from ._events import FB_SHARE, EventLP, NodeLP
 from ._groups import Groups, build_groups, check_size
 
 __all__ = ["event_sequence", "solve_event_sequence", "solve_exact"]
@@ -306,12 +306,14 @@ def solve_exact(
         status = Status.OPTIMAL
     else:
         status = Status.TIME_LIMIT if timed_out else Status.FEASIBLE
-    return Result(
-        status, value, float(bound), time.perf_counter() - start, "exact",
-        schedule=sched, completion=comp,
-        info={"nodes": nodes, "root_bound": min(root_bound, best_val) * tu,
-              "events": _describe(elp, best_events), "cuts": len(elp.pool)},
-    )
+    info = {"nodes": nodes, "root_bound": min(root_bound, best_val) * tu,
+            "events": _describe(elp, best_events), "cuts": len(elp.pool)}
+    if any(b.size for b in inst.finishes_before):
+        info["note"] = (f"with finishes-before the optimum is an infimum: the schedule keeps "
+                        f"{FB_SHARE:g} of each successor's data for its last interval, the "
+                        f"bound is below the infimum")
+    return Result(status, value, float(bound), time.perf_counter() - start, "exact",
+                  schedule=sched, completion=comp, info=info)
 
 
 def _describe(elp: EventLP, events: Sequence[int]) -> list[str]:
