@@ -179,6 +179,8 @@ def run_solve(args: argparse.Namespace) -> int:
         if key in res.info:
             rows.append([key.replace("_", " "), _fmt(float(res.info[key]))])
     out.write(format_table(rows, ["quantity", "value"]) + "\n")
+    if isinstance(res.info.get("note"), str):
+        out.write(f"note: {res.info['note']}\n")
     if res.completion is not None and inst.num_coflows:
         cct = res.completion - inst.release
         if inst.num_coflows <= _SHOW:

@@ -311,7 +311,7 @@ def solve_exact(
     if any(b.size for b in inst.finishes_before):
         info["note"] = (f"with finishes-before the optimum is an infimum: the schedule keeps "
                         f"{FB_SHARE:g} of each successor's data for its last interval, the "
-                        f"bound is below the infimum")
+                        f"bound does not exceed the infimum")
     return Result(status, value, float(bound), time.perf_counter() - start, "exact",
                   schedule=sched, completion=comp, info=info)
 
