@@ -5,6 +5,13 @@ coflow ``k``. What the coflow gets out of it depends on its *true*
 correlation vector, which may differ from the one it reported:
 
 - progress ``P_k = min_{i: d^i_k > 0} a^i_k / d^i_k`` (capped at its bound);
+  ``d_k`` is always scaled to a largest entry of 1, so for a bounded
+  demand ``b_k`` (``d_k = b_k / max b_k``, bound ``max b_k``) progress is
+  the coflow's dominant share, the quantity multi-round DRF equalises,
+  not the satisfaction ratio ``min a/b`` that §7.3.2's formula gives for a
+  vector with every entry below 1 (§7.6.3): a satisfied coflow with demand
+  ``<1/4, 1/8>`` has progress 1/4 here, 1 by that reading, and it sets the
+  isolation guarantee ``min_k P_k`` accordingly;
 - consumption ``c^i_k``: an elastic coflow uses its whole allocation on the
   links it sends on (never more than its bound); an inelastic one uses
   exactly ``P_k d^i_k`` (§7.4.4);

@@ -149,7 +149,12 @@ def drf(problem: FairnessProblem, *, method: str = "auto") -> FairAllocation:
     ``method``: ``"closed_form"`` (Eq. 7.2; every coflow gets ``w_k P*``),
     ``"progressive"`` (multi-round DRF: coflows that do not cross a
     saturated link keep growing), or ``"auto"`` - the closed form unless a
-    coflow has a bounded demand, as §7.6.3 prescribes.
+    coflow has a bounded demand, as §7.6.3 prescribes. The switch applies
+    to every coflow: with one bounded coflow anywhere, unbounded coflows
+    that avoid the saturated links grow past ``P*`` (multi-round), where
+    without it they stop at ``P*`` (Eq. 7.2). E.g. ``<1, 0, 0>``,
+    ``<0, 1, 0>``, ``<0, 1, 0>`` give the first coflow 1/2 of link 1;
+    adding a coflow ``<0, 0, 1>`` bounded at 1/1000 gives it all of link 1.
     """
     name = method
     if method == "auto":

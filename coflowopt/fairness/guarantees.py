@@ -25,6 +25,17 @@ Two ways to do stage 2:
 With elastic demands both reach the same utilisation on every link (each
 link either fills up or every coflow on it reaches its cap); the split
 among coflows can differ because the LP optimum is not unique.
+
+Cooperative mode with inelastic coflows is where they part. Appendix D.1
+states cooperative HUG as (D.3) without the cap, i.e. maximum utilisation;
+§7.5.3 only asks for work conservation, and ``local`` (the default) gives
+just that: max-min among the elastic (coflow, link) rows and the inelastic
+coflows, which can leave capacity that (D.3) would use. Example: ``A =
+<0, 0, 1>`` and ``B = <0, 1, 1>`` elastic, ``C = <1, 1/2, 0>`` inelastic;
+DRF gives ``P* = 1/2``; ``local`` splits link 2's spare 1/4 between B
+(useless to B's progress) and C, utilisation 8/3 and ``P_C = 2/3``; ``lp``
+gives it all to C, utilisation 3 and ``P_C = 1``. Use ``stage2="lp"`` for
+the (D.3) reading.
 """
 
 from __future__ import annotations

@@ -171,7 +171,9 @@ def parse_demands(doc: Any, *, path: str = "<input>") -> FairnessProblem:
                 raise InputError("bound must be > 0", path=path, json_path=f"{where}.bound")
         if key == "demand":
             top = max(row, key=float)
-            row = [v / top for v in row]
+            # int / int is a float in Python: scale rational rows as Fractions (keeps them exact)
+            row = [Fraction(v) / Fraction(top) if is_rational(v) and is_rational(top) else v / top
+                   for v in row]
             bound = top if bound is None else min(bound, top, key=float)
         w = _number(c.get("weight", 1), path, f"{where}.weight", "weight")
         if float(w) <= 0:

@@ -9,6 +9,13 @@ the minimum CCT the coflow would have alone (its isolation time
 min / max / mean / standard deviation of the slowdown (Table 7.3), and the
 CCTs normalised by a baseline scheduler's (HUG in the dissertation:
 "Normalized Comp. Time = Compared Duration / HUG's Duration").
+
+The dissertation reports §7.7.4 as a cooperative environment (§7.2: "In
+cooperative environments, HUG outperforms PS-P and per-flow fairness by
+1.49x and 45.75x"; §7.7's highlights: "even in cooperative environments
+(§7.7.4)"). The default ``hug`` here is the non-cooperative HUG; pass
+``("hug", {"cooperative": True})`` (and ``baseline="hug(cooperative=True)"``)
+to compare against the variant the dissertation used.
 """
 
 from __future__ import annotations

@@ -144,8 +144,10 @@ class FairnessProblem:
         if np.any(top <= 0):
             k = int(np.flatnonzero(top <= 0)[0])
             raise InstanceError(f"coflow '{ids[k]}' has no demand on any link", coflow=k)
-        if not np.all(fv.max(axis=1) == 1.0):
-            vec = vec / vec.max(axis=1)[:, None]
+        # decided on the exact values: a Fraction maximum such as 1 + 1e-17 is 1.0 as a float
+        rows_top = vec.max(axis=1)
+        if not np.all(rows_top == 1):
+            vec = vec / rows_top[:, None]
 
         w = self._per_coflow(self.weights, M, ids, "weight", exact, default=1)
         b = self._per_coflow(self.bounds, M, ids, "bound", exact, default=math.inf)
@@ -220,7 +222,10 @@ class FairnessProblem:
         """A problem from *bounded* demand vectors (fractions of each link).
 
         Coflow ``k`` with demand ``b_k`` gets vector ``b_k / max b_k`` and
-        bound ``max b_k``: it never needs more than ``b_k`` (§7.6.3).
+        bound ``max b_k``: it never needs more than ``b_k`` (§7.6.3). Such a
+        coflow "cannot elastically scale up" (§7.6.3), so the coflows are
+        inelastic unless ``elastic`` is given - as for the ``demand`` key of
+        a ``coflowopt-demands/1`` file.
         """
         exact = kwargs.get("exact")
         if exact is None:
@@ -232,6 +237,7 @@ class FairnessProblem:
         if np.any(as_float(top) <= 0):
             raise InstanceError("every coflow needs a positive demand on some link")
         kwargs.setdefault("exact", bool(exact))
+        kwargs.setdefault("elastic", False)
         return cls(arr, bounds=top, **kwargs)
 
     @classmethod

@@ -162,3 +162,40 @@ def test_a_bounded_demand_is_inelastic_unless_said_otherwise(tmp_path) -> None:
     assert list(prob.elastic) == [False, True]
     a = allocate(prob, "hug", cooperative=True).allocation
     assert (a[0, 1], a[1, 1]) == (F(1, 10), F(9, 10))  # A gets its demand; B the spare
+
+
+def test_from_demands_gives_inelastic_coflows_like_the_demand_key() -> None:
+    # §7.6.3: a bounded coflow "cannot elastically scale up"; the file reader's
+    # 'demand' key already says so, and FairnessProblem.from_demands must agree
+    from coflowopt.fairness import allocate
+    from coflowopt.fairness.io import parse_demands
+
+    dem = [["1/4", "1/8"], [1, "1/6"]]
+    p = FairnessProblem.from_demands(dem)
+    q = parse_demands({"format": "coflowopt-demands/1",
+                       "coflows": [{"id": "C0", "demand": dem[0]}, {"id": "C1", "demand": dem[1]}]})
+    assert not p.elastic.any() and not q.elastic.any()
+    # C0 never gets more than its demand 1/8 on link 2 (it used to get 1/4 under HUG)
+    assert allocate(p, "hug").allocation[0, 1] == F(1, 8)
+    assert FairnessProblem.from_demands(dem, elastic=True).elastic.all()
+
+
+def test_integer_demand_entries_keep_a_demands_file_exact() -> None:
+    # "exact iff every number is an integer or a 'p/q' string": an integer entry
+    # of a 'demand' must not turn into a float when the row is scaled
+    from coflowopt.fairness.io import parse_demands
+
+    q = parse_demands({"format": "coflowopt-demands/1",
+                       "coflows": [{"id": "A", "demand": [2, 1]}, {"id": "B", "demand": [1, "1/6"]}]})
+    assert q.exact
+    assert list(q.vectors[0]) == [1, F(1, 2)] and q.bounds[0] == 2
+    assert list(q.vectors[1]) == [1, F(1, 6)]
+
+
+def test_exact_vectors_are_scaled_to_exactly_one() -> None:
+    # a Fraction maximum that rounds to 1.0 as a float must still be scaled
+    top = F(10**17 + 1, 10**17)
+    p = FairnessProblem([[top, F(1, 2)], [1, 1]])
+    assert max(p.vectors[0]) == 1 and p.vectors[0][1] == F(1, 2) / top
+    q = FairnessProblem([[1 - F(1, 10**17), F(1, 2)], [1, 1]])
+    assert max(q.vectors[0]) == 1
