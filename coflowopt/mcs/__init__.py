@@ -2,7 +2,7 @@
 
 - :mod:`.stats`: coflow attributes, their Pearson correlations (Table I) and
   the empirical joint distribution of size and width;
-- :mod:`.classify`: Algorithm 1 (SNCF) as published, the exact optimum of
+- :mod:`.classification`: Algorithm 1 (SNCF) as published, the exact optimum of
   Eq. (1) by dynamic programming, classification error and size ranges;
 - :mod:`.thresholds`: the M/M/1 model of Eqs. (4)-(5) for the single,
   double and per-class threshold schemes, with an optimizer, an exhaustive

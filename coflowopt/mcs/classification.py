@@ -11,6 +11,13 @@ distribution is the empirical one of the given coflows. An empty class
 (``alpha_i = 0``) has accuracy 0 (error 1): the paper leaves ``0/0``
 undefined, and this convention charges a wasted class the most.
 
+``T_0 = 0`` and ``T_n = inf`` are our reading. The paper states Eq. (2)'s
+``Delta_0 = 0``, ``Delta_n = inf`` for widths but never bounds the size
+classes, and writes ``T_i = 10^i`` MB. Taking that formula at ``i = 0`` and
+``i = n`` (``T_0 = 1`` MB, ``T_5 = 10^5`` MB) would leave the 21 Facebook
+coflows of at least ``10^5`` MB in no size class. Eq. (1) for the
+simulation's classes would then be 2.039 instead of 1.472.
+
 Two solvers, looked up by name in :data:`METHODS`:
 
 - ``published``: Algorithm 1 (geometric search, ``Delta_i = Delta_{i-1} *
@@ -314,6 +321,14 @@ def paper_classification(
 
     MCS §VIII-A simulates with ``Delta_i = 10^i`` and ``p_i = i``; Figure
     17a scales these thresholds.
+
+    The paper does not say how many classes its simulations use. We use
+    :data:`DEFAULT_CLASSES` (5, as in Figure 8): ``Delta_1 .. Delta_4 = 10 ..
+    10^4``, so every width of at least ``10^4`` is in class 5. The ``mcs``
+    simulator policy's own defaults go on to ``Delta_9 = 10^9``, which is 10
+    classes for its 10 queues. The two put a coflow of width at least
+    ``10^5`` in different queues: 5 here, 6 or later there. No Facebook
+    coflow is that wide (the largest width is 21170).
     """
     if not (scale > 0 and np.isfinite(scale)):
         raise InstanceError(f"the width-threshold scale must be finite and > 0, got {scale!r}")
@@ -358,6 +373,13 @@ def sncf(
     also walks across plateaus. One addition of ours: the loop stops once
     ``Delta_i`` exceeds the largest width, where the accuracy can no longer
     change and the published ``<=`` test would never end.
+
+    ``start`` (not in the paper) is the search's ``Delta_0``: class 1 is
+    ``[start, Delta_1)`` *during the search*. The result is still scored
+    and applied with ``Delta_0 = 0`` (Eq. (2)), so coflows narrower than a
+    ``start`` above the smallest width count in class 1's reported accuracy
+    but not in the one the search maximised. With the default ``start``
+    (the smallest width, Algorithm 1 line 2) the two agree.
     """
     t0 = time.perf_counter()
     w, t = _prepare(data, size_thresholds, classes)
