@@ -34,10 +34,14 @@ crossing; crossing times in closed form from the current rates):
   and capped at ``K``. Narrow (``w <= narrow_width``): demoted from queue ``i``
   when the coflow's total bytes sent reach ``θ^n_i``; wide: when its longest
   flow's bytes sent (the maximum over all its flows, finished ones included)
-  reach ``θ^w_i``. "Exceed" is read as "reach" (``>=``, with the documented slack
-  of a relative ``REACH`` = 1e-12 below the threshold, for ``aalo`` too): in the fluid model the
-  instant is the same, and a threshold counts as reached when the bytes sent are
-  at it. Demotions repeat (a coflow moves on while it is at or past its queue's
+  exceed ``θ^w_i`` (Algorithm 2's ``>``): bytes above the threshold by more
+  than a relative ``REACH`` = 1e-12, or at it (within ``REACH`` below) while
+  still growing (narrow: the coflow sent at a positive rate in the interval
+  that just ended and still has unfinished flows; wide: one of its unfinished
+  flows at the threshold did), since growing bytes exceed it at once; bytes
+  that stopped at the threshold stay. ``aalo`` demotes when the bytes reach its
+  threshold (within ``REACH`` below), growing or not. Queues only move down;
+  demotions repeat (a coflow moves on while the rule holds for its queue's
   threshold); the last queue, and any queue beyond the given thresholds, has
   none. Thresholds are absolute (a coflow starting in queue 2 leaves it at
   ``θ_2``). Crossing times: narrow, from the coflow's total rate; wide, from each
@@ -151,11 +155,25 @@ class Oracle:
         thr = self.thr[k]
         return thr[q] if q < self.K - 1 and q < len(thr) else None
 
+    def growing(self, k: int, h: Fraction) -> bool:
+        """Whether coflow ``k``'s bytes (narrow) or a flow at ``h`` (wide) were still growing."""
+        live = [f for f in self.members[k] if f in self.prev]
+        if self.narrow[k]:
+            return sum((self.prev[f] for f in live), Fraction(0)) > 0
+        return any(self.prev[f] > 0 and self.fsent[f] >= h * (1 - REACH) for f in live)
+
     def queue(self, k: int) -> int:
-        q = self.start[k] if self.policy == "mcs" else 0
+        q = self.qs.get(k, self.start[k] if self.policy == "mcs" else 0)
         x = self.progress(k)
-        while (h := self.threshold(k, q)) is not None and x >= h * (1 - REACH):
+        while (h := self.threshold(k, q)) is not None:
+            if self.policy == "mcs":
+                hit = x > h * (1 + REACH) or (x >= h * (1 - REACH) and self.growing(k, h))
+            else:
+                hit = x >= h * (1 - REACH)
+            if not hit:
+                break
             q += 1
+        self.qs[k] = q
         return q
 
     def run(self) -> list[Fraction]:
@@ -164,6 +182,8 @@ class Oracle:
         rem = [z for *_, z in self.flows]
         self.sent = [Fraction(0)] * m
         self.fsent = [Fraction(0)] * n
+        self.qs: dict[int, int] = {}  # queue of each coflow so far (they only move down)
+        self.prev: dict[int, Fraction] = {}  # rate of each unfinished flow in the last interval
         left = [0] * m
         for k, *_ in self.flows:
             left[k] += 1
@@ -217,6 +237,7 @@ class Oracle:
                         left[k] -= 1
                         if left[k] == 0:
                             finish[k] = t
+            self.prev = {f: rate[f] for f in active if not done[f]}
 
     def allocate(self, active: list[int]) -> dict[int, Fraction]:
         if self.policy == "fair":

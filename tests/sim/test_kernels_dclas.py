@@ -147,7 +147,9 @@ def test_a_threshold_reached_exactly_at_rate_zero_demotes_on_both_paths(file, na
     # found by a stress run: a coflow's bytes reach a threshold exactly when its rate drops to
     # 0; the kernel's running total came out one ulp short, it was not demoted, and with no
     # rate it had no crossing to wait for, so it stayed stuck behind its FIFO predecessor
-    # (completions 0.38 and 2.5 time units apart). The byte slack REACH_TOL fixes it.
+    # (completions 0.38 and 2.5 time units apart). The byte slack REACH_TOL fixes it. (mcs
+    # reads Algorithm 2's ">" since stop 19: bytes that stop at its threshold stay, one ulp
+    # short or not; both paths must still agree.)
     inst = io.read(DATA / file)
     fast, ref = both(inst, name, **params)
     assert_same(inst, fast, ref)

@@ -153,10 +153,11 @@ def test_a_threshold_crossed_as_a_flow_finishes_is_one_event():
         assert_agrees(([1.0, 1.0], [1.0, 1.0], coflows), "aalo", params, compiled)
 
 
-def test_a_wide_coflow_whose_longest_flow_finishes_at_the_threshold_is_demoted():
+def test_a_wide_coflow_whose_longest_flow_finishes_at_the_threshold_stays():
     # W's flow 0->0 finishes at t = 1 with exactly theta^w = 1 sent: W's longest flow has
-    # reached the threshold (a finished flow keeps its bytes), so W leaves queue 1 and Y,
-    # behind it there, goes first (before the fix W stayed: W 2.5, Y 3.5)
+    # not exceeded the threshold (Algorithm 2's ">"; it never will), so W stays in queue 1
+    # ahead of Y (W 2.5, Y 3.5). Until stop 19 the policies read ">" as ">=" and
+    # demoted W here (W 3.5, Y 3), against the paper and the project's own M/M/1 model.
     coflows = [
         (0.0, [(1, 1, 2.0)]),  # A: narrow, holds uplink 1 until t = 2
         (0.0, [(0, 0, 1.0), (1, 0, 0.5)]),  # W: wide
@@ -164,7 +165,7 @@ def test_a_wide_coflow_whose_longest_flow_finishes_at_the_threshold_is_demoted()
     ]
     params = {"num_queues": 2, "width_thresholds": (), "narrow_width": 1,
               "wide_thresholds": (1.0,), "sharing": "strict"}
-    assert oracle.simulate([1.0, 1.0], [1.0, 1.0], coflows, "mcs", params) == [2, 3.5, 3]
+    assert oracle.simulate([1.0, 1.0], [1.0, 1.0], coflows, "mcs", params) == [2, 2.5, 3.5]
     for compiled in (True, False):
         assert_agrees(([1.0, 1.0], [1.0, 1.0], coflows), "mcs", params, compiled)
 

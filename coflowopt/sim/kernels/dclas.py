@@ -841,8 +841,8 @@ def _queue_order(qof, cos, cf_left, nq, order, pend):  # type: ignore[no-untyped
 
 
 @njit
-def _demotions(t, ptol, last, cos, qof, cf_left, pend, wide, th_n, th_w, dmx, cfs, cfr, tcf,  # type: ignore[no-untyped-def]
-               co_r0, co_r1, iix, w0, w1, wix, hit):
+def _demotions(t, ptol, exceed, last, cos, qof, cf_left, pend, wide, th_n, th_w, dmx, cfs, cfr,  # type: ignore[no-untyped-def]
+               tcf, co_r0, co_r1, iix, w0, w1, wix, hit):
     """Which admitted, unfinished coflows reach their queue's upper threshold at ``t`` (``hit``).
 
     One queue at a time (both kernels): a kernel moves each hit coflow down one queue,
@@ -852,6 +852,11 @@ def _demotions(t, ptol, last, cos, qof, cf_left, pend, wide, th_n, th_w, dmx, cf
     its rate); a wide coflow's longest flow does: among its finished flows (``dmx``)
     and still rows (``iix``, minus their longest flow's bytes), else a running row's
     crossing (``wix`` entries ``w0[p]:w1[p]``) is due. Returns True if any is hit.
+
+    ``exceed`` (``mcs``, Algorithm 2's ``>``): bytes that no longer grow (a narrow
+    coflow at rate 0, finished flows, still rows) must be above the threshold by the
+    tolerance; a running coflow or flow at it is demoted, as it exceeds it at once
+    (:func:`coflowopt.sim.policies.aalo.exceeded`).
     """
     ptl = ptol * max(1.0, abs(t))
     anyhit = False
@@ -863,14 +868,18 @@ def _demotions(t, ptol, last, cos, qof, cf_left, pend, wide, th_n, th_w, dmx, cf
             continue
         if wide[k]:
             th = th_w[qk]
-            h = max(dmx[p], -_range_min(co_r0[p], co_r1[p], iix)) >= th * (1.0 - ptol)
+            still = max(dmx[p], -_range_min(co_r0[p], co_r1[p], iix))
+            h = still > th * (1.0 + ptol) if exceed else still >= th * (1.0 - ptol)
             if not h:
                 h = _range_min(w0[p], w1[p], wix) <= t + ptl
         else:
             th = th_n[qk]
             sm = cfs[p] + cfr[p] * (t - tcf)
             x = cfr[p]
-            h = sm >= th * (1.0 - ptol) or (x > 0 and (th - sm) / x <= ptl)
+            if exceed:
+                h = sm > th * (1.0 + ptol) or (x > 0 and (th - sm) / x <= ptl)
+            else:
+                h = sm >= th * (1.0 - ptol) or (x > 0 and (th - sm) / x <= ptl)
         if h:
             hit[p] = True
             anyhit = True
@@ -906,8 +915,8 @@ def _next_demotion(t, tol, qof, last, nrun, cos, wide, th_n, cfs, cfr, tcf, w0, 
 def dclas_stretch(  # type: ignore[no-untyped-def]
     t0, t_stop, tol, act, la, lb, L, cap, size, sent, fco, cf_left, start,
     record, max_pieces, rate_out, done_f, done_t, pc_f, pc_t0, pc_t1, pc_r,
-    cos, queue, wide, th_n, th_w, weights, cf_sent, cf_long, split, sat, max_rounds, ptol, stop_co,
-    work, adm_t, adm_at, dense_rows,
+    cos, queue, wide, th_n, th_w, weights, cf_sent, cf_long, split, sat, max_rounds, ptol, exceed,
+    stop_co, work, adm_t, adm_at, dense_rows,
 ):
     """Advance the multi-level queue allocation of ``act`` from ``t0``.
 
@@ -920,7 +929,9 @@ def dclas_stretch(  # type: ignore[no-untyped-def]
     bytes of each wide coflow's longest flow at ``t0``, finished flows included
     (a finished flow keeps what it sent); ``ptol``: the
     policies' relative tolerance for a threshold being reached (in time and in
-    bytes, see :data:`coflowopt.sim.policies.aalo.REACH_TOL`); ``stop_co``:
+    bytes, see :data:`coflowopt.sim.policies.aalo.REACH_TOL`); ``exceed``: bytes that
+    no longer grow must be above a threshold, not at it (``mcs``, see
+    :func:`_demotions`); ``stop_co``:
     coflows at whose completion the kernel returns (those others depend on;
     the allocation after any other completion is the kernel's own next
     event); ``work``: counters the kernel adds to (see :data:`WORK`);
@@ -1013,8 +1024,8 @@ def dclas_stretch(  # type: ignore[no-untyped-def]
             if anywide:
                 _flush(wix)
                 _flush(iix)
-            while _demotions(t, ptol, last, cos, qof, cf_left, pend, wide, th_n, th_w, dmx, cfs,
-                             cfr, tcf, co_r0, co_r1, iix, co_r0, co_r1, wix, dem):
+            while _demotions(t, ptol, exceed, last, cos, qof, cf_left, pend, wide, th_n, th_w, dmx,
+                             cfs, cfr, tcf, co_r0, co_r1, iix, co_r0, co_r1, wix, dem):
                 for p in range(m):
                     if dem[p]:
                         qk = qof[p] + 1

@@ -590,8 +590,8 @@ def _strict(order, co_r0, ra, rb, rbl, rc, cl, split, cap, sat, adj, cch, lrow, 
 def dclas_clock_stretch(  # type: ignore[no-untyped-def]
     t0, t_stop, tol, act, la, lb, L, cap, size, sent, fco, cf_left, start,
     record, max_pieces, rate_out, done_f, done_t, pc_f, pc_t0, pc_t1, pc_r,
-    cos, queue, wide, th_n, th_w, weights, cf_sent, cf_long, split, sat, max_rounds, ptol, stop_co,
-    work, adm_t, adm_at, dense_rows,
+    cos, queue, wide, th_n, th_w, weights, cf_sent, cf_long, split, sat, max_rounds, ptol, exceed,
+    stop_co, work, adm_t, adm_at, dense_rows,
 ):
     """Advance the strict-priority multi-level queue allocation of ``act`` from ``t0``.
 
@@ -693,8 +693,8 @@ def dclas_clock_stretch(  # type: ignore[no-untyped-def]
             if anywide:
                 _flush(wix)
                 _flush(iix)
-            while _demotions(t, ptol, last, cos, qof, cf_left, pend, wide, th_n, th_w, dmx, cfs,
-                             cfr, tcf, co_r0, co_r1, iix, s0, s1, wix, dem):
+            while _demotions(t, ptol, exceed, last, cos, qof, cf_left, pend, wide, th_n, th_w, dmx,
+                             cfs, cfr, tcf, co_r0, co_r1, iix, s0, s1, wix, dem):
                 for p in range(m):
                     if dem[p]:
                         qk = qof[p] + 1

@@ -42,8 +42,8 @@ from ._common import SAT, RouteClasses
 from ._queues import MAX_ROUNDS, queue_rates
 
 __all__ = [
-    "DENSE_ROWS", "HORIZON", "Aalo", "AaloParams", "compiled_queues", "demotion_wake", "fifo_key",
-    "kernel_work", "new_work", "reached",
+    "DENSE_ROWS", "HORIZON", "Aalo", "AaloParams", "compiled_queues", "demotion_wake", "exceeded",
+    "fifo_key", "kernel_work", "new_work", "reached",
 ]
 
 REACH_TOL = 1e-12
@@ -108,6 +108,17 @@ def reached(sent: float, rate: float, threshold: float, tol: float) -> bool:
     return sent >= threshold * (1.0 - REACH_TOL) or (rate > 0 and (threshold - sent) / rate <= tol)
 
 
+def exceeded(sent: float, rate: float, threshold: float, tol: float) -> bool:
+    """True when ``sent`` is above ``threshold``, or at it (:func:`reached`) while growing.
+
+    MCS's Algorithm 2 demotes when bytes *exceed* a threshold: bytes that stopped exactly
+    at it (``rate`` 0) stay (above: by more than a relative ``REACH_TOL``), while bytes
+    still growing at it exceed it at once, so the demotion is due now (as with
+    :func:`reached`).
+    """
+    return sent > threshold * (1.0 + REACH_TOL) or (rate > 0 and reached(sent, rate, threshold, tol))
+
+
 HORIZON = (32, 50_000)
 """How many coflows (and at most how many of their flows in all) a queue kernel admits
 by itself before it hands control back (:meth:`SimView.upcoming`).
@@ -142,7 +153,7 @@ without capacity take their rows at level 0 instead of leaving them out). ``0``:
 def compiled_queues(
     view: SimView, classes: RouteClasses, queue: np.ndarray, wide: np.ndarray,
     th_n: np.ndarray, th_w: np.ndarray, weights: np.ndarray | None, work: np.ndarray,
-    enter: Callable[[SimView, np.ndarray], None] | None = None,
+    enter: Callable[[SimView, np.ndarray], None] | None = None, *, exceed: bool = False,
 ) -> Allocation | None:
     """The compiled stretch of the queue allocation, or None where it does not apply.
 
@@ -158,7 +169,8 @@ def compiled_queues(
     coflows enter behind the active ones, each in the queue ``queue`` holds
     for it, which ``enter(view, coflows)`` sets beforehand (none: as it is,
     e.g. the first); the kernel reads it only when it admits the coflow. The
-    kernel adds what it did to ``work`` (:func:`new_work`).
+    kernel adds what it did to ``work`` (:func:`new_work`). ``exceed``: demote by
+    :func:`exceeded` instead of :func:`reached` (``mcs``).
     """
     if not (view.compiled_two_link and classes.split is not None):
         return None
@@ -178,7 +190,7 @@ def compiled_queues(
         flows = np.concatenate([flows, *(view.all_flows_of(int(k)) for k in admits)])
     adm_at = np.full(admits.size, np.inf)
     args = (cos, queue, wide, th_n, th_w, w, view.coflow_sent().copy(), longest, int(classes.split),
-            SAT, MAX_ROUNDS, REACH_TOL, view.has_dependents, work, adm_t, adm_at, DENSE_ROWS)
+            SAT, MAX_ROUNDS, REACH_TOL, exceed, view.has_dependents, work, adm_t, adm_at, DENSE_ROWS)
     kernel = dclas_stretch if w.size else dclas_clock_stretch
     return Allocation(stretch=Stretch(kernel, flows, args, admits, adm_at))
 

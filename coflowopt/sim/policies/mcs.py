@@ -22,6 +22,21 @@ MCS (Wang et al., IEEE/ACM ToN 2018; seed ``000_...``), Algorithm 2 and
   many bytes it sent. We follow the paper's daemons, which re-sync every
   10 ms (§VI-D, "as Aalo does"), in the fluid limit: a demotion takes
   effect when the threshold is crossed, as in Aalo.
+- "Exceed" as Algorithm 2 writes it (``>``, :func:`.aalo.exceeded`): bytes
+  that stopped exactly at a threshold stay in the queue; bytes still growing
+  at it exceed it at once, so the demotion comes at the crossing (Aalo's
+  queues demote at the crossing too, by their ``[Q^lo, Q^hi)`` ranges). The
+  two readings differ only when bytes stop at the threshold, e.g. a wide
+  coflow whose longest flow *finishes* with exactly ``θ^w_i`` bytes while
+  its other flows still run: it stays in queue ``i`` (a wide coflow with
+  flows of 1, 0.9 and 0.9 and ``θ^w_1 = 1`` and a narrow one arriving at 0.5
+  on the same port: A at 1.8, B at 2.8; read as "reach", 2.8 and 2.0).
+  This is also how the M/M/1 model (:mod:`coflowopt.mcs.thresholds`) counts
+  (an attribute equal to ``θ_j`` stays in queue ``j``). "Stopped exactly at"
+  allows a relative ``aalo.REACH_TOL`` above the threshold (rounding). On the
+  Facebook trace 48 of the 127 wide coflows have a length of exactly
+  ``2^j`` MB; the two readings give CCTs within 1e-6 s there (a review,
+  unbatched and with 10 s batches).
 - Batching: §VIII-A's simulations admit coflows "in batch", every 10 s by
   default. The policy does not batch by itself; pass
   ``batch_interval=10`` (CLI ``--batch-interval 10``) to simulate that
@@ -52,7 +67,15 @@ from . import register
 from ._base import Params, Policy, check_choice, check_positive
 from ._common import RouteClasses
 from ._queues import queue_rates
-from .aalo import REACH_TOL, compiled_queues, demotion_wake, fifo_key, kernel_work, new_work, reached
+from .aalo import (
+    REACH_TOL,
+    compiled_queues,
+    demotion_wake,
+    exceeded,
+    fifo_key,
+    kernel_work,
+    new_work,
+)
 
 __all__ = ["MCS", "MCSParams"]
 
@@ -169,17 +192,20 @@ class MCS(Policy):
                 s = view.sent(f)
                 r = view.rate(f)
             while q < last:
+                # Algorithm 2's "exceed" (aalo.exceeded): a flow (wide) or coflow (narrow)
+                # that stopped exactly at the threshold stays, one still sending at it goes
                 if self.wide[k]:
                     th = _threshold(vals, q)
-                    hit = bool(np.any((s >= th * (1.0 - REACH_TOL)) | ((r > 0) & ((th - s) <= tol * r))))
+                    grows = (r > 0) & ((s >= th * (1.0 - REACH_TOL)) | ((th - s) <= tol * r))
+                    hit = bool(np.any((s > th * (1.0 + REACH_TOL)) | grows))
                 else:
-                    hit = reached(sent[k], view.coflow_rate()[k], _threshold(vals, q), tol)
+                    hit = exceeded(sent[k], view.coflow_rate()[k], _threshold(vals, q), tol)
                 if not hit:
                     break
                 q += 1
             self.queue[k] = q
         fast = compiled_queues(view, self.classes, self.queue, self.wide, self.th_n, self.th_w,
-                               self.weights, self.work, self._enter)
+                               self.weights, self.work, self._enter, exceed=True)
         if fast is not None:
             return fast
         queues: list[list[int]] = [[] for _ in range(p.num_queues)]
