@@ -47,7 +47,8 @@ the admitted coflows (arrival order) get ``r = d / (D - t)``; a coflow with a
 deadline is examined once, when it arrives (simultaneous arrivals one by one in
 arrival order, each against what the previous left): admitted iff its Γ on
 what is left (Eq. 4.1 on ``Rem(.)``, infinite when a link it needs has
-nothing left) is ``<= D - t``. Then the admitted coflows are backfilled
+nothing left) is ``<= (D - t)(1 + 1e-12)`` (the policy's documented slack).
+Then the admitted coflows are backfilled
 (``backfill``, as in ``varys``, in arrival order), then every other coflow
 (rejected or without deadline) is served flow by flow in arrival order, each
 flow taking the min of its two links' spare (always, whatever ``backfill``).
@@ -63,6 +64,9 @@ from .oracle import Link, exact, tie_key
 
 Flow = tuple[int, int, float]  # (ingress port, egress port, size)
 ZERO = Fraction(0)
+ADMIT_SLACK = exact(1e-12)
+"""``varys-deadline``'s documented admission rule: Γ at most the time left to the deadline
+within this relative slack (a deadline of release + Γ computed in floating point)."""
 STARVED_SLACK = exact(1e-9)
 """``varys``' documented rule for starvation (its ``STARVED_SLACK``): a coflow "sent nothing"
 in a T-interval if it sent at most what a link carries in this fraction of it."""
@@ -318,7 +322,7 @@ class Deadline(Policy):
             if dl is None or k not in active:
                 continue
             g = fab.gamma(fab.live(k), fab.rem, left)
-            if g is not None and g <= dl - t:
+            if g is not None and g <= (dl - t) * (1 + ADMIT_SLACK):
                 self.admitted.append(k)
                 adm.append(k)
                 fab.madd(fab.live(k), dl - t, rate, left)

@@ -198,3 +198,15 @@ def test_service_below_the_starvation_slack_is_no_service(compiled):
     assert [float(x) for x in simulate_varys(unit, unit, coflows, **p)] == pytest.approx(
         [2.7, 5.0, 6.0], rel=1e-12)
     assert_varys_agrees((unit, unit, coflows), p, compiled)
+
+
+@pytest.mark.parametrize("compiled", [True, False])
+def test_a_deadline_of_release_plus_gamma_in_floating_point_is_admitted(compiled):
+    # hypothesis found it: c1's deadline 0.344 + 0.1 = 0.44399999999999995 in floating point
+    # leaves 5e-16 less than its Γ = 0.1; the policy admits within its documented relative
+    # 1e-12, the oracle (exact) rejected it and served it after c0
+    unit = [1.0, 1.0]
+    coflows = [(0.0, [(0, 0, 1.0)], None), (0.344, [(0, 0, 0.1)], 0.344 + 0.1)]
+    want = simulate_deadline(unit, unit, coflows)
+    assert want.admitted == [False, True]
+    assert_deadline_agrees((unit, unit, coflows), {}, compiled)

@@ -5,8 +5,10 @@ admitted coflows, in arrival order, get their minimum rates: MADD at the
 deadline, ``r_ij = remaining_ij / (D - t)`` (ALLOCBANDWIDTH with
 ``cct = false``). A coflow with a deadline that arrives is admitted if and
 only if its effective bottleneck Γ on what those minimum rates leave
-(Eq. 4.1 on ``Rem(.)``) is at most the time left to its deadline; admitted
-coflows are never preempted, so they all finish by their deadlines. Spare
+(Eq. 4.1 on ``Rem(.)``) is at most the time left to its deadline (within a
+relative 1e-12: a deadline set to release + Γ in floating point can come out an
+ulp short of it); admitted coflows are never preempted, so they all finish by
+their deadlines (to that rounding). Spare
 capacity then goes to the admitted coflows by backfilling (``backfill``, as
 in :mod:`.varys`: proportional by default).
 
