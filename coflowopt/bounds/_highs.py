@@ -103,6 +103,15 @@ def safe_dual_bound(
     bound stays valid for any multipliers), so the result is ``-inf`` only
     when a reduced cost needs an infinite column bound.
     """
+    return _lagrangian(c, A, row_lo, row_hi, col_lo, col_hi, y)[0]
+
+
+def _lagrangian(
+    c: FloatArray, A: sp.csr_array, row_lo: FloatArray, row_hi: FloatArray,
+    col_lo: FloatArray, col_hi: FloatArray, y: FloatArray, *, size: bool = False,
+) -> tuple[float, float]:
+    """:func:`safe_dual_bound`'s value and, with ``size``, the magnitude of the terms it
+    sums (for a rounding margin; it takes a copy of ``A``, so only on request)."""
     y = np.array(y, dtype=np.float64, copy=True)
     y[(y > 0) & ~np.isfinite(row_lo)] = 0.0
     y[(y < 0) & ~np.isfinite(row_hi)] = 0.0
@@ -112,11 +121,16 @@ def safe_dual_bound(
     )
     pos, neg = z > 0, z < 0
     if np.any(pos & ~np.isfinite(col_lo)) or np.any(neg & ~np.isfinite(col_hi)):
-        return -INF
+        return -INF, INF
     cols = np.where(pos, z * np.where(pos, col_lo, 0.0), 0.0) + np.where(
         neg, z * np.where(neg, col_hi, 0.0), 0.0
     )
-    return float(math.fsum(rows) + math.fsum(cols))
+    value = float(math.fsum(rows) + math.fsum(cols))
+    if not size:
+        return value, math.nan
+    cb = np.maximum(np.abs(np.where(np.isfinite(col_lo), col_lo, 0.0)),
+                    np.abs(np.where(np.isfinite(col_hi), col_hi, 0.0)))
+    return value, float(np.abs(rows).sum() + (np.abs(c) + abs(A).T @ np.abs(y)) @ cb)
 
 
 CERTIFY_TOL = 1e-9
@@ -141,19 +155,8 @@ def certifies_infeasible(
         return False
     zero = np.zeros(A.shape[1])
     for y in (y0, -y0):
-        value = safe_dual_bound(zero, A, row_lo, row_hi, col_lo, col_hi, y)
-        if not math.isfinite(value) or value <= 0:
-            continue
-        # the magnitude of what was summed, for the rounding margin
-        yy = y.copy()
-        yy[(yy > 0) & ~np.isfinite(row_lo)] = 0.0
-        yy[(yy < 0) & ~np.isfinite(row_hi)] = 0.0
-        rb = np.where(yy > 0, np.where(np.isfinite(row_lo), row_lo, 0.0),
-                      np.where(np.isfinite(row_hi), row_hi, 0.0))
-        cb = np.maximum(np.abs(np.where(np.isfinite(col_lo), col_lo, 0.0)),
-                        np.abs(np.where(np.isfinite(col_hi), col_hi, 0.0)))
-        scale = float(np.abs(yy * rb).sum() + (abs(A).T @ np.abs(yy)) @ cb)
-        if value > CERTIFY_TOL * scale:
+        value, scale = _lagrangian(zero, A, row_lo, row_hi, col_lo, col_hi, y, size=True)
+        if math.isfinite(value) and value > CERTIFY_TOL * scale:
             return True
     return False
 
