@@ -158,19 +158,25 @@ def solve_event_milp(inst: Instance, *, time_limit: float = 60.0, rel_gap: float
             j = [j for j in range(elp.R) if pyo.value(m.z[j, e]) > 0.5]
             seq.append(-(j[0] + 1))
     node = solve_event_sequence(elp, seq)
-    assert node is not None
-    if not optimal and node.solution is not None and best_node.solution is not None \
+    if node is None:
+        # the MILP's order, solved exactly, fails (it met its constraints only within
+        # HiGHS's tolerances; a random search with extreme numbers found it): keep the
+        # heuristic incumbent and HiGHS's bound
+        return stop("the MILP's event order failed its exact LP (numerical trouble)", term, lb)
+    if node.solution is not None and best_node.solution is not None \
             and best_node.solution.objective < node.solution.objective:
-        node = best_node  # stopped early with a MILP solution worse than the heuristic's
+        node = best_node  # a MILP solution (early, or "optimal" within tolerances) worse
     sched = _node_schedule(elp, node)
     comp = sched.coflow_completion(inst)
     value = float(np.dot(w, comp))
-    if optimal:
-        bound, status = value, Status.OPTIMAL
+    # the bound is HiGHS's dual bound (not the value of the order it chose: "optimal" holds
+    # within its tolerances, and a better schedule can lie within them)
+    bound = min(max(lb, iso) if math.isfinite(lb) else iso, value)
+    gap = (value - bound) / value if value > 0 else 0.0
+    if gap <= rel_gap:
+        status = Status.OPTIMAL
     else:
-        bound = min(max(lb, iso) if math.isfinite(lb) else iso, value)
-        gap = (value - bound) / value if value > 0 else 0.0
-        status = Status.OPTIMAL if gap <= rel_gap else Status.TIME_LIMIT
+        status = Status.FEASIBLE if optimal else Status.TIME_LIMIT
     return Result(status, value, float(bound), time.perf_counter() - start, "exact-milp",
                   schedule=sched, completion=comp,
                   info={"termination": term, "big_m": M * tu})

@@ -159,3 +159,31 @@ def test_a_dual_ray_certifies_infeasibility_only_beyond_rounding():
     assert lp(2.0).ok
     tight = lp(2.0 + 1e-13)  # within HiGHS's tolerances: solved, or infeasible unproven
     assert tight.ok or (tight.status == "infeasible" and not tight.proven_infeasible)
+
+
+# a random search with extreme numbers: exact-milp crashed (AssertionError: the MILP's event
+# order failed its exact LP, having met its constraints only within HiGHS's tolerances) on
+# the first, and on the second reported as its bound the value of the order it chose,
+# 1.9e-7 above the best permutation schedule ("optimal" within HiGHS's tolerances)
+MILP_TOLERANCES = [
+    Instance(Fabric([0.22129661620537422, 4.4223578656744955, 0.5609535081287526],
+                    [0.8094781206291545, 961.8584167172105, 2.586390339860625]), (
+        C("c0", [(0, 2, 0.0010232818744204185, 1.38), (1, 0, 0.10916441091299392)],
+          weight=81.83154805449281, release=0.631),
+        C("c1", [(2, 1, 61.27116379743552)], weight=9.381483301119346),
+        C("c2", [(1, 0, 9.229695848313222)], weight=5.354410820316358, release=2.914),
+        C("c3", [(2, 0, 1.1053148902766572)], weight=3.7655278258774874, release=0.251))),
+    Instance(Fabric([1.3945859110176606, 7.770634924614866], [0.10727318140386731, 116.57522350604202]), (
+        C("c0", [(1, 1, 0.002861120049330013), (1, 0, 0.3329486065441524, 1.9),
+                 (1, 1, 0.050316370626233974)], weight=0.011169237805762263),
+        C("c1", [(1, 0, 655.1322252400262), (0, 0, 0.006365538692203987)], weight=42.88770992858423),
+        C("c2", [(1, 1, 0.6604558659338161, 0.63)], weight=0.008679875788129735))),
+]
+
+
+@pytest.mark.parametrize("inst", MILP_TOLERANCES)
+def test_exact_milp_survives_its_tolerances_with_a_valid_bound(inst):
+    perm = solve(inst, method="permutation")
+    res = solve(inst, method="exact-milp", time_limit=30)
+    honest(inst, res, better=perm.objective)
+    assert res.schedule is not None
