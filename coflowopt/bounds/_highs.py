@@ -133,6 +133,15 @@ def _lagrangian(
     return value, float(np.abs(rows).sum() + (np.abs(c) + abs(A).T @ np.abs(y)) @ cb)
 
 
+def _status(h: highspy.Highs) -> str:
+    """HiGHS's model status in this module's words (:data:`_STATUS`)."""
+    return _STATUS.get(str(h.getModelStatus()).split(".")[-1], "error")
+
+
+RECHECK_TOL = 1e-10
+"""Primal and dual feasibility tolerance of the second solve of an LP that HiGHS called
+infeasible without a proof (:meth:`LPBuilder._recheck`)."""
+
 CERTIFY_TOL = 1e-9
 """A dual ray certifies infeasibility when its Lagrangian value exceeds this share of the
 magnitude of the terms it sums (a value within rounding of 0 proves nothing)."""
@@ -354,27 +363,39 @@ class LPBuilder:
             if time_limit is not None:
                 h.setOptionValue("time_limit", float(max(time_limit, 1e-3)))
         h.run()
+        if not mip and _status(h) == "infeasible" and not self._certified(h):
+            self._recheck(h)
         runtime = time.perf_counter() - start
         return self._collect(h, runtime, mip=mip, scale=scale)
+
+    def _recheck(self, h: highspy.Highs) -> None:
+        """Solve an LP called infeasible without proof once more: no presolve, tight tolerances.
+
+        Presolve can find infeasibility without a dual ray, and an LP with a group far
+        smaller than the rest can look infeasible at HiGHS's default tolerance (1e-7): a
+        review re-solved five such node LPs of the exact search at 1e-10 and all were
+        feasible. The new status (and solution, or ray) is what :meth:`_collect` reads;
+        the model's options are restored afterwards.
+        """
+        keys = ("presolve", "primal_feasibility_tolerance", "dual_feasibility_tolerance")
+        saved = {k: h.getOptionValue(k)[1] for k in keys}
+        h.setOptionValue("presolve", "off")
+        h.setOptionValue("primal_feasibility_tolerance", RECHECK_TOL)
+        h.setOptionValue("dual_feasibility_tolerance", RECHECK_TOL)
+        try:
+            h.run()
+        finally:
+            for k, v in saved.items():
+                h.setOptionValue(k, v)
 
     def _certified(self, h: highspy.Highs) -> bool:
         """Whether HiGHS's dual ray proves this LP infeasible (:func:`certifies_infeasible`).
 
-        Presolve may find infeasibility without a ray; the LP is then solved once more
-        without it (the model's options are restored afterwards). Rows added with
-        ``in_bound=False`` take no part in the proof.
+        Rows added with ``in_bound=False`` take no part in the proof.
         """
         _, has_ray, ray = h.getDualRay()  # type: ignore[attr-defined]
         if not has_ray:
-            _, presolve = h.getOptionValue("presolve")
-            h.setOptionValue("presolve", "off")
-            try:
-                h.run()
-                _, has_ray, ray = h.getDualRay()  # type: ignore[attr-defined]
-            finally:
-                h.setOptionValue("presolve", presolve)
-            if not has_ray:
-                return False
+            return False
         _, a, rlo, rhi, lo, hi = self.arrays()
         y = np.array(ray, dtype=np.float64)
         if self._unbounding:  # the proof must hold for the LP without them, as the bound does
@@ -389,8 +410,7 @@ class LPBuilder:
     def _collect(self, h: highspy.Highs, runtime: float, *, mip: bool, scale: float = 1.0,
                  ) -> LPSolution:
         name = h.modelStatusToString(h.getModelStatus())
-        key = str(h.getModelStatus()).split(".")[-1]
-        status = _STATUS.get(key, "error")
+        status = _status(h)
         info = h.getInfo()
         sol = h.getSolution()
         sign = -1.0 if self.sense == "max" else 1.0

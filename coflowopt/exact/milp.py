@@ -284,6 +284,11 @@ def _load(pyo: Any, solver: Any, m: Any, *, expired: Callable[[], bool]) -> bool
         c.deactivate()
     m.obj.deactivate()
     solver.set_instance(m)  # registers the model only: nothing is active
+    # appsi silences HiGHS only inside its own calls: the chunks added below would print
+    # HiGHS's warnings (e.g. about tiny matrix values) to standard output, into --json
+    inner = getattr(solver, "_solver_model", None)
+    if inner is not None:
+        inner.setOptionValue("output_flag", False)
     for c in comps:
         c.activate()
     m.obj.activate()

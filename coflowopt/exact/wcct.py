@@ -98,7 +98,26 @@ def _node_schedule(elp: EventLP, node: NodeLP) -> Schedule:
     assert sol is not None and sol.x is not None
     m = len(node.events)
     times = np.maximum.accumulate(np.concatenate([[0.0], sol.x[node.t_cols]]))
-    return g.schedule(times, g.amounts(m, node.x_interval - 1, node.x_group, sol.x[node.x_cols]))
+    x = np.maximum(sol.x[node.x_cols], 0.0)
+    # HiGHS meets "sum x = size" and the finishes-before tails only within its tolerance
+    # (1e-7, scaled): a group far smaller than the rest can get no data at all (its flows
+    # would be dropped), and a small successor no data in its last interval (it would
+    # complete before its predecessors). Such a group is served in its last interval (its
+    # coflow's completion), which keeps releases and dependencies; g.schedule stretches
+    # the interval where the extra data need it, and the value is read from the schedule
+    order = np.lexsort((node.x_interval, node.x_group))  # by group, then interval
+    grp = node.x_group[order]
+    ends = order[np.r_[grp[1:] != grp[:-1], True]]  # each group's entry in its last interval
+    ge = node.x_group[ends]
+    lost = np.bincount(node.x_group, weights=x, minlength=g.num_groups)[ge] <= 0
+    x[ends[lost]] = g.size[ge[lost]]
+    fb = np.array([len(b) > 0 for b in elp.finishes_before], dtype=bool)[g.coflow[ge]]
+    if fb.any():
+        tail = np.bincount(g.coflow[ge], weights=x[ends], minlength=elp.K)
+        share = np.bincount(g.coflow, weights=FB_SHARE * g.size, minlength=elp.K)
+        short = fb & (tail < 0.5 * share)[g.coflow[ge]]
+        x[ends[short]] = np.maximum(x[ends[short]], FB_SHARE * g.size[ge[short]])
+    return g.schedule(times, g.amounts(m, node.x_interval - 1, node.x_group, x))
 
 
 def _heuristic_orders(inst: Instance) -> list[IntArray]:
@@ -239,6 +258,11 @@ def solve_exact(
             progress(1 - left() / time_limit, best_val * tu, open_b * tu)
         ready, nxt = elp.ready(events)
         kids: list[int] = ([-(nxt + 1)] if nxt is not None else []) + list(ready)
+        if not kids:
+            # a complete order whose LP did not solve ("error", or a limit with time left):
+            # it has no children to carry its bound, which must not be lost
+            pruned = min(pruned, bound)
+            continue
         children = []
         for e in kids:
             child = (*events, e)
@@ -293,11 +317,18 @@ def solve_exact(
                             "solved again (numerical trouble)"})
     sched = _node_schedule(elp, final)
     comp = sched.coflow_completion(inst)
-    if greedy is not None and not check_feasible(inst, sched):
+    value = float(np.dot(w, comp))
+    # the LP schedule's value is read from the schedule, which g.schedule may have stretched
+    # where the LP met a tiny capacity only within its tolerance: the best starting order's
+    # greedy schedule (exact rates) can then be better; it also stands in for an LP
+    # schedule that fails check_feasible
+    from_order = None
+    if greedy is not None and (greedy[0] < value or not check_feasible(inst, sched)):
         from .permutation import permutation_schedule
 
         sched, comp = permutation_schedule(inst, greedy[1])
-    value = float(np.dot(w, comp))
+        value = float(np.dot(w, comp))
+        from_order = [inst.ids[k] for k in greedy[1]]
     bound = min(proven, value)
     gap = (value - bound) / value if value > 0 else 0.0
     # optimal only when the bound says so (a search that ran to its end can still leave a
@@ -306,8 +337,11 @@ def solve_exact(
         status = Status.OPTIMAL
     else:
         status = Status.TIME_LIMIT if timed_out else Status.FEASIBLE
-    info = {"nodes": nodes, "root_bound": min(root_bound, best_val) * tu,
-            "events": _describe(elp, best_events), "cuts": len(elp.pool)}
+    info: dict = {"nodes": nodes, "root_bound": min(root_bound, best_val) * tu,
+                  "events": _describe(elp, best_events), "cuts": len(elp.pool)}
+    if from_order is not None:
+        # "events" is the best order the search proved; the schedule is another one's
+        info["schedule"] = f"greedy permutation schedule of the order {from_order}"
     if any(b.size for b in inst.finishes_before):
         info["note"] = (f"with finishes-before the optimum is an infimum: the schedule keeps "
                         f"{FB_SHARE:g} of each successor's data for its last interval, the "
