@@ -160,9 +160,15 @@ class Groups:
         offs = np.arange(rep.size) - np.repeat(np.cumsum(counts) - counts, counts)
         flows = order[starts[g][rep] + offs]
         scale = self.amount_unit / self.time_unit
-        rate = rate_g[rep] * self.flow_share[flows] * scale
         t0 = t[seg][rep] * self.time_unit
         t1 = t[seg + 1][rep] * self.time_unit
+        # the rate from the pieces' own times, so that rate * (t1 - t0) is the amount: an
+        # interval short against its time (1e-8 of it) loses that much of its length's
+        # digits when scaled back, and a flow would then never quite complete
+        amount = a[seg, g][rep] * self.flow_share[flows] * self.amount_unit
+        span = t1 - t0
+        rate = np.where(span > 0, amount / np.where(span > 0, span, 1.0),
+                        rate_g[rep] * self.flow_share[flows] * scale)
         return Schedule(flows, t0, t1, rate)
 
 

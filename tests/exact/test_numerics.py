@@ -261,3 +261,16 @@ def test_a_flow_below_the_lp_tolerance_is_served_with_dependencies(inst, best):
     honest(inst, res, better=best)
     assert res.schedule is not None and res.status in (Status.OPTIMAL, Status.FEASIBLE)
     assert res.objective <= best * (1 + 1e-4)
+
+
+def test_a_tiny_successor_completes_in_the_schedule():
+    # b (1e-4) runs after a (1e4): its interval is 2e-8 of the time unit, and rates computed
+    # in scaled time lost that many digits when the pieces' times were scaled back, so b
+    # received 1 - 2e-8 of its size, never completed (value inf) and the result was
+    # no_solution; rates now come from the pieces' own times
+    inst = Instance(Fabric.uniform(2), (C("a", [(0, 0, 1e4)]),
+                                        C("b", [(1, 1, 1e-4)], starts_after=["a"])))
+    res = solve(inst, method="exact")
+    honest(inst, res)
+    assert res.status is Status.OPTIMAL
+    assert res.objective == pytest.approx(2e4 + 1e-4, rel=1e-12)
