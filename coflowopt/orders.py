@@ -32,6 +32,10 @@ class BSSIResult:
     """Dual variable of each step's (link, set) inequality."""
 
 
+ZERO_WEIGHT = 1e-12
+"""BSSI: a residual weight within this share of its coflow's weight is 0 (see :func:`bssi`)."""
+
+
 def bssi(v: npt.ArrayLike, weights: npt.ArrayLike | None = None) -> BSSIResult:
     """Sincronia's Bottleneck-Select-Scale-Iterate (Agarwal et al., SIGCOMM 2018).
 
@@ -52,7 +56,10 @@ def bssi(v: npt.ArrayLike, weights: npt.ArrayLike | None = None) -> BSSIResult:
     Ties go to the lowest index (link or coflow); loads and ratios are
     compared at 30 significant bits (:func:`coflowopt.kernels.ties.tie_key`),
     so rounding in the running totals and residual weights does not break an
-    exact tie.
+    exact tie. A residual weight within a relative :data:`ZERO_WEIGHT` of the
+    coflow's weight counts as 0: relative bits cannot tie a rounding crumb of
+    1e-17 with an exact 0 (two coflows whose weights a step used up exactly
+    would otherwise be ordered by the crumbs).
     """
     load = np.asarray(v, dtype=np.float64)
     if load.ndim != 2:
@@ -86,6 +93,7 @@ def bssi(v: npt.ArrayLike, weights: npt.ArrayLike | None = None) -> BSSIResult:
         s_col = col[unordered]
         dual += beta * 0.5 * (s_col.sum() ** 2 + (s_col**2).sum())
         resid[unordered] -= beta * col[unordered]
+        resid[np.abs(resid) <= ZERO_WEIGHT * w] = 0.0
         order[n - 1 - step] = c
         bott[step] = b
         betas[step] = beta

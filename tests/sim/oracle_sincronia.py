@@ -20,7 +20,8 @@ Rules:
   over them (ties: lowest link, uplinks 0..P-1 before downlinks 0..P-1);
   place last, among those with ``v[c, b] > 0``, the coflow minimising
   ``w_c / v[c, b]`` (ties: lowest position in the list); ``beta`` = that
-  minimum; ``w_c -= beta * v[c, b]`` for every unordered ``c``;
+  minimum; ``w_c -= beta * v[c, b]`` for every unordered ``c`` (a result within
+  a relative 1e-12 of ``c``'s weight is 0, the policy's documented rule);
 - the order is recomputed when a coflow arrives or departs (not at single
   flow completions, nor at a stall);
 - rates: greedy order-preserving: the flows of the ordered coflows, within a
@@ -46,6 +47,10 @@ from fractions import Fraction
 from typing import TypeVar
 
 from .oracle import Link, exact, tie_key
+
+ZERO_WEIGHT = exact(1e-12)
+"""``orders.bssi``'s documented rule: a residual weight within this share of its coflow's
+weight counts as 0 (in exact arithmetic it only matters for residues that small)."""
 
 FULL = Fraction(1, 10**12)
 
@@ -85,6 +90,8 @@ def bssi(v: Sequence[dict[L, Fraction]], weights: Sequence[Fraction],
         dual += beta * (sum(on(b)) ** 2 + sum(x * x for x in on(b))) / 2
         for i in unordered:
             w[i] -= beta * v[i].get(b, Fraction(0))
+            if abs(w[i]) <= ZERO_WEIGHT * weights[i]:
+                w[i] = Fraction(0)  # the documented rule (orders.ZERO_WEIGHT)
         unordered.remove(c)
         last_first.append(c)
     return last_first[::-1], dual

@@ -168,3 +168,19 @@ def test_sincronia_follows_the_tie_rule_on_exact_ties(tie, compiled):
 def test_reschedule_coflow_re_decides_when_the_last_running_flow_ends(compiled):
     coflows = [(0.0, [(0, 1, 0.25), (0, 0, 1.25)]), (1.25, [(1, 1, 1.0)])]
     assert_agrees(([1.0, 1.0], [1.0, 1.0], coflows, None), compiled, "coflow")
+
+
+@pytest.mark.parametrize("compiled", [True, False])
+def test_weights_used_up_exactly_tie_at_zero(compiled):
+    # hypothesis found it: at BSSI's third step c3 and c4 have residual weight exactly 0
+    # (both took the same share of the step before), a tie that goes to the lowest index
+    # (c3 last); in floating point their residues were 1e-17-size crumbs, which relative
+    # tie keys cannot tie with each other, and the order came out [0, 3, 4, 2, 1]
+    case = ([1.0, 1.0], [1.0, 0.5], [
+        (0.0, [(0, 1, 0.25)]), (0.0, [(0, 1, 0.5), (0, 1, 0.5), (0, 1, 0.1015625)]),
+        (0.0, [(0, 1, 0.109375)] * 3), (0.0, [(0, 0, 0.25)] + [(0, 1, 0.109375)] * 3),
+        (0.0, [(0, 1, 0.109375)] * 3 + [(1, 0, 1.0)] * 2)], None)
+    v = np.array([[0.25, 0, 0, 0.5], [1.1015625, 0, 0, 2.203125], [0.328125, 0, 0, 0.65625],
+                  [0.578125, 0, 0.25, 0.65625], [0.328125, 2.0, 2.0, 0.65625]])
+    assert list(bssi(v, np.ones(5)).order) == [0, 4, 3, 2, 1]
+    assert_agrees(case, compiled, "coflow")
