@@ -363,10 +363,14 @@ class LPBuilder:
             if time_limit is not None:
                 h.setOptionValue("time_limit", float(max(time_limit, 1e-3)))
         h.run()
-        if not mip and _status(h) == "infeasible" and not self._certified(h):
-            self._recheck(h)
+        certified = False
+        if not mip and _status(h) == "infeasible":
+            certified = self._certified(h)
+            if not certified:
+                self._recheck(h)
+                certified = _status(h) == "infeasible" and self._certified(h)
         runtime = time.perf_counter() - start
-        return self._collect(h, runtime, mip=mip, scale=scale)
+        return self._collect(h, runtime, mip=mip, scale=scale, certified=certified)
 
     def _recheck(self, h: highspy.Highs) -> None:
         """Solve an LP called infeasible without proof once more: no presolve, tight tolerances.
@@ -408,7 +412,7 @@ class LPBuilder:
         return top if top > 0 and math.isfinite(top) else 1.0
 
     def _collect(self, h: highspy.Highs, runtime: float, *, mip: bool, scale: float = 1.0,
-                 ) -> LPSolution:
+                 certified: bool = False) -> LPSolution:
         name = h.modelStatusToString(h.getModelStatus())
         status = _status(h)
         info = h.getInfo()
@@ -427,7 +431,7 @@ class LPBuilder:
                                "nodes": int(info.mip_node_count)})
         if status == "infeasible":
             return LPSolution(status, None, math.nan, math.nan, runtime, None,
-                              {"highs_status": name, "certified": self._certified(h)})
+                              {"highs_status": name, "certified": certified})
         if status != "optimal":
             return LPSolution(status, None, math.nan, math.nan, runtime, None,
                               {"highs_status": name})

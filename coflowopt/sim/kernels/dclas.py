@@ -876,8 +876,9 @@ def _demotions(t, ptol, exceed, last, cos, qof, cf_left, pend, wide, th_n, th_w,
             th = th_n[qk]
             sm = cfs[p] + cfr[p] * (t - tcf)
             x = cfr[p]
-            if exceed:
-                h = sm > th * (1.0 + ptol) or (x > 0 and (th - sm) / x <= ptl)
+            if exceed:  # aalo.exceeded: above, or at it (reached) while growing
+                h = sm > th * (1.0 + ptol) or (
+                    x > 0 and (sm >= th * (1.0 - ptol) or (th - sm) / x <= ptl))
             else:
                 h = sm >= th * (1.0 - ptol) or (x > 0 and (th - sm) / x <= ptl)
         if h:
