@@ -10,6 +10,14 @@ equally from each of the coflow's mappers: one flow per mapper-reducer pair
 of size ``MB * 2^20 / #mappers`` bytes. Flows are listed reducer by reducer,
 mappers in file order within each. Times become seconds; every port gets
 ``port_rate`` bytes per second in each direction (default 1 Gbit/s).
+
+The Java simulator of the Varys and Aalo papers (coflowsim) reads the same file
+with MB = 2^20 bytes too, but its racks carry 2^30 bits per simulated second of
+1,024 ms (``RACK_BITS_PER_SEC`` and ``SIMULATION_SECOND_MILLIS`` in its
+``Constants``), which is 2^20 bytes per 8 ms quantum, or
+:data:`COFLOWSIM_PORT_RATE` = 131,072,000 bytes per second of the trace's
+milliseconds: 4.9% above :data:`DEFAULT_PORT_RATE`. Pass it as ``port_rate``
+(``--port-rate 131072000``) to compare with numbers from that simulator.
 """
 
 from __future__ import annotations
@@ -24,10 +32,13 @@ from ..errors import InputError, InstanceError
 from ..instance import MB, TINY, Coflow, Fabric, Instance
 from ._common import atomic_writer, read_text, shortest_decimal, text_lines
 
-__all__ = ["DEFAULT_PORT_RATE", "dumps", "loads", "read", "write"]
+__all__ = ["COFLOWSIM_PORT_RATE", "DEFAULT_PORT_RATE", "dumps", "loads", "read", "write"]
 
 DEFAULT_PORT_RATE = 1.25e8
 """1 Gbit/s in bytes per second, the rack links of the Varys and Aalo simulations."""
+
+COFLOWSIM_PORT_RATE = 2.0**27 * 1000 / 1024
+"""coflowsim's rack rate in bytes per trace second: 2^30 bit per 1,024 ms (131,072,000)."""
 
 
 MAX_PORTS = 10_000_000

@@ -46,6 +46,17 @@ def test_facebook_trace_follows_the_format_rules(fb):
     assert np.all(slow.fabric.capacity == 1e6)
 
 
+
+def test_coflowsim_port_rate_moves_one_mb_per_8_ms_quantum():
+    # coflowsim: 2^30 bit per simulated second of 1,024 ms, 8 ms quanta (issue 4)
+    bytes_per_quantum = 2**30 / 8 * 8 / 1024
+    assert bytes_per_quantum == MB
+    assert benchmark.COFLOWSIM_PORT_RATE * 0.008 == pytest.approx(MB, rel=1e-15)
+    inst = benchmark.loads("2 1\n1 0 1 0 1 1:8\n", port_rate=benchmark.COFLOWSIM_PORT_RATE)
+    # 8 MB from rack 0 to rack 1: 8 quanta of 8 ms
+    assert inst.coflows[0].sizes.tolist() == [8 * MB]
+    assert 8 * MB / inst.fabric.capacity[0] == pytest.approx(0.064, rel=1e-15)
+
 def test_benchmark_json_benchmark_keeps_every_flow(fb, tmp_path):
     js = tmp_path / "fb.json"
     io.write(fb, js, format="json")
