@@ -3,13 +3,16 @@
 Target: the comparison table prints in under 2 minutes on the project's
 2-core machine.
 
-    python benchmarks/compare_fb.py [--schedulers a,b,c] [--no-bound]
+    python benchmarks/compare_fb.py [--schedulers a,b,c] [--no-bound] [--jobs N]
 
 Runs the command exactly as a user would (``python -m coflowopt compare
 TRACE --bound best``, in a fresh process, so numba's on-disk cache is the
 only warm state) and reports its wall time, the CPU time and peak resident
 memory of the child process, and the load average before and after (other
-processes on the machine inflate wall times).
+processes on the machine inflate wall times). With ``--jobs N`` the command
+runs its simulations and the bound on N worker processes; the peak resident
+memory is then that of the largest single process (``RUSAGE_CHILDREN``), not
+their sum.
 """
 
 from __future__ import annotations
@@ -30,12 +33,15 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--schedulers", default=None, help="passed to --schedulers (default: the CLI's)")
     parser.add_argument("--no-bound", action="store_true", help="leave out --bound best")
+    parser.add_argument("--jobs", type=int, default=None, help="passed to --jobs (default: the CLI's, 1)")
     args = parser.parse_args()
     cmd = [sys.executable, "-m", "coflowopt", "compare", str(TRACE), "--no-progress"]
     if not args.no_bound:
         cmd += ["--bound", "best"]
     if args.schedulers:
         cmd += ["--schedulers", args.schedulers]
+    if args.jobs is not None:
+        cmd += ["--jobs", str(args.jobs)]
     load0 = os.getloadavg()[0]
     w = time.perf_counter()
     out = subprocess.run(cmd, capture_output=True, text=True, check=False)

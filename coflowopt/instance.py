@@ -30,6 +30,7 @@ import numpy as np
 import numpy.typing as npt
 import scipy.sparse as sp
 
+from ._pickle import reduce_frozen
 from .errors import InstanceError
 
 __all__ = ["BINS", "MB", "Coflow", "Fabric", "Instance"]
@@ -112,6 +113,10 @@ class Fabric:
     egress
         Capacity of each port's downlink, length ``P``.
     """
+
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        return reduce_frozen(self)
+
 
     ingress: FloatArray
     egress: FloatArray
@@ -215,6 +220,10 @@ class Coflow:
         available (multi-wave coflows); ``None`` means every flow is available
         at ``release``.
     """
+
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        return reduce_frozen(self)
+
 
     id: str
     src: IntArray
@@ -396,6 +405,10 @@ class Instance:
     all per-flow arrays (``flow_*``) hold the flows of all coflows, grouped by
     coflow: coflow ``k`` owns flows ``ptr[k]:ptr[k + 1]``.
     """
+
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        return reduce_frozen(self)
+
 
     fabric: Fabric
     coflows: tuple[Coflow, ...]

@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import argparse
 import math
+import multiprocessing
+import os
 import sys
 import time
+from concurrent.futures import ProcessPoolExecutor
 from typing import Any
 
 import numpy as np
@@ -14,7 +17,7 @@ from ..errors import CoflowoptError, InputError
 from ..instance import BINS, Instance
 from ..io._common import atomic_writers
 from ..io.schedule_file import write_schedule
-from ..sim import POLICIES, SimulationResult, engine, get_policy, make_policy, simulate
+from ..sim import POLICIES, Policy, SimulationResult, engine, get_policy, make_policy, simulate, simulate_many
 from ._util import (
     Progress,
     add_input_arguments,
@@ -23,6 +26,7 @@ from ._util import (
     emit_json,
     format_table,
     load_instance,
+    nonnegative_int,
     parse_params,
     positive_float,
 )
@@ -101,6 +105,10 @@ def register(sub: argparse._SubParsersAction) -> None:
                    "scheduler's ratio of its sum w*CCT to it")
     c.add_argument("--bound-time-limit", type=positive_float, default=60.0, metavar="S",
                    help="time limit of the bound computation (default 60 s)")
+    c.add_argument("--jobs", "-j", type=nonnegative_int, default=1, metavar="N",
+                   help="run up to N simulations (and the bound) at once, each in its own process "
+                   "holding a copy of the instance (0: one per CPU; default 1: one after another "
+                   "in this process); the results are the same")
     _add_common(c)
     add_json_argument(c)
     c.set_defaults(func=run_compare)
@@ -276,6 +284,42 @@ def _lower_bound(inst: Instance, time_limit: float) -> tuple[float, str]:
     return float(res.bound), str(res.info.get("best", res.method))
 
 
+def _compare_parallel(
+    inst: Instance, policies: dict[str, Policy], args: argparse.Namespace, jobs: int,
+) -> tuple[dict[str, SimulationResult], float | None, str | None]:
+    """``compare``'s simulations and bound on a pool of ``jobs`` processes (``spawn``ed).
+
+    The bound starts first (it may take its whole time limit); one progress bar counts
+    the finished tasks.
+    """
+    tasks = len(policies) + bool(args.bound)
+    bar = None if args.no_progress else Progress(tasks, f"{tasks} tasks on {min(jobs, tasks)} processes")
+    finished = 0
+
+    def tick(label: str, fraction: float) -> None:
+        nonlocal finished
+        if fraction >= 1.0:
+            finished += 1
+            if bar is not None:
+                bar.update(finished)
+
+    ctx = multiprocessing.get_context("spawn")
+    try:
+        with ProcessPoolExecutor(max_workers=min(jobs, tasks), mp_context=ctx) as pool:
+            pending = pool.submit(_lower_bound, inst, args.bound_time_limit) if args.bound else None
+            results = simulate_many(inst, policies, executor=pool, progress=tick,
+                                    batch_interval=args.batch_interval, record=False,
+                                    max_pieces=engine.MAX_PIECES)
+            bound = method = None
+            if pending is not None:
+                bound, method = pending.result()
+                tick("bound", 1.0)
+    finally:
+        if bar is not None:
+            bar.close()
+    return results, bound, method
+
+
 def run_compare(args: argparse.Namespace) -> int:
     inst = load_instance(args)
     variants = parse_variants(args.schedulers)
@@ -291,13 +335,18 @@ def run_compare(args: argparse.Namespace) -> int:
             make_policy(variants[n][0], params[n], strings=True)
         except CoflowoptError as exc:
             raise InputError(f"scheduler '{n}': {exc}") from None
+    jobs = args.jobs or os.cpu_count() or 1
     bound = method = None
-    if args.bound:
-        bound, method = _lower_bound(inst, args.bound_time_limit)
     results: dict[str, SimulationResult] = {}
     t0 = time.perf_counter()
-    for i, n in enumerate(labels, 1):
-        results[n] = _run(inst, variants[n][0], params[n], args, label=f"[{i}/{len(labels)}] {n}")
+    if jobs > 1 and len(labels) + bool(args.bound) > 1:
+        policies = {n: make_policy(variants[n][0], params[n], strings=True) for n in labels}
+        results, bound, method = _compare_parallel(inst, policies, args, jobs)
+    else:
+        if args.bound:
+            bound, method = _lower_bound(inst, args.bound_time_limit)
+        for i, n in enumerate(labels, 1):
+            results[n] = _run(inst, variants[n][0], params[n], args, label=f"[{i}/{len(labels)}] {n}")
     released = float(np.dot(inst.weight, inst.release))
     rows = compare_rows(results, baseline, bound, released)
     if args.json:

@@ -42,6 +42,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from .._pickle import reduce_frozen
 from ..errors import InstanceError
 from ..instance import MB, Instance
 from ._util import lookup
@@ -144,6 +145,10 @@ class Classification:
     Classes and priorities are numbered from 1 as in the paper. Sizes are in
     bytes.
     """
+
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        return reduce_frozen(self)
+
 
     method: str
     size_thresholds: FloatArray

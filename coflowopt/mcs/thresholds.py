@@ -51,6 +51,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from .._pickle import reduce_frozen
 from ..errors import CoflowoptError, InstanceError
 from ..instance import MB, Instance
 from ..result import Status
@@ -193,6 +194,10 @@ class ThresholdModel:
     setting
         Policy parameters besides the thresholds (see :func:`policy_parameters`).
     """
+
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        return reduce_frozen(self)
+
 
     values: FloatArray
     family: IntArray
@@ -584,6 +589,10 @@ class ThresholdSolution:
     the status is OPTIMAL (exhaustive over all candidates, or the DP) and is
     ``nan`` otherwise.
     """
+
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        return reduce_frozen(self)
+
 
     status: Status
     objective: float

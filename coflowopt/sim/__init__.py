@@ -2,7 +2,8 @@
 
 ``simulate(instance, "varys")`` runs one policy on one instance and returns a
 :class:`SimulationResult`; ``simulate(instance, "static-order", order=[...])``
-evaluates a fixed coflow priority order. Policies are listed in
+evaluates a fixed coflow priority order; ``simulate_many`` runs several, in
+parallel processes with ``jobs=N``. Policies are listed in
 :data:`POLICIES` (``coflowopt.sim.policies``), each in its own module with
 its parameters and the seed section it implements. The engine's model is
 described in ``models/simulator.md``.
@@ -16,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from ..instance import Instance
+from .batch import simulate_many
 from .engine import (
     MAX_PIECES,
     Allocation,
@@ -44,6 +46,7 @@ __all__ = [
     "get_policy",
     "make_policy",
     "simulate",
+    "simulate_many",
 ]
 
 

@@ -24,6 +24,7 @@ from typing import IO, Any
 import numpy as np
 import numpy.typing as npt
 
+from .._pickle import reduce_frozen
 from ..errors import require
 from ..instance import MB, Instance
 from ..io._common import atomic_writer
@@ -59,6 +60,10 @@ class SimulationResult:
     waiting for a batch boundary counts). ``schedule`` is the recorded
     :class:`~coflowopt.Schedule` (``None`` when recording was off).
     """
+
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        return reduce_frozen(self)
+
 
     instance: Instance
     scheduler: str

@@ -1,0 +1,139 @@
+"""Several simulations of one instance, one after another or in parallel processes.
+
+``simulate_many(instance, {"varys": "varys", "aalo strict": make_policy("aalo",
+{"sharing": "strict"})}, jobs=2)`` runs each scheduler on the instance and returns
+their results by label, in the order given, whatever the order in which they finish.
+Each run is the deterministic :func:`coflowopt.sim.simulate`, so the results are the
+same with any ``jobs`` and any executor.
+
+Parallel runs take their own processes (``jobs``: a pool of that many, started with
+the ``spawn`` method, so nothing of the parent's threads or state is inherited), or
+an executor the caller owns (``executor``: any :class:`concurrent.futures.Executor`,
+e.g. one of a distributed engine's), which gets the instance with every run. Results
+come back without their instance, and each gets the caller's ``instance`` again (one
+copy in memory, not one per run).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import multiprocessing
+from collections.abc import Callable, Mapping
+from concurrent.futures import FIRST_COMPLETED, Executor, Future, ProcessPoolExecutor, wait
+from typing import Any
+
+from ..instance import Instance
+from .engine import SimulationError
+from .policies import Policy
+from .results import SimulationResult
+
+__all__ = ["simulate_many"]
+
+OPTIONS = ("batch_interval", "record", "check", "compiled", "max_pieces")
+"""The keywords of :func:`coflowopt.sim.simulate` that :func:`simulate_many` passes on."""
+
+
+def simulate_many(
+    instance: Instance,
+    runs: Mapping[str, str | Policy],
+    *,
+    jobs: int = 1,
+    executor: Executor | None = None,
+    progress: Callable[[str, float], None] | None = None,
+    **options: Any,
+) -> dict[str, SimulationResult]:
+    """Simulate each of ``runs`` (label -> scheduler name or fresh policy object) on ``instance``.
+
+    Parameters
+    ----------
+    instance
+        The instance every run simulates.
+    runs
+        Labels and what to simulate: a registered name (default parameters) or a
+        policy object from :func:`coflowopt.sim.make_policy` (one object per run: a
+        policy keeps state while it runs).
+    jobs
+        How many runs at once, each in its own process (``1``: in this process, in
+        order). Each process holds a copy of the instance and its own simulation.
+    executor
+        Run on this executor instead (``jobs`` is then ignored); it must be able to
+        pickle the instance and the policies (process pools and distributed engines can).
+    progress
+        Called in this process with ``(label, fraction)``: during a run in this
+        process with the fraction of bytes delivered (below 1), and once with ``1.0``
+        when a run's result is in (all that parallel runs report).
+    **options
+        Passed to :func:`coflowopt.sim.simulate` (``batch_interval``, ``record``,
+        ``check``, ``compiled``, ``max_pieces``). With ``record=True`` every schedule
+        travels back from the worker: large traces are better run with ``record=False``.
+
+    Returns
+    -------
+    dict
+        The results by label, in the order of ``runs``.
+    """
+    unknown = sorted(set(options) - set(OPTIONS))
+    if unknown:
+        raise SimulationError(f"simulate_many got unknown options {unknown}; it passes on {list(OPTIONS)}")
+    if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
+        raise SimulationError(f"jobs must be an integer >= 1, got {jobs!r}")
+    labels = list(runs)
+    if executor is None and (jobs == 1 or len(labels) <= 1):
+        out: dict[str, SimulationResult] = {}
+        for label in labels:
+            report = None if progress is None else _reporter(progress, label)
+            out[label] = _simulate(instance, runs[label], report, options)
+            if progress is not None:
+                progress(label, 1.0)
+        return out
+    if executor is not None:
+        return _collect(executor, instance, runs, progress, options)
+    ctx = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(max_workers=min(jobs, len(labels)), mp_context=ctx) as pool:
+        return _collect(pool, instance, runs, progress, options)
+
+
+def _collect(
+    pool: Executor, instance: Instance, runs: Mapping[str, str | Policy],
+    progress: Callable[[str, float], None] | None, options: dict[str, Any],
+) -> dict[str, SimulationResult]:
+    futures: dict[Future[SimulationResult], str] = {
+        pool.submit(_worker, instance, runs[label], options): label for label in runs
+    }
+    done: dict[str, SimulationResult] = {}
+    pending = set(futures)
+    try:
+        while pending:
+            finished, pending = wait(pending, return_when=FIRST_COMPLETED)
+            for fut in sorted(finished, key=lambda f: list(runs).index(futures[f])):
+                label = futures[fut]
+                done[label] = dataclasses.replace(fut.result(), instance=instance)
+                if progress is not None:
+                    progress(label, 1.0)
+    finally:
+        for fut in pending:
+            fut.cancel()
+    return {label: done[label] for label in runs}
+
+
+def _reporter(progress: Callable[[str, float], None], label: str) -> Callable[[float], None]:
+    """The engine's progress for ``label``, short of 1.0 (reported once, when the result is in)."""
+
+    def report(fraction: float) -> None:
+        if fraction < 1.0:
+            progress(label, fraction)
+
+    return report
+
+
+def _simulate(instance: Instance, spec: str | Policy, report: Callable[[float], None] | None,
+              options: dict[str, Any]) -> SimulationResult:
+    from . import simulate
+
+    return simulate(instance, spec, progress=report, **options)
+
+
+def _worker(instance: Instance, spec: str | Policy, options: dict[str, Any]) -> SimulationResult:
+    """One run in a worker process; the result goes back without the instance."""
+    res = _simulate(instance, spec, None, options)
+    return dataclasses.replace(res, instance=None)  # type: ignore[arg-type]

@@ -1,0 +1,116 @@
+"""``simulate_many`` and ``compare --jobs``: parallel runs give the sequential results."""
+
+from __future__ import annotations
+
+import json
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import coflowopt as co
+from coflowopt.cli import main
+from coflowopt.sim import SimulationError, make_policy, simulate, simulate_many
+
+ROOT = Path(__file__).resolve().parents[2]
+FIG51 = ROOT / "instances" / "examples" / "dissertation_5_1_varys_motivating_reconstructed.json"
+TRACE = ROOT / "instances" / "fb2010" / "FB2010-1Hr-150-0.txt"
+
+
+@pytest.fixture(scope="module")
+def prefix() -> co.Instance:
+    """The trace's first 40 coflows: several ports, queues and bins."""
+    fb = co.read(TRACE)
+    return co.Instance(fb.fabric, fb.coflows[:40], name="fb40")
+
+
+def runs() -> dict:
+    return {
+        "varys": "varys",
+        "aalo strict": make_policy("aalo", {"sharing": "strict"}),
+        "mcs batched": make_policy("mcs", {}),
+        "fair": "fair",
+    }
+
+
+def assert_same(a: dict, b: dict) -> None:
+    assert list(a) == list(b)
+    for label in a:
+        np.testing.assert_array_equal(a[label].completion, b[label].completion)
+        np.testing.assert_array_equal(a[label].flow_completion, b[label].flow_completion)
+        assert a[label].events == b[label].events and a[label].params == b[label].params
+
+
+def test_process_pool_gives_the_sequential_results_in_the_given_order(prefix):
+    seen: list[tuple[str, float]] = []
+    seq = simulate_many(prefix, runs(), batch_interval=1.0, record=False)
+    par = simulate_many(prefix, runs(), batch_interval=1.0, record=False, jobs=2,
+                        progress=lambda label, f: seen.append((label, f)))
+    assert_same(seq, par)
+    assert all(r.instance is prefix for r in par.values())  # one copy, the caller's
+    assert sorted(seen) == sorted((label, 1.0) for label in runs())
+    # and each is simulate()'s result
+    alone = simulate(prefix, "fair", batch_interval=1.0, record=False)
+    np.testing.assert_array_equal(alone.completion, par["fair"].completion)
+
+
+def test_any_executor_and_recorded_schedules_pass_check_feasible():
+    inst = co.read(FIG51)
+    with ThreadPoolExecutor(2) as pool:
+        got = simulate_many(inst, runs(), executor=pool, record=True)
+    for res in got.values():
+        assert res.schedule is not None and co.check_feasible(inst, res.schedule)
+    assert_same(simulate_many(inst, runs()), got)
+
+
+def test_progress_in_process_reports_fractions_then_one():
+    inst = co.read(FIG51)
+    seen: list[tuple[str, float]] = []
+    simulate_many(inst, {"a": "varys", "b": "fair"}, progress=lambda label, f: seen.append((label, f)))
+    assert [s for s in seen if s[1] == 1.0] == [("a", 1.0), ("b", 1.0)]  # once each, in order
+    assert [label for label, _ in seen] == sorted(label for label, _ in seen)
+    assert all(0.0 <= f < 1.0 for _, f in seen if (_, f) not in (("a", 1.0), ("b", 1.0)))
+
+
+def test_bad_options_and_failing_runs_raise_clear_errors():
+    inst = co.read(FIG51)
+    with pytest.raises(SimulationError, match="jobs must be an integer >= 1"):
+        simulate_many(inst, {"a": "varys"}, jobs=0)
+    with pytest.raises(SimulationError, match="unknown options"):
+        simulate_many(inst, {"a": "varys"}, progres=None)
+    bad = {"ok": "varys", "bad": make_policy("static-order", {"order": ["no-such-coflow"]})}
+    with pytest.raises(co.CoflowoptError, match="no-such-coflow"):
+        simulate(inst, make_policy("static-order", {"order": ["no-such-coflow"]}))
+    with pytest.raises(co.CoflowoptError, match="no-such-coflow"), ThreadPoolExecutor(2) as pool:
+        simulate_many(inst, bad, executor=pool)
+
+
+def test_compare_with_jobs_prints_the_sequential_table(capsys):
+    args = ["compare", str(FIG51), "--schedulers", "varys,fair,aalo:sharing=strict", "--bound", "best",
+            "--json", "--no-progress"]
+    assert main(args) == 0
+    one = json.loads(capsys.readouterr().out)
+    assert main([*args, "--jobs", "2"]) == 0
+    two = json.loads(capsys.readouterr().out)
+    for doc in (one, two):
+        for row in doc["schedulers"]:
+            row.pop("wall_s")
+            row["summary"].pop("runtime_s", None)
+    assert one == two
+
+
+def test_compare_rejects_a_negative_job_count(capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(["compare", str(FIG51), "--jobs", "-1"])
+    assert exc.value.code == 2
+    assert "--jobs" in capsys.readouterr().err
+
+
+def test_compare_with_jobs_reports_a_failing_scheduler_like_the_sequential_run(capsys):
+    args = ["compare", str(FIG51), "--schedulers", "varys,static-order", "--param",
+            "static-order.order=nope", "--no-progress"]
+    for extra in ([], ["--jobs", "2"]):
+        assert main([*args, *extra]) == 2
+        err = capsys.readouterr().err
+        assert "unknown coflow 'nope'" in err and "Traceback" not in err
