@@ -101,6 +101,12 @@ class MissingDependencyError(CoflowoptError, ImportError):
         super().__init__(msg)
         self.package = package
         self.extra = extra
+        self.purpose = purpose
+
+    def __reduce__(self) -> tuple[type, tuple[str, str, str]]:
+        # rebuilt from its three arguments (``args`` holds only the message), so that it
+        # survives a worker process (coflowopt.sim.simulate_many)
+        return (type(self), (self.package, self.extra, self.purpose))
 
 
 def require(package: str, extra: str, purpose: str) -> ModuleType:

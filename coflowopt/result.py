@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from ._pickle import reduce_frozen
 from .schedule import Schedule
 
 __all__ = ["Result", "Status"]
@@ -43,6 +44,10 @@ class Result:
     maximisation; ``nan`` if none). ``completion`` holds absolute completion
     times ``C_k`` per coflow.
     """
+
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        return reduce_frozen(self)
+
 
     status: Status
     objective: float

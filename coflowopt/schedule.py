@@ -22,6 +22,7 @@ import numpy as np
 import numpy.typing as npt
 import scipy.sparse as sp
 
+from ._pickle import reduce_frozen
 from .errors import ScheduleError
 from .instance import Instance
 
@@ -55,6 +56,10 @@ class Schedule:
     do). Construction checks only shapes and types; :func:`check_feasible`
     checks everything else.
     """
+
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        return reduce_frozen(self)
+
 
     flow: IntArray
     start: FloatArray

@@ -56,6 +56,8 @@ def test_simulation_result_round_trips_with_its_schedule():
     np.testing.assert_array_equal(back.flow_completion, res.flow_completion)
     assert repr(back.summary) == repr(res.summary) and back.params == res.params  # nan bins
     assert back.schedule is not None and co.check_feasible(back.instance, back.schedule)
+    for name in ("flow", "start", "end", "rate"):
+        assert not getattr(back.schedule, name).flags.writeable, name
     assert json.dumps(back.to_dict(), sort_keys=True) == json.dumps(res.to_dict(), sort_keys=True)
 
 

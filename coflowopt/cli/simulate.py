@@ -4,11 +4,9 @@ from __future__ import annotations
 
 import argparse
 import math
-import multiprocessing
-import os
 import sys
+import threading
 import time
-from concurrent.futures import ProcessPoolExecutor
 from typing import Any
 
 import numpy as np
@@ -18,6 +16,7 @@ from ..instance import BINS, Instance
 from ..io._common import atomic_writers
 from ..io.schedule_file import write_schedule
 from ..sim import POLICIES, Policy, SimulationResult, engine, get_policy, make_policy, simulate, simulate_many
+from ..sim.batch import cpu_count, process_pool, stop_pool
 from ._util import (
     Progress,
     add_input_arguments,
@@ -107,8 +106,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="time limit of the bound computation (default 60 s)")
     c.add_argument("--jobs", "-j", type=nonnegative_int, default=1, metavar="N",
                    help="run up to N simulations (and the bound) at once, each in its own process "
-                   "holding a copy of the instance (0: one per CPU; default 1: one after another "
-                   "in this process); the results are the same")
+                   "with its own copy of the instance (0: one per CPU this process may use; "
+                   "default 1: one after another in this process); the results are the same")
     _add_common(c)
     add_json_argument(c)
     c.set_defaults(func=run_compare)
@@ -295,28 +294,35 @@ def _compare_parallel(
     tasks = len(policies) + bool(args.bound)
     bar = None if args.no_progress else Progress(tasks, f"{tasks} tasks on {min(jobs, tasks)} processes")
     finished = 0
+    bound_done = threading.Event()  # set by the pool's thread when the bound is in
 
     def tick(label: str, fraction: float) -> None:
         nonlocal finished
         if fraction >= 1.0:
             finished += 1
-            if bar is not None:
-                bar.update(finished)
+        if bar is not None:
+            bar.update(finished + bound_done.is_set())
 
-    ctx = multiprocessing.get_context("spawn")
+    pool = process_pool(min(jobs, tasks))
     try:
-        with ProcessPoolExecutor(max_workers=min(jobs, tasks), mp_context=ctx) as pool:
-            pending = pool.submit(_lower_bound, inst, args.bound_time_limit) if args.bound else None
-            results = simulate_many(inst, policies, executor=pool, progress=tick,
-                                    batch_interval=args.batch_interval, record=False,
-                                    max_pieces=engine.MAX_PIECES)
-            bound = method = None
-            if pending is not None:
-                bound, method = pending.result()
-                tick("bound", 1.0)
+        pending = None
+        if args.bound:
+            pending = pool.submit(_lower_bound, inst, args.bound_time_limit)
+            pending.add_done_callback(lambda _: bound_done.set())
+        results = simulate_many(inst, policies, executor=pool, progress=tick,
+                                batch_interval=args.batch_interval, record=False,
+                                max_pieces=engine.MAX_PIECES)
+        bound = method = None
+        if pending is not None:
+            bound, method = pending.result()
+            tick("bound", 0.0)
+    except BaseException:
+        stop_pool(pool)  # the error now, not after the other tasks (the bound: its time limit)
+        raise
     finally:
         if bar is not None:
             bar.close()
+    pool.shutdown()
     return results, bound, method
 
 
@@ -335,7 +341,7 @@ def run_compare(args: argparse.Namespace) -> int:
             make_policy(variants[n][0], params[n], strings=True)
         except CoflowoptError as exc:
             raise InputError(f"scheduler '{n}': {exc}") from None
-    jobs = args.jobs or os.cpu_count() or 1
+    jobs = args.jobs or cpu_count()
     bound = method = None
     results: dict[str, SimulationResult] = {}
     t0 = time.perf_counter()

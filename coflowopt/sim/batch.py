@@ -9,15 +9,19 @@ same with any ``jobs`` and any executor.
 Parallel runs take their own processes (``jobs``: a pool of that many, started with
 the ``spawn`` method, so nothing of the parent's threads or state is inherited), or
 an executor the caller owns (``executor``: any :class:`concurrent.futures.Executor`,
-e.g. one of a distributed engine's), which gets the instance with every run. Results
-come back without their instance, and each gets the caller's ``instance`` again (one
-copy in memory, not one per run).
+e.g. one of a distributed engine's). Every run is sent the instance (pickled: 17 MB
+and about 0.15 s for the Facebook trace), and each worker holds the copy of the run
+it is simulating. Results come back without their instance, and each gets the
+caller's ``instance`` again (one copy in this process, not one per run). The first run
+that fails raises its error at once: with ``jobs``, the other runs are stopped; a
+caller's executor is left to the caller (runs not started are cancelled).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import multiprocessing
+import os
 from collections.abc import Callable, Mapping
 from concurrent.futures import FIRST_COMPLETED, Executor, Future, ProcessPoolExecutor, wait
 from typing import Any
@@ -27,7 +31,7 @@ from .engine import SimulationError
 from .policies import Policy
 from .results import SimulationResult
 
-__all__ = ["simulate_many"]
+__all__ = ["cpu_count", "process_pool", "simulate_many", "stop_pool"]
 
 OPTIONS = ("batch_interval", "record", "check", "compiled", "max_pieces")
 """The keywords of :func:`coflowopt.sim.simulate` that :func:`simulate_many` passes on."""
@@ -54,7 +58,8 @@ def simulate_many(
         policy keeps state while it runs).
     jobs
         How many runs at once, each in its own process (``1``: in this process, in
-        order). Each process holds a copy of the instance and its own simulation.
+        order). Each process holds a copy of the instance and its own simulation
+        (:func:`cpu_count` tells how many CPUs there are).
     executor
         Run on this executor instead (``jobs`` is then ignored); it must be able to
         pickle the instance and the policies (process pools and distributed engines can).
@@ -88,9 +93,40 @@ def simulate_many(
         return out
     if executor is not None:
         return _collect(executor, instance, runs, progress, options)
-    ctx = multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(max_workers=min(jobs, len(labels)), mp_context=ctx) as pool:
-        return _collect(pool, instance, runs, progress, options)
+    pool = process_pool(min(jobs, len(labels)))
+    try:
+        out = _collect(pool, instance, runs, progress, options)
+    except BaseException:
+        stop_pool(pool)  # a failed run is reported now, not after the others end
+        raise
+    pool.shutdown()
+    return out
+
+
+def process_pool(workers: int) -> ProcessPoolExecutor:
+    """A pool of ``workers`` processes started with ``spawn`` (nothing of this process's
+    threads or state is inherited; scripts need the ``if __name__ == "__main__"`` guard)."""
+    return ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"))
+
+
+def stop_pool(pool: ProcessPoolExecutor) -> None:
+    """Cancel what has not started and end the worker processes without waiting for them."""
+    terminate = getattr(pool, "terminate_workers", None)  # Python 3.14+
+    if terminate is not None:
+        terminate()
+        return
+    procs = list((getattr(pool, "_processes", None) or {}).values())  # shutdown() forgets them
+    pool.shutdown(wait=False, cancel_futures=True)
+    for proc in procs:
+        proc.terminate()
+
+
+def cpu_count() -> int:
+    """The CPUs this process may run on (its affinity where the platform tells it)."""
+    try:
+        return max(len(os.sched_getaffinity(0)), 1)
+    except AttributeError:  # pragma: no cover - macOS, Windows
+        return os.cpu_count() or 1
 
 
 def _collect(

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import multiprocessing
+import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -12,6 +14,7 @@ import pytest
 import coflowopt as co
 from coflowopt.cli import main
 from coflowopt.sim import SimulationError, make_policy, simulate, simulate_many
+from coflowopt.sim.policies.fair import Fair
 
 ROOT = Path(__file__).resolve().parents[2]
 FIG51 = ROOT / "instances" / "examples" / "dissertation_5_1_varys_motivating_reconstructed.json"
@@ -114,3 +117,37 @@ def test_compare_with_jobs_reports_a_failing_scheduler_like_the_sequential_run(c
         assert main([*args, *extra]) == 2
         err = capsys.readouterr().err
         assert "unknown coflow 'nope'" in err and "Traceback" not in err
+
+
+class Sleeper(Fair):
+    """Per-flow fairness that first sleeps a minute: a run still going when another fails."""
+
+    def start(self, view):  # type: ignore[no-untyped-def]
+        time.sleep(60)
+        super().start(view)
+
+
+def test_a_failing_run_is_reported_without_waiting_for_the_others():
+    inst = co.read(FIG51)
+    runs = {"slow": Sleeper(Sleeper.Params()),
+            "bad": make_policy("static-order", {"order": ["no-such-coflow"]})}
+    t0 = time.perf_counter()
+    with pytest.raises(co.CoflowoptError, match="no-such-coflow"):
+        simulate_many(inst, runs, jobs=2)
+    # the sleeper's process was stopped, not waited for (a functional check, half its sleep)
+    assert time.perf_counter() - t0 < 30
+    for child in multiprocessing.active_children():
+        child.join(10)
+    assert not multiprocessing.active_children()
+
+
+def test_worker_errors_keep_their_class_and_fields():
+    import pickle
+
+    from coflowopt.errors import InputError, MissingDependencyError
+
+    err = pickle.loads(pickle.dumps(MissingDependencyError("pandas", "pandas", "to_pandas()")))
+    assert isinstance(err, MissingDependencyError) and err.extra == "pandas"
+    assert "pip install 'coflowopt[pandas]'" in str(err)
+    err2 = pickle.loads(pickle.dumps(InputError("bad value", path="x.json", line=3)))
+    assert str(err2) == "x.json:3: bad value" and err2.line == 3
