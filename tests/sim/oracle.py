@@ -54,6 +54,11 @@ from collections.abc import Callable, Sequence
 from fractions import Fraction
 
 SAT = Fraction(1, 10**9)
+GREEDY_FULL = Fraction(1, 10**12)
+"""The greedy allocation's documented rule (``coflowopt.alloc.FULL``), for the oracles of
+policies that use it: after a flow takes its rate, a link left with at most this fraction
+of what it had before is full (a capacity one ulp above a flow's share would otherwise let
+the next flow crawl at 1e-16 until the next decision)."""
 MAX_ROUNDS = 8
 GROW = Fraction(1, 10**9)
 REACH = Fraction(1, 10**12)

@@ -55,9 +55,14 @@ state. The default threshold is the ``heavy_percentile``-th percentile of
 the coflow sizes with linear interpolation (``numpy.percentile``'s default),
 computed here exactly.
 
-"Full" means exactly zero left: the engine's rounding rules (``SAT``,
-``FULL``, the 1e-12 simultaneity and tie windows) exist to make floating
-point behave like exact arithmetic, which this oracle has. Not modelled:
+"Full" means exactly zero left, except in greedy backfilling, which follows
+the greedy allocation's documented rule (``coflowopt.alloc.FULL``,
+:data:`.oracle.GREEDY_FULL`): a link left with at most 1e-12 of what it had
+before a flow took its rate is full. That rule changes results (a flow would
+otherwise crawl at 1e-16 on a capacity one ulp above another flow's share until
+the next coflow event); the other rounding rules (``SAT``, the 1e-12
+simultaneity and tie windows) exist to make floating point behave like exact
+arithmetic, which this oracle has. Not modelled:
 Varys' starvation avoidance (``starvation_period``), batches, dependencies
 and multi-wave coflows.
 """
@@ -69,7 +74,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from math import floor
 
-from .oracle import Link, exact, tie_key
+from .oracle import GREEDY_FULL, Link, exact, tie_key
 
 Flow = tuple[int, int, float]  # (ingress port, egress port, size)
 ZERO = Fraction(0)
@@ -192,8 +197,9 @@ def allocate_ordered(world: World, policy: str, params: dict, active: list[int])
                 take = min(left[lk] for lk in world.links[f])
                 if take > 0:
                     rate[f] = rate.get(f, ZERO) + take
-                    for lk in world.links[f]:
-                        left[lk] -= take
+                    for lk in world.links[f]:  # the greedy rule's GREEDY_FULL (docstring)
+                        after = left[lk] - take
+                        left[lk] = after if after > GREEDY_FULL * left[lk] else ZERO
     elif params["backfill"] != "none":
         raise ValueError(params["backfill"])
     return {f: v for f, v in rate.items() if v > 0}

@@ -29,7 +29,8 @@ order = (release, index).
   stops when its egress is full, until the ingress is full or every flow
   stopped; ``"greedy"``: flow by flow (coflows in ``greedy_order``: admission
   order by default, "flows in arrival order", as coflowsim; or priority order),
-  each takes the min of its two links' spare; ``"none"``;
+  each takes the min of its two links' spare, a link left with at most
+  ``GREEDY_FULL`` of what it had before counting as full; ``"none"``;
 - starvation avoidance (Pseudocode 1 lines 19-27) when ``starvation_period`` T
   is given: a T-interval starts at a decision with coflows active when none is
   running (the first admission, or after the fabric emptied: a decision that
@@ -51,7 +52,8 @@ nothing left) is ``<= (D - t)(1 + 1e-12)`` (the policy's documented slack).
 Then the admitted coflows are backfilled
 (``backfill``, as in ``varys``, in arrival order), then every other coflow
 (rejected or without deadline) is served flow by flow in arrival order, each
-flow taking the min of its two links' spare (always, whatever ``backfill``).
+flow taking the min of its two links' spare (always, whatever ``backfill``; the
+greedy rule above, ``GREEDY_FULL`` included).
 """
 
 from __future__ import annotations
@@ -60,7 +62,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 
-from .oracle import Link, exact, tie_key
+from .oracle import GREEDY_FULL, Link, exact, tie_key
 
 Flow = tuple[int, int, float]  # (ingress port, egress port, size)
 ZERO = Fraction(0)
@@ -158,7 +160,10 @@ class Fabric:
                 if x > 0:
                     rate[f] = rate.get(f, ZERO) + x
                     for lk in self.links[f]:
-                        left[lk] -= x
+                        # the greedy allocation's documented FULL rule (coflowopt.alloc): a
+                        # link left with at most FULL of what it had before is full
+                        after = left[lk] - x
+                        left[lk] = after if after > GREEDY_FULL * left[lk] else ZERO
 
 
 class Policy:

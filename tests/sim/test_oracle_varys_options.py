@@ -226,3 +226,13 @@ def test_a_deadline_of_release_plus_gamma_in_floating_point_is_admitted(compiled
     want = simulate_deadline(unit, unit, coflows)
     assert want.admitted == [False, True]
     assert_deadline_agrees((unit, unit, coflows), {}, compiled)
+
+
+@pytest.mark.parametrize("compiled", [False, True])
+def test_a_link_one_ulp_above_a_flows_share_counts_as_full(compiled):
+    # found by hypothesis: the first flow leaves 1.1e-16 of ingress 0; under the greedy FULL
+    # rule the second flow waits for the next decision instead of crawling until t = 9e15
+    case = ([0.5000000000000001, 1.0, 1.0], [0.5, 1.0, 1.0],
+            [(0.0, [(0, 0, 1.0), (0, 1, 1.0)], None)])
+    assert_deadline_agrees(case, {"backfill": "proportional", "reschedule": "coflow"}, compiled)
+    assert simulate_deadline(*case).completion == [Fraction(2) + 1 / exact(0.5000000000000001)]
