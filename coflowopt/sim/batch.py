@@ -23,7 +23,7 @@ import dataclasses
 import multiprocessing
 import os
 from collections.abc import Callable, Mapping
-from concurrent.futures import FIRST_COMPLETED, Executor, Future, ProcessPoolExecutor, wait
+from concurrent.futures import FIRST_COMPLETED, BrokenExecutor, Executor, Future, ProcessPoolExecutor, wait
 from typing import Any
 
 from ..instance import Instance
@@ -143,7 +143,15 @@ def _collect(
             finished, pending = wait(pending, return_when=FIRST_COMPLETED)
             for fut in sorted(finished, key=lambda f: list(runs).index(futures[f])):
                 label = futures[fut]
-                done[label] = dataclasses.replace(fut.result(), instance=instance)
+                try:
+                    res = fut.result()
+                except BrokenExecutor as exc:
+                    raise SimulationError(
+                        f"run '{label}': a worker process ended abruptly ({exc}); out of memory, "
+                        "or a script without the 'if __name__ == \"__main__\":' guard? jobs=1 "
+                        "runs in this process and shows the error"
+                    ) from exc
+                done[label] = dataclasses.replace(res, instance=instance)
                 if progress is not None:
                     progress(label, 1.0)
     finally:

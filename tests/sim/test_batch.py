@@ -151,3 +151,18 @@ def test_worker_errors_keep_their_class_and_fields():
     assert "pip install 'coflowopt[pandas]'" in str(err)
     err2 = pickle.loads(pickle.dumps(InputError("bad value", path="x.json", line=3)))
     assert str(err2) == "x.json:3: bad value" and err2.line == 3
+
+
+class Crasher(Fair):
+    """Per-flow fairness whose process dies at once (as when the system kills it)."""
+
+    def start(self, view):  # type: ignore[no-untyped-def]
+        import os
+
+        os._exit(3)
+
+
+def test_a_worker_that_dies_gives_a_clear_error():
+    inst = co.read(FIG51)
+    with pytest.raises(SimulationError, match="worker process ended abruptly"):
+        simulate_many(inst, {"ok": "varys", "dies": Crasher(Crasher.Params())}, jobs=2)
