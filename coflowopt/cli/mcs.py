@@ -151,6 +151,9 @@ def register(sub: argparse._SubParsersAction) -> None:
         default="weighted",
         help="how Aalo's queues share links: weighted (D-CLAS, default) or strict priority (CoflowSim)",
     )
+    v.add_argument("--jobs", "-j", type=nonnegative_int, default=1, metavar="N",
+                   help="run up to N simulations at once, each in its own process (0: one per CPU "
+                   "this process may use; default 1); the results are the same")
     v.set_defaults(func=run_validate)
 
     w = msub.add_parser("sweep", help="model objective over published threshold rules (sensitivity)")
@@ -373,8 +376,11 @@ def run_validate(args: argparse.Namespace) -> int:
         raise InputError(f"--configs names no configuration, got '{args.configs}'")
     if args.load is not None:  # simulate at the load the model assumes
         inst = rescale_load(inst, rho)
+    from ..sim.batch import cpu_count
+
     table = mcs_validate.validate(
-        inst, queues=args.queues, load=rho, configs=configs, seed=args.seed, aalo_sharing=args.aalo_sharing
+        inst, queues=args.queues, load=rho, configs=configs, seed=args.seed, aalo_sharing=args.aalo_sharing,
+        jobs=args.jobs or cpu_count(),
     )
     if args.json:
         emit_json({"title": table.title, "columns": list(table.columns), "rows": table.as_dicts()})

@@ -35,7 +35,6 @@ The optimum is exact (the DP) when it is affordable and comes from
 from __future__ import annotations
 
 import math
-import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -76,7 +75,8 @@ COLUMNS = (
     *(f"cct_{b}" for b in BINS),
     "sim_seconds",
 )
-"""Columns of :func:`validate`'s table; ``cct_SN`` ... are the simulated mean CCTs per bin."""
+"""Columns of :func:`validate`'s table; ``cct_SN`` ... are the simulated mean CCTs per bin,
+``sim_seconds`` the simulation's own wall time (``SimulationResult.runtime``)."""
 
 
 def optimum(model: ThresholdModel, *, seed: int = 0, max_cells: float = 3e8) -> ThresholdSolution:
@@ -87,10 +87,14 @@ def optimum(model: ThresholdModel, *, seed: int = 0, max_cells: float = 3e8) -> 
         return optimize_thresholds(model, seed=seed)
 
 
-def _simulate(instance: Instance, policy: str, params: dict[str, Any], batch_interval: float | None) -> Any:
-    from ..sim import simulate  # the simulator is only needed here
+def _simulate_all(instance: Instance, runs: dict[str, tuple[str, dict[str, Any]]],
+                  batch_interval: float | None, jobs: int) -> dict[str, Any]:
+    """Each run (label -> policy name and parameters), on ``jobs`` processes (:func:`simulate_many`)."""
+    from ..sim import make_policy, simulate_many  # the simulator is only needed here
 
-    return simulate(instance, policy, params, batch_interval=batch_interval, record=False, check=False)
+    policies = {label: make_policy(name, params) for label, (name, params) in runs.items()}
+    return simulate_many(instance, policies, jobs=jobs, batch_interval=batch_interval,
+                         record=False, check=False)
 
 
 def _bin_means(instance: Instance, cct: np.ndarray) -> list[float]:
@@ -110,6 +114,7 @@ def validate(
     aalo_sharing: str = "weighted",
     workload: str = "",
     progress: Callable[[str], None] | None = None,
+    jobs: int = 1,
 ) -> Table:
     """Model prediction and simulated mean CCT for each configuration of :data:`CONFIGS`.
 
@@ -119,7 +124,9 @@ def validate(
     validate --load`` does). Rows follow the order of :data:`CONFIGS`;
     ``simulated_vs_aalo`` is ``nan`` unless ``aalo-default`` is among
     ``configs``. ``progress`` is called with each configuration's name
-    before its simulation. ``aalo_sharing`` is how Aalo's queues share the
+    before the simulations start. ``jobs``: how many simulations run at once,
+    each in its own process (:func:`coflowopt.sim.simulate_many`; the same
+    results). ``aalo_sharing`` is how Aalo's queues share the
     fabric: ``"weighted"`` (D-CLAS, the default) or ``"strict"`` priority
     (what CoflowSim, the simulator of the Aalo and MCS papers, does; much
     faster to simulate). ``batch_interval`` defaults to ``None``: arrivals are
@@ -139,14 +146,16 @@ def validate(
     }
     solutions = {name: optimum(m, seed=seed) for name, m in models.items()}
     reference = models["aalo"].objective(default_thresholds(models["aalo"]))
-    rows: list[dict[str, Any]] = []
-    for config in [c for c in CONFIGS if c in configs]:
+    chosen = [c for c in CONFIGS if c in configs]
+    thetas: dict[str, Any] = {}
+    runs: dict[str, tuple[str, dict[str, Any]]] = {}
+    for config in chosen:
         family, kind = config.split("-")
         model = models[family]
-        sol = solutions[family]
-        theta = default_thresholds(model) if kind == "default" else sol.thresholds
+        theta = default_thresholds(model) if kind == "default" else solutions[family].thresholds
+        thetas[config] = theta
         if config == "aalo-default":
-            policy, params = (
+            runs[config] = (
                 "aalo",
                 {
                     "num_queues": queues,
@@ -156,24 +165,27 @@ def validate(
                 },
             )
         else:
-            policy, params = policy_parameters(
+            runs[config] = policy_parameters(
                 model, theta, sharing=aalo_sharing if family == "aalo" else None
             )
         if progress is not None:
             progress(config)
-        t0 = time.perf_counter()
-        res = _simulate(instance, policy, params, batch_interval)
+    results = _simulate_all(instance, runs, batch_interval, jobs)
+    rows: list[dict[str, Any]] = []
+    for config in chosen:
+        family, kind = config.split("-")
+        res = results[config]
         cct = res.cct
         rows.append(
             {
                 "workload": workload or instance.name,
                 "load": rho,
                 "config": config,
-                "predicted": model.objective(theta),
+                "predicted": models[family].objective(thetas[config]),
                 "simulated_cct": float(cct.mean()),
-                "exact": kind == "default" or sol.status is Status.OPTIMAL,
+                "exact": kind == "default" or solutions[family].status is Status.OPTIMAL,
                 **{f"cct_{b}": v for b, v in zip(BINS, _bin_means(instance, cct), strict=True)},
-                "sim_seconds": time.perf_counter() - t0,
+                "sim_seconds": res.runtime,
             }
         )
     # without Aalo's defaults in the run there is no simulated reference (combine runs by hand)
@@ -243,6 +255,7 @@ def threshold_sweep(
     queues: int = 10,
     load: float | None = None,
     batch_interval: float | None = None,
+    jobs: int = 1,
 ) -> Table:
     """Simulated mean CCT beside the model across a sensitivity sweep (Aalo Fig. 6.12, MCS Fig. 18).
 
@@ -252,19 +265,20 @@ def threshold_sweep(
     varies ``theta^n_1`` (bytes, factor 10) and ``"mcs-wide"``
     ``theta^w_1`` (bytes, factor 2), the other family at its default (the
     ``mcs`` policy). Columns: ``value``, ``predicted``, ``simulated_cct``,
-    and both relative to the first row.
+    and both relative to the first row. ``jobs``: simulations at once, as in
+    :func:`validate`.
     """
     if kind not in SWEEPS:
         raise InstanceError(f"unknown sweep kind '{kind}'; choose from {', '.join(SWEEPS)}")
     rho = offered_load(instance) if load is None else float(load)
     if not (math.isfinite(rho) and 0 < rho < 1):
         raise InstanceError(f"the model needs a load in (0, 1); the instance's offered load is {rho:g}")
+    points = {f"{i}": _sweep_point(instance, kind, v, queues, rho) for i, v in enumerate(values)}
+    results = _simulate_all(instance, {i: (pt[2], pt[3]) for i, pt in points.items()}, batch_interval, jobs)
     rows = []
-    for v in values:
-        model, theta, policy, params = _sweep_point(instance, kind, v, queues, rho)
-        res = _simulate(instance, policy, params, batch_interval)
+    for (i, (model, theta, _, _)), v in zip(points.items(), values, strict=True):
         shown = v / MB if kind in ("aalo", "mcs-narrow", "mcs-wide") else v
-        rows.append([shown, model.objective(theta), float(res.cct.mean())])
+        rows.append([shown, model.objective(theta), float(results[i].cct.mean())])
     for r in rows:
         r += [r[1] / rows[0][1], r[2] / rows[0][2]]
     unit = "value_mb" if kind in ("aalo", "mcs-narrow", "mcs-wide") else "value"

@@ -85,5 +85,9 @@ def test_validate_command_on_a_small_instance(capsys, tmp_path):
     code, out, _ = run(capsys, "mcs", "validate", path, "--queues", "3", "--load", "0.5", "--json")
     rows = json.loads(out)["rows"]
     assert code == 0 and [r["config"] for r in rows] == list(CONFIGS)
+    code, out, _ = run(capsys, "mcs", "validate", path, "--queues", "3", "--load", "0.5", "--json",
+                       "--jobs", "2")
+    assert code == 0
+    assert [r["simulated_cct"] for r in json.loads(out)["rows"]] == [r["simulated_cct"] for r in rows]
     code, _, err = run(capsys, "mcs", "validate", path, "--configs", "pias", "--load", "0.5")
     assert code == 2 and "unknown configuration 'pias'" in err

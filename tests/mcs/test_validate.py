@@ -94,3 +94,18 @@ def test_validate_errors(small):
         validate(small, load=1.2)
     with pytest.raises(co.InstanceError, match="unknown sweep kind"):
         threshold_sweep(small, kind="pias")
+
+
+def test_validate_and_sweeps_on_worker_processes_give_the_same_table(small):
+    def drop_times(rows):
+        return [{k: v for k, v in r.items() if k != "sim_seconds"} for r in rows]
+
+    seen: list[str] = []
+    one = validate(small, queues=4, workload="tiny")
+    two = validate(small, queues=4, workload="tiny", jobs=2, progress=seen.append)
+    assert drop_times(two.as_dicts()) == drop_times(one.as_dicts())
+    assert seen == list(CONFIGS)
+    inst = synthetic(10, 3, classes=CLASSES, load=0.5, seed=4)
+    a = threshold_sweep(inst, kind="aalo-factor", values=(2.0, 10.0, 100.0), queues=3, load=0.5)
+    b = threshold_sweep(inst, kind="aalo-factor", values=(2.0, 10.0, 100.0), queues=3, load=0.5, jobs=2)
+    assert a.rows == b.rows
