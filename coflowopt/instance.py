@@ -30,7 +30,8 @@ import numpy as np
 import numpy.typing as npt
 import scipy.sparse as sp
 
-from ._pickle import reduce_frozen
+from ._frozen import readonly as _readonly
+from ._frozen import reduce_frozen
 from .errors import InstanceError
 
 __all__ = ["BINS", "MB", "Coflow", "Fabric", "Instance"]
@@ -56,10 +57,6 @@ def _positive_rule(value: float, what: str) -> str:
         return f"{what} must be at least {TINY:.3g}, the smallest normal float"
     return f"{what} must be finite and > 0"
 
-
-def _readonly(arr: np.ndarray) -> np.ndarray:
-    arr.setflags(write=False)
-    return arr
 
 
 def _float_vector(value: Any, what: str) -> FloatArray:

@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from ._pickle import reduce_frozen
+from ._frozen import reduce_frozen
 from .schedule import Schedule
 
 __all__ = ["Result", "Status"]

@@ -22,7 +22,8 @@ import numpy as np
 import numpy.typing as npt
 import scipy.sparse as sp
 
-from ._pickle import reduce_frozen
+from ._frozen import readonly as _readonly
+from ._frozen import reduce_frozen
 from .errors import ScheduleError
 from .instance import Instance
 
@@ -38,10 +39,6 @@ __all__ = [
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
 
-
-def _readonly(arr: np.ndarray) -> np.ndarray:
-    arr.setflags(write=False)
-    return arr
 
 
 # --------------------------------------------------------------------------- Schedule

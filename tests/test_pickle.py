@@ -78,7 +78,11 @@ def test_mcs_results_keep_their_read_only_info():
     assert back.error == cls.error
     np.testing.assert_array_equal(back.priorities, cls.priorities)
     assert not back.priorities.flags.writeable
-    model = mcs.single_model(mcs.Workload.from_instance(inst), queues=2, load=0.5)
+    w = mcs.Workload.from_instance(inst)
+    w2 = round_trip(w)
+    assert w2.num_coflows == w.num_coflows and not w2.size.flags.writeable
+    np.testing.assert_array_equal(w2.size, w.size)
+    model = mcs.single_model(w, queues=2, load=0.5)
     again = round_trip(model)
     assert isinstance(again.setting, MappingProxyType)
     theta = mcs.aalo_thresholds(2)

@@ -42,7 +42,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from .._pickle import reduce_frozen
+from .._frozen import readonly as _readonly
+from .._frozen import reduce_frozen
 from ..errors import InstanceError
 from ..instance import MB, Instance
 from ._util import lookup
@@ -69,10 +70,6 @@ IntArray = npt.NDArray[np.int64]
 DEFAULT_CLASSES = 5
 """Five classes, as in MCS Figure 8 (``T_i = 10^i`` MB)."""
 
-
-def _readonly(arr: np.ndarray) -> np.ndarray:
-    arr.setflags(write=False)
-    return arr
 
 
 def default_size_thresholds(

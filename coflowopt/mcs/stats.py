@@ -20,6 +20,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from .._frozen import readonly as _readonly
+from .._frozen import reduce_frozen
 from ..errors import InstanceError
 from ..instance import MB, Instance
 
@@ -43,10 +45,6 @@ ATTRIBUTES = ("width", "size", "gamma", "length")
 _LABELS = {"width": "coflow width", "size": "coflow size", "gamma": "minimal CCT", "length": "coflow length"}
 
 
-def _readonly(arr: np.ndarray) -> np.ndarray:
-    arr.setflags(write=False)
-    return arr
-
 
 @dataclass(frozen=True, slots=True, eq=False)
 class Workload:
@@ -68,6 +66,10 @@ class Workload:
     name
         Label for reports.
     """
+
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        return reduce_frozen(self)
+
 
     width: IntArray
     size: FloatArray

@@ -51,7 +51,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from .._pickle import reduce_frozen
+from .._frozen import readonly as _readonly
+from .._frozen import reduce_frozen
 from ..errors import CoflowoptError, InstanceError
 from ..instance import MB, Instance
 from ..result import Status
@@ -90,10 +91,6 @@ TB = 2**40
 
 NUMERATORS = ("class", "queue")
 
-
-def _readonly(arr: np.ndarray) -> np.ndarray:
-    arr.setflags(write=False)
-    return arr
 
 
 MAX_QUEUES = 64

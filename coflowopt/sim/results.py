@@ -24,7 +24,7 @@ from typing import IO, Any
 import numpy as np
 import numpy.typing as npt
 
-from .._pickle import reduce_frozen
+from .._frozen import reduce_frozen
 from ..errors import require
 from ..instance import MB, Instance
 from ..io._common import atomic_writer

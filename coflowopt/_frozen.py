@@ -1,4 +1,4 @@
-"""Pickling of the frozen data classes (instances, results), for process pools and notebooks.
+"""The frozen data classes' helpers: read-only arrays, and pickling (process pools, notebooks).
 
 A frozen dataclass is pickled as the arguments of its ``__init__``: unpickling calls the
 constructor, so ``__post_init__`` validates and derives again, and what it makes
@@ -16,7 +16,13 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["reduce_frozen"]
+__all__ = ["readonly", "reduce_frozen"]
+
+
+def readonly(arr: np.ndarray) -> np.ndarray:
+    """``arr``, made read-only in place (a frozen data class's arrays)."""
+    arr.setflags(write=False)
+    return arr
 
 
 def reduce_frozen(obj: Any) -> tuple[Any, tuple[Any, ...]]:
