@@ -7,6 +7,7 @@ import math
 import sys
 import threading
 import time
+from concurrent.futures import BrokenExecutor
 from typing import Any
 
 import numpy as np
@@ -16,7 +17,7 @@ from ..instance import BINS, Instance
 from ..io._common import atomic_writers
 from ..io.schedule_file import write_schedule
 from ..sim import POLICIES, Policy, SimulationResult, engine, get_policy, make_policy, simulate, simulate_many
-from ..sim.batch import cpu_count, process_pool, stop_pool
+from ..sim.batch import broken_worker, cpu_count, process_pool, stop_pool
 from ._util import (
     Progress,
     add_input_arguments,
@@ -314,7 +315,10 @@ def _compare_parallel(
                                 max_pieces=engine.MAX_PIECES)
         bound = method = None
         if pending is not None:
-            bound, method = pending.result()
+            try:
+                bound, method = pending.result()
+            except BrokenExecutor as exc:
+                raise broken_worker("while computing the bound", exc) from exc
             tick("bound", 0.0)
     except BaseException:
         stop_pool(pool)  # the error now, not after the other tasks (the bound: its time limit)

@@ -273,6 +273,7 @@ def threshold_sweep(
     rho = offered_load(instance) if load is None else float(load)
     if not (math.isfinite(rho) and 0 < rho < 1):
         raise InstanceError(f"the model needs a load in (0, 1); the instance's offered load is {rho:g}")
+    values = list(values)
     points = {f"{i}": _sweep_point(instance, kind, v, queues, rho) for i, v in enumerate(values)}
     results = _simulate_all(instance, {i: (pt[2], pt[3]) for i, pt in points.items()}, batch_interval, jobs)
     rows = []

@@ -31,7 +31,7 @@ from .engine import SimulationError
 from .policies import Policy
 from .results import SimulationResult
 
-__all__ = ["cpu_count", "process_pool", "simulate_many", "stop_pool"]
+__all__ = ["broken_worker", "cpu_count", "process_pool", "simulate_many", "stop_pool"]
 
 OPTIONS = ("batch_interval", "record", "check", "compiled", "max_pieces")
 """The keywords of :func:`coflowopt.sim.simulate` that :func:`simulate_many` passes on."""
@@ -146,11 +146,10 @@ def _collect(
                 try:
                     res = fut.result()
                 except BrokenExecutor as exc:
-                    raise SimulationError(
-                        f"run '{label}': a worker process ended abruptly ({exc}); out of memory, "
-                        "or a script without the 'if __name__ == \"__main__\":' guard? jobs=1 "
-                        "runs in this process and shows the error"
-                    ) from exc
+                    # every unfinished run fails alike: which one's process died is not known
+                    left = [lb for lb in runs if lb not in done]
+                    raise broken_worker(f"while running one of {', '.join(map(repr, left))}",
+                                        exc) from exc
                 done[label] = dataclasses.replace(res, instance=instance)
                 if progress is not None:
                     progress(label, 1.0)
@@ -158,6 +157,14 @@ def _collect(
         for fut in pending:
             fut.cancel()
     return {label: done[label] for label in runs}
+
+
+def broken_worker(what: str, exc: BaseException) -> SimulationError:
+    """The error for a pool whose worker process died (``what``: the work it was doing)."""
+    return SimulationError(
+        f"a worker process ended abruptly {what} ({exc}); out of memory, or a script without "
+        "the 'if __name__ == \"__main__\":' guard? jobs=1 runs in this process and shows the error"
+    )
 
 
 def _reporter(progress: Callable[[str, float], None], label: str) -> Callable[[float], None]:

@@ -109,3 +109,6 @@ def test_validate_and_sweeps_on_worker_processes_give_the_same_table(small):
     a = threshold_sweep(inst, kind="aalo-factor", values=(2.0, 10.0, 100.0), queues=3, load=0.5)
     b = threshold_sweep(inst, kind="aalo-factor", values=(2.0, 10.0, 100.0), queues=3, load=0.5, jobs=2)
     assert a.rows == b.rows
+    gen = threshold_sweep(inst, kind="aalo-factor", values=(v for v in (2.0, 10.0, 100.0)), queues=3,
+                          load=0.5)
+    assert gen.rows == a.rows  # any iterable of values, read once

@@ -55,12 +55,14 @@ state. The default threshold is the ``heavy_percentile``-th percentile of
 the coflow sizes with linear interpolation (``numpy.percentile``'s default),
 computed here exactly.
 
-"Full" means exactly zero left, except in greedy backfilling, which follows
-the greedy allocation's documented rule (``coflowopt.alloc.FULL``,
+Two of the engine's documented rounding rules change results, so this oracle
+applies them: a link with at most ``SAT`` (1e-9) of its capacity left is full
+for MADD, and is emptied after the MADD pass and after each backfilled group
+(``kernels.varys.ordered_madd_rates``, ``proportional_backfill``); greedy
+backfilling follows the greedy allocation's rule (``coflowopt.alloc.FULL``,
 :data:`.oracle.GREEDY_FULL`): a link left with at most 1e-12 of what it had
-before a flow took its rate is full. That rule changes results (a flow would
-otherwise crawl at 1e-16 on a capacity one ulp above another flow's share until
-the next coflow event); the other rounding rules (``SAT``, the 1e-12
+before a flow took its rate is full. Without them a flow could crawl on such a
+remainder until the next coflow event. The other rounding rules (the 1e-12
 simultaneity and tie windows) exist to make floating point behave like exact
 arithmetic, which this oracle has. Not modelled:
 Varys' starvation avoidance (``starvation_period``), batches, dependencies
@@ -74,7 +76,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from math import floor
 
-from .oracle import GREEDY_FULL, Link, exact, tie_key
+from .oracle import GREEDY_FULL, SAT, Link, exact, tie_key
 
 Flow = tuple[int, int, float]  # (ingress port, egress port, size)
 ZERO = Fraction(0)
@@ -149,6 +151,14 @@ def fill(world: World, flows: Sequence[int], speed: Callable[[int], Fraction],
     return inc
 
 
+def saturate(world: World, left: dict[Link, Fraction]) -> None:
+    """The engine's documented ``SAT`` rule: a link with at most 1e-9 of its capacity left is
+    full (after the MADD pass and after each backfilled group)."""
+    for lk in left:
+        if left[lk] <= SAT * world.cap[lk]:
+            left[lk] = ZERO
+
+
 # --- the ordered-MADD family -------------------------------------------------------------
 
 def order_key(world: World, policy: str, static: bool, k: int) -> Fraction:
@@ -178,19 +188,21 @@ def allocate_ordered(world: World, policy: str, params: dict, active: list[int])
     for k in ranked:
         flows = world.unfinished(k)
         load = world.link_sum(flows, lambda f: world.rem[f])
-        if any(left[lk] == 0 for lk in load):
+        if any(left[lk] <= SAT * world.cap[lk] for lk in load):
             continue
         gamma = max(v / left[lk] for lk, v in load.items())
         for f in flows:
             rate[f] = world.rem[f] / gamma
         for lk, v in load.items():
             left[lk] -= v / gamma
+    saturate(world, left)
     if params["backfill"] == "proportional":
         for port in sorted(lk for lk in world.cap if lk[0] == "u"):
             for k in ranked:
                 group = [f for f in world.unfinished(k) if world.links[f][0] == port]
                 for f, v in fill(world, group, lambda f: world.rem[f], left).items():
                     rate[f] = rate.get(f, ZERO) + v
+                saturate(world, left)
     elif params["backfill"] == "greedy":  # coflowsim: arrival order, not the priority order
         for k in sorted(active, key=lambda k: (world.release[k], k)):
             for f in world.unfinished(k):

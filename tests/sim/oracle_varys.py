@@ -20,14 +20,17 @@ no starvation avoidance):
 - backfilling: groups (coflow, ingress port), ingress port by port (ascending),
   coflows in SEBF order within a port; each group grows in the ratios of its
   flows' remaining bytes; a flow whose link fills stops, the others grow on,
-  until none can (progressive filling with those weights on what is left).
+  until none can (progressive filling with those weights on what is left);
+- "nothing left" is the engine's documented ``SAT`` rule: a link with at most
+  1e-9 of its capacity left is full, and is emptied after the MADD pass and
+  after each backfilled group (``_common.SAT``, ``backfill_proportional``).
 """
 
 from __future__ import annotations
 
 from fractions import Fraction
 
-from .oracle import Link, run_decisions, tie_key
+from .oracle import SAT, Link, run_decisions, tie_key
 
 
 def _load(
@@ -52,13 +55,14 @@ def decide(
     rate = {f: Fraction(0) for k in active for f in live[k]}
     for k in order:
         load = _load(links, live[k], rem)
-        if any(left[lk] <= 0 for lk in load):
+        if any(left[lk] <= SAT * cap[lk] for lk in load):
             continue
         g = max(v / left[lk] for lk, v in load.items())
         for f in live[k]:
             rate[f] = rem[f] / g
         for lk, v in load.items():
             left[lk] -= v / g
+    _saturate(left, cap)
     for port in range(ports):
         for k in order:
             group = [f for f in live[k] if flows[f][1] == port]
@@ -71,7 +75,16 @@ def decide(
                 for lk, v in load.items():
                     left[lk] -= theta * v
                 group = [f for f in group if all(left[lk] > 0 for lk in links[f])]
+            _saturate(left, cap)
     return rate
+
+
+def _saturate(left: dict[Link, Fraction], cap: dict[Link, Fraction]) -> None:
+    """The engine's documented ``SAT`` rule: at most 1e-9 of a link's capacity left is full
+    (applied after the MADD pass and after each backfilled group, as the engine does)."""
+    for lk in left:
+        if left[lk] <= SAT * cap[lk]:
+            left[lk] = Fraction(0)
 
 
 def simulate(up: list[float], down: list[float], coflows: list[tuple[float, list]]) -> list[Fraction]:

@@ -54,6 +54,11 @@ Then the admitted coflows are backfilled
 (rejected or without deadline) is served flow by flow in arrival order, each
 flow taking the min of its two links' spare (always, whatever ``backfill``; the
 greedy rule above, ``GREEDY_FULL`` included).
+
+Both policies: a link with at most ``SAT`` (1e-9) of its capacity left counts
+as full for MADD and admission (Γ), and is emptied after the MADD pass and after
+each proportionally backfilled group, as the engine documents (``_common.SAT``,
+``backfill_proportional``).
 """
 
 from __future__ import annotations
@@ -62,7 +67,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 
-from .oracle import GREEDY_FULL, Link, exact, tie_key
+from .oracle import GREEDY_FULL, SAT, Link, exact, tie_key
 
 Flow = tuple[int, int, float]  # (ingress port, egress port, size)
 ZERO = Fraction(0)
@@ -119,9 +124,19 @@ class Fabric:
     ) -> Fraction | None:
         """Eq. 4.1 on ``left``: max over links of load / what is left; None when a needed link is empty."""
         load = self.load(flows, amount)
-        if any(left[lk] <= 0 for lk in load):
+        if any(self.full(left, lk) for lk in load):
             return None
         return max(v / left[lk] for lk, v in load.items())
+
+    def full(self, left: dict[Link, Fraction], lk: Link) -> bool:
+        """The engine's documented rule (``SAT``): at most 1e-9 of the capacity left is full."""
+        return left[lk] <= SAT * self.cap[lk]
+
+    def saturate(self, left: dict[Link, Fraction]) -> None:
+        """Full links (:meth:`full`) keep nothing: after MADD and after each backfilled group."""
+        for lk in left:
+            if self.full(left, lk):
+                left[lk] = ZERO
 
     def madd(
         self, flows: list[int], tau: Fraction, rate: dict[int, Fraction], left: dict[Link, Fraction]
@@ -151,6 +166,7 @@ class Fabric:
                         rate[f] = rate.get(f, ZERO) + theta * self.rem[f]
                     for lk, v in load.items():
                         left[lk] -= theta * v
+                self.saturate(left)
 
     def greedy(self, coflows: list[int], rate: dict[int, Fraction], left: dict[Link, Fraction]) -> None:
         """Flow by flow (coflows in the given order, flows by index): min of the two links' spare."""
@@ -299,6 +315,7 @@ class Varys(Policy):
             g = fab.gamma(fab.live(k), fab.rem, left)
             if g is not None:
                 fab.madd(fab.live(k), g, rate, left)
+        fab.saturate(left)
         if self.backfill == "proportional":
             fab.backfill_proportional(order, rate, left)
         elif self.backfill == "greedy":
@@ -331,6 +348,7 @@ class Deadline(Policy):
                 self.admitted.append(k)
                 adm.append(k)
                 fab.madd(fab.live(k), dl - t, rate, left)
+        fab.saturate(left)
         if self.backfill == "proportional":
             fab.backfill_proportional(adm, rate, left)
         elif self.backfill == "greedy":

@@ -236,3 +236,14 @@ def test_a_link_one_ulp_above_a_flows_share_counts_as_full(compiled):
             [(0.0, [(0, 0, 1.0), (0, 1, 1.0)], None)])
     assert_deadline_agrees(case, {"backfill": "proportional", "reschedule": "coflow"}, compiled)
     assert simulate_deadline(*case).completion == [Fraction(2) + 1 / exact(0.5000000000000001)]
+
+
+@pytest.mark.parametrize("backfill", ["proportional", "greedy"])
+@pytest.mark.parametrize("compiled", [False, True])
+def test_a_link_within_sat_of_full_gives_nothing_more(backfill, compiled):
+    # a reviewer's case (see test_oracle_orders): the engine's SAT rule, with the options' oracle
+    case = ([1.0, 0.1], [1.0 + 9e-10, 1.0],
+            [(0.0, [(0, 0, 1000.0)]), (0.0, [(1, 0, 101.0), (0, 1, 1e-3)])])
+    params = {"backfill": backfill, "order": "remaining", "reschedule": "coflow"}
+    assert_varys_agrees(case, params, compiled)
+    assert float(simulate_varys(*case, **params)[1]) == pytest.approx(2010.0, rel=1e-12)
