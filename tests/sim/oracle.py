@@ -54,6 +54,12 @@ from collections.abc import Callable, Sequence
 from fractions import Fraction
 
 SAT = Fraction(1, 10**9)
+SIMULTANEOUS = Fraction(1, 10**12)
+"""The engine's documented window (``models/simulator.md``): events closer than this relative
+amount are simultaneous, and flows finishing within it of the first completion complete
+together at the latest of their times (sizes a few ulps apart otherwise make two events in
+exact arithmetic and one in the engine). Applied by :func:`run_decisions`."""
+ZERO_F = Fraction(0)
 GREEDY_FULL = Fraction(1, 10**12)
 """The greedy allocation's documented rule (``coflowopt.alloc.FULL``), for the oracles of
 policies that use it: after a flow takes its rate, a link left with at most this fraction
@@ -336,6 +342,15 @@ Decide = Callable[
 ``flows[f] = (coflow, ingress, egress)``, ``order_key[k] = (release, k)``."""
 
 
+def simultaneous(t_next: Fraction, ends: list[Fraction]) -> tuple[Fraction, Fraction]:
+    """The engine's documented rule for the event at ``t_next`` (``models/simulator.md``):
+    returns ``(window, t_new)``. Flows whose ``ends`` are by ``window`` (``t_next`` plus a
+    relative :data:`SIMULTANEOUS`) finish together at ``t_new``, the latest of those ends;
+    coflows released by ``window`` are admitted then."""
+    window = t_next + SIMULTANEOUS * max(Fraction(1), abs(t_next))
+    return window, max([t_next, *(e for e in ends if e <= window)])
+
+
 def run_decisions(
     up: list[float], down: list[float], coflows: list[tuple[float, list]], decide: Decide,
     reschedule: str = "coflow",
@@ -345,6 +360,8 @@ def run_decisions(
     Decisions at coflow admissions (= releases), coflow completions, every flow
     completion with ``reschedule="flow"``, and when admitted flows remain but
     none has a positive rate; a finished flow's capacity stays idle until then.
+    Flows finishing within the engine's simultaneity window end together
+    (:func:`simultaneous`).
     Shared by the oracles of the policies that decide on coflow events
     (:mod:`.oracle_varys`, :mod:`.oracle_maluca`).
     """
@@ -363,16 +380,17 @@ def run_decisions(
     t = min(release)
     rate: dict[int, Fraction] = {}
 
-    def admit() -> bool:
+    def admit(due: Fraction) -> bool:
+        """Admit the coflows released by ``due`` (an event's time plus the window)."""
         new = False
         for k in range(m):
-            if not admitted[k] and release[k] <= t:
+            if not admitted[k] and release[k] <= due:
                 admitted[k] = new = True
                 if all(rem[f] == 0 for f in members[k]):
                     finish[k] = release[k]
         return new
 
-    admit()
+    admit(t)
     event = True
     while True:
         active = [k for k in range(m) if admitted[k] and finish[k] is None]
@@ -383,18 +401,20 @@ def run_decisions(
         steps += [rem[f] / x for f, x in rate.items() if x > 0 and rem[f] > 0]
         if not steps:
             return [x if x is not None else Fraction(-1) for x in finish]
-        dt = min(steps)
-        t += dt
+        window, t_new = simultaneous(t + min(steps),
+                                     [t + rem[f] / x for f, x in rate.items() if x > 0 and rem[f] > 0])
         for f, x in rate.items():
             if x > 0 and rem[f] > 0:
-                rem[f] -= x * dt
+                end = t + rem[f] / x
+                rem[f] = ZERO_F if end <= window else rem[f] - x * (t_new - t)
                 if rem[f] == 0 and reschedule == "flow":
                     event = True
+        t = t_new
         for k in active:
             if all(rem[f] == 0 for f in members[k]):
                 finish[k] = t
                 event = True
-        event = admit() or event
+        event = admit(window) or event
         rate = {f: x for f, x in rate.items() if rem[f] > 0}
         if any(admitted[k] and finish[k] is None for k in range(m)) and not any(
             x > 0 for x in rate.values()

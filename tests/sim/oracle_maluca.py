@@ -26,7 +26,10 @@ admitted coflows that have not finished):
    downlink's remainder among those flows into that downlink.
 4. BACKFILLING (lines 18-24): uplinks in the order of step 1, coflows in the
    order of step 2, flows by index; each flow adds the smaller of what its
-   uplink and its downlink still have.
+   uplink and its downlink still have (links with at most ``SAT`` of their
+   capacity left start at nothing, and a link left with at most ``GREEDY_FULL``
+   of what it had before a flow took its rate is full: the greedy allocation's
+   documented rule, ``coflowopt.alloc.FULL``).
 
 Decisions (``reschedule="coflow"``, the seed: "invoked whenever a new coflow
 arrives in, or an old coflow departs"): at admissions (= releases), coflow
@@ -40,7 +43,7 @@ from __future__ import annotations
 from collections import Counter
 from fractions import Fraction
 
-from .oracle import SAT, Link, exact, run_decisions, tie_key
+from .oracle import GREEDY_FULL, SAT, Link, exact, run_decisions, tie_key
 
 
 def _note_ties(ties: list[str] | None, what: str, keys: list[Fraction]) -> None:
@@ -114,6 +117,8 @@ def decide(
                 starved += mine
         if starved:
             share(starved, room(up), Counter(flows[f][2] for f in starved))
+    for lk in left:  # backfilling starts from links with more than SAT of their capacity
+        left[lk] = room(lk)
     for i in uplinks:
         for p in orders[i]:
             for f in live[p]:
@@ -121,8 +126,10 @@ def decide(
                     r = min(left["u", i], left["d", flows[f][2]])
                     if r > 0:
                         rate[f] += r
-                        left["u", i] -= r
-                        left["d", flows[f][2]] -= r
+                        for lk in (("u", i), ("d", flows[f][2])):
+                            # the greedy allocation's GREEDY_FULL rule (coflowopt.alloc.FULL)
+                            after = left[lk] - r
+                            left[lk] = after if after > GREEDY_FULL * left[lk] else Fraction(0)
     return rate
 
 

@@ -62,9 +62,12 @@ for MADD, and is emptied after the MADD pass and after each backfilled group
 backfilling follows the greedy allocation's rule (``coflowopt.alloc.FULL``,
 :data:`.oracle.GREEDY_FULL`): a link left with at most 1e-12 of what it had
 before a flow took its rate is full. Without them a flow could crawl on such a
-remainder until the next coflow event. The other rounding rules (the 1e-12
-simultaneity and tie windows) exist to make floating point behave like exact
-arithmetic, which this oracle has. Not modelled:
+remainder until the next coflow event. Likewise the 1e-12 simultaneity window:
+flows finishing within it of an event finish together at the latest of their
+times, and coflows released within it are admitted then
+(:func:`.oracle.simultaneous`; sizes a few ulps apart would otherwise make two
+decisions here and one in the engine). The tie window exists to make floating
+point behave like exact arithmetic, which this oracle has. Not modelled:
 Varys' starvation avoidance (``starvation_period``), batches, dependencies
 and multi-wave coflows.
 """
@@ -76,7 +79,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from math import floor
 
-from .oracle import GREEDY_FULL, SAT, Link, exact, tie_key
+from .oracle import GREEDY_FULL, SAT, Link, exact, simultaneous, tie_key
 
 Flow = tuple[int, int, float]  # (ingress port, egress port, size)
 ZERO = Fraction(0)
@@ -224,9 +227,10 @@ def run_ordered(world: World, policy: str, params: dict) -> list[Fraction]:
     rate: dict[int, Fraction] = {}
     t = min(world.release)
     decide = True
+    due = t  # coflows released by this are admitted (the event's window, :func:`.oracle.simultaneous`)
     while True:
         for k in range(m):
-            if not admitted[k] and world.release[k] <= t:  # flow sizes are positive
+            if not admitted[k] and world.release[k] <= due:  # flow sizes are positive
                 admitted[k] = decide = True
         active = [k for k in range(m) if admitted[k] and finish[k] is None]
         if decide and active:
@@ -237,10 +241,11 @@ def run_ordered(world: World, policy: str, params: dict) -> list[Fraction]:
         if not steps:
             assert not active, "admitted coflows left without service"
             return [x if x is not None else Fraction(-1) for x in finish]
-        dt = min(steps)
-        t += dt
+        due, t_new = simultaneous(t + min(steps), [t + world.rem[f] / v for f, v in rate.items()])
         for f, v in rate.items():
-            world.rem[f] -= v * dt
+            end = t + world.rem[f] / v
+            world.rem[f] = ZERO if end <= due else world.rem[f] - v * (t_new - t)
+        t = t_new
         ended = [f for f in rate if world.rem[f] == 0]
         for f in ended:
             del rate[f]

@@ -55,7 +55,10 @@ Then the admitted coflows are backfilled
 flow taking the min of its two links' spare (always, whatever ``backfill``; the
 greedy rule above, ``GREEDY_FULL`` included).
 
-Both policies: a link with at most ``SAT`` (1e-9) of its capacity left counts
+Both policies: flows finishing within the engine's 1e-12 simultaneity window
+of an event finish together at the latest of their times, coflows released
+within it are admitted then (:func:`.oracle.simultaneous`); a link with at
+most ``SAT`` (1e-9) of its capacity left counts
 as full for MADD and admission (Γ), and is emptied after the MADD pass and after
 each proportionally backfilled group, as the engine documents (``_common.SAT``,
 ``backfill_proportional``).
@@ -67,7 +70,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 
-from .oracle import GREEDY_FULL, SAT, Link, exact, tie_key
+from .oracle import GREEDY_FULL, SAT, Link, exact, simultaneous, tie_key
 
 Flow = tuple[int, int, float]  # (ingress port, egress port, size)
 ZERO = Fraction(0)
@@ -202,13 +205,14 @@ def run(fab: Fabric, policy: Policy) -> list[Fraction]:
     finish: list[Fraction | None] = [None] * m
     admitted = [False] * m
     t = min(fab.release)
+    due = t  # coflows released by this are admitted (the event's window, .oracle.simultaneous)
     rate: dict[int, Fraction] = {}
     wake: Fraction | None = None
     decide = True
     new: list[int] = []
     while True:
-        for k in range(m):  # admissions at t
-            if not admitted[k] and fab.release[k] <= t:
+        for k in range(m):  # admissions at t (released by the event's window)
+            if not admitted[k] and fab.release[k] <= due:
                 admitted[k] = True
                 new.append(k)
                 decide = True
@@ -225,11 +229,12 @@ def run(fab: Fabric, policy: Policy) -> list[Fraction]:
         if not steps:
             assert not active, f"coflows {active} stall at t = {t}"
             return [x if x is not None else Fraction(-1) for x in finish]
-        dt = min(steps)
-        t += dt
+        due, t_new = simultaneous(t + min(steps), [t + fab.rem[f] / x for f, x in rate.items()])
+        dt = t_new - t
         for f, x in rate.items():
-            fab.rem[f] -= x * dt
+            fab.rem[f] = ZERO if t + fab.rem[f] / x <= due else fab.rem[f] - x * dt
         policy.served(fab, rate, dt)
+        t = t_new
         flow_done = [f for f in rate if fab.rem[f] == 0]
         rate = {f: x for f, x in rate.items() if fab.rem[f] > 0}
         decide = False
@@ -239,7 +244,7 @@ def run(fab: Fabric, policy: Policy) -> list[Fraction]:
                 decide = True
         if flow_done and policy.reschedule == "flow":
             decide = True
-        if wake is not None and wake == t:
+        if wake is not None and wake <= t:  # due (within the event's window too)
             decide = True
         if not rate:  # the fabric would go idle
             decide = True

@@ -121,3 +121,19 @@ def test_the_oracle_decides_the_tie_cases_by_the_tie_rules(case, params, want):
 @pytest.mark.parametrize(("case", "params", "want"), TIE_CASES)
 def test_an_exact_tie_is_not_broken_by_rounding(compiled, case, params, want):
     assert_engine(case, params, compiled, want)
+
+
+@pytest.mark.parametrize("compiled", [False, True])
+def test_flows_finishing_within_the_simultaneity_window_finish_together(compiled):
+    # found by hypothesis: coflow 2's flows of 0.1 and 0.10000000000000002 bytes end 2e-17 s
+    # apart, one event in the engine (models/simulator.md: within a relative 1e-12), and the
+    # oracle now follows that rule (before: a second event, and C_0 1.05 instead of 0.8)
+    case = ([1.0, 1.0], [1.0, 1.0], [
+        (0.0, [(0, 0, 0.25)]),
+        (0.0, [(0, 0, 0.1)]),
+        (0.0, [(0, 0, 0.5), (1, 0, 1.0), (1, 0, 0.10000000000000002)]),
+    ])
+    params = {"alpha": 0.0, "reschedule": "coflow"}
+    want = oracle_maluca.simulate(*case, **params)
+    assert [float(x) for x in want] == pytest.approx([0.8, 0.3, 2.8], rel=1e-12)
+    assert_engine(case, params, compiled, want)
