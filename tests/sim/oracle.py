@@ -346,7 +346,13 @@ def simultaneous(t_next: Fraction, ends: list[Fraction]) -> tuple[Fraction, Frac
     """The engine's documented rule for the event at ``t_next`` (``models/simulator.md``):
     returns ``(window, t_new)``. Flows whose ``ends`` are by ``window`` (``t_next`` plus a
     relative :data:`SIMULTANEOUS`) finish together at ``t_new``, the latest of those ends;
-    coflows released by ``window`` are admitted then."""
+    coflows released by ``window`` are admitted then.
+
+    Not modelled (a review's findings; the strategies keep releases on a grid of 1/1000 or
+    1/4 and Varys' T on a grid of 1/4, so they do not arise in the tests): releases less
+    than the window apart, which the engine admits at one event and orders by index while
+    the oracles order them by release; the first admissions' own window; policy timers
+    due within an event's window."""
     window = t_next + SIMULTANEOUS * max(Fraction(1), abs(t_next))
     return window, max([t_next, *(e for e in ends if e <= window)])
 
