@@ -16,13 +16,22 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["readonly", "reduce_frozen"]
+__all__ = ["Frozen", "readonly", "reduce_frozen"]
 
 
 def readonly(arr: np.ndarray) -> np.ndarray:
     """``arr``, made read-only in place (a frozen data class's arrays)."""
     arr.setflags(write=False)
     return arr
+
+
+class Frozen:
+    """Base of the frozen data classes that pickle through their constructor (:func:`reduce_frozen`)."""
+
+    __slots__ = ()
+
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        return reduce_frozen(self)
 
 
 def reduce_frozen(obj: Any) -> tuple[Any, tuple[Any, ...]]:

@@ -30,8 +30,8 @@ import numpy as np
 import numpy.typing as npt
 import scipy.sparse as sp
 
+from ._frozen import Frozen
 from ._frozen import readonly as _readonly
-from ._frozen import reduce_frozen
 from .errors import InstanceError
 
 __all__ = ["BINS", "MB", "Coflow", "Fabric", "Instance"]
@@ -56,7 +56,6 @@ def _positive_rule(value: float, what: str) -> str:
     if 0 < value < TINY:
         return f"{what} must be at least {TINY:.3g}, the smallest normal float"
     return f"{what} must be finite and > 0"
-
 
 
 def _float_vector(value: Any, what: str) -> FloatArray:
@@ -100,7 +99,7 @@ def _finite(x: Any, what: str) -> float:
 
 
 @dataclass(frozen=True, slots=True, eq=False)
-class Fabric:
+class Fabric(Frozen):
     """A non-blocking fabric ("big switch") of ``P`` ports.
 
     Parameters
@@ -110,10 +109,6 @@ class Fabric:
     egress
         Capacity of each port's downlink, length ``P``.
     """
-
-    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
-        return reduce_frozen(self)
-
 
     ingress: FloatArray
     egress: FloatArray
@@ -191,7 +186,7 @@ class Fabric:
 
 
 @dataclass(frozen=True, slots=True, eq=False)
-class Coflow:
+class Coflow(Frozen):
     """A group of flows that completes when its last flow completes.
 
     Parameters
@@ -217,10 +212,6 @@ class Coflow:
         available (multi-wave coflows); ``None`` means every flow is available
         at ``release``.
     """
-
-    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
-        return reduce_frozen(self)
-
 
     id: str
     src: IntArray
@@ -395,17 +386,13 @@ class Coflow:
 
 
 @dataclass(frozen=True, slots=True, eq=False)
-class Instance:
+class Instance(Frozen):
     """A fabric and the coflows that share it.
 
     All per-coflow arrays are indexed by position ``k`` in :attr:`coflows`;
     all per-flow arrays (``flow_*``) hold the flows of all coflows, grouped by
     coflow: coflow ``k`` owns flows ``ptr[k]:ptr[k + 1]``.
     """
-
-    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
-        return reduce_frozen(self)
-
 
     fabric: Fabric
     coflows: tuple[Coflow, ...]

@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from ._frozen import reduce_frozen
+from ._frozen import Frozen
 from .schedule import Schedule
 
 __all__ = ["Result", "Status"]
@@ -36,7 +36,7 @@ class Status(enum.Enum):
 
 
 @dataclass(frozen=True, slots=True)
-class Result:
+class Result(Frozen):
     """Outcome of a solver, bound or simulation.
 
     ``objective`` is the value of the returned schedule (``nan`` if none),
@@ -44,10 +44,6 @@ class Result:
     maximisation; ``nan`` if none). ``completion`` holds absolute completion
     times ``C_k`` per coflow.
     """
-
-    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
-        return reduce_frozen(self)
-
 
     status: Status
     objective: float

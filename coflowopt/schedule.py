@@ -22,8 +22,8 @@ import numpy as np
 import numpy.typing as npt
 import scipy.sparse as sp
 
+from ._frozen import Frozen
 from ._frozen import readonly as _readonly
-from ._frozen import reduce_frozen
 from .errors import ScheduleError
 from .instance import Instance
 
@@ -45,7 +45,7 @@ IntArray = npt.NDArray[np.int64]
 
 
 @dataclass(frozen=True, slots=True, eq=False)
-class Schedule:
+class Schedule(Frozen):
     """Piecewise-constant rates per flow.
 
     Piece ``i`` serves flow ``flow[i]`` at ``rate[i]`` over ``[start[i], end[i])``.
@@ -53,10 +53,6 @@ class Schedule:
     do). Construction checks only shapes and types; :func:`check_feasible`
     checks everything else.
     """
-
-    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
-        return reduce_frozen(self)
-
 
     flow: IntArray
     start: FloatArray

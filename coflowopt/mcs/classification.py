@@ -42,8 +42,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from .._frozen import Frozen
 from .._frozen import readonly as _readonly
-from .._frozen import reduce_frozen
 from ..errors import InstanceError
 from ..instance import MB, Instance
 from ._util import lookup
@@ -69,7 +69,6 @@ IntArray = npt.NDArray[np.int64]
 
 DEFAULT_CLASSES = 5
 """Five classes, as in MCS Figure 8 (``T_i = 10^i`` MB)."""
-
 
 
 def default_size_thresholds(
@@ -136,16 +135,12 @@ def _size_thresholds(size_thresholds: npt.ArrayLike | None, classes: int | None)
 
 
 @dataclass(frozen=True, slots=True)
-class Classification:
+class Classification(Frozen):
     """Width thresholds, initial priorities and their quality on a workload.
 
     Classes and priorities are numbered from 1 as in the paper. Sizes are in
     bytes.
     """
-
-    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
-        return reduce_frozen(self)
-
 
     method: str
     size_thresholds: FloatArray

@@ -20,8 +20,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from .._frozen import Frozen
 from .._frozen import readonly as _readonly
-from .._frozen import reduce_frozen
 from ..errors import InstanceError
 from ..instance import MB, Instance
 
@@ -45,9 +45,8 @@ ATTRIBUTES = ("width", "size", "gamma", "length")
 _LABELS = {"width": "coflow width", "size": "coflow size", "gamma": "minimal CCT", "length": "coflow length"}
 
 
-
 @dataclass(frozen=True, slots=True, eq=False)
-class Workload:
+class Workload(Frozen):
     """The per-coflow attributes MCS works with (MCS §II-A).
 
     Parameters
@@ -66,10 +65,6 @@ class Workload:
     name
         Label for reports.
     """
-
-    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
-        return reduce_frozen(self)
-
 
     width: IntArray
     size: FloatArray

@@ -51,8 +51,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from .._frozen import Frozen
 from .._frozen import readonly as _readonly
-from .._frozen import reduce_frozen
 from ..errors import CoflowoptError, InstanceError
 from ..instance import MB, Instance
 from ..result import Status
@@ -166,7 +166,7 @@ class _Group:
 
 
 @dataclass(frozen=True, slots=True, eq=False)
-class ThresholdModel:
+class ThresholdModel(Frozen):
     """The M/M/1 threshold model of MCS Eqs. (4)-(5) for a set of coflows.
 
     Parameters
@@ -191,10 +191,6 @@ class ThresholdModel:
     setting
         Policy parameters besides the thresholds (see :func:`policy_parameters`).
     """
-
-    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
-        return reduce_frozen(self)
-
 
     values: FloatArray
     family: IntArray
@@ -577,7 +573,7 @@ def default_thresholds(model: ThresholdModel) -> FloatArray:
 
 
 @dataclass(frozen=True, slots=True)
-class ThresholdSolution:
+class ThresholdSolution(Frozen):
     """Thresholds for a model with their objective, beside the defaults'.
 
     ``thresholds[f]`` is family ``f``'s vector ``theta_1 .. theta_{K-1}`` in
@@ -586,10 +582,6 @@ class ThresholdSolution:
     the status is OPTIMAL (exhaustive over all candidates, or the DP) and is
     ``nan`` otherwise.
     """
-
-    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
-        return reduce_frozen(self)
-
 
     status: Status
     objective: float

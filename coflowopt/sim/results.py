@@ -24,7 +24,7 @@ from typing import IO, Any
 import numpy as np
 import numpy.typing as npt
 
-from .._frozen import reduce_frozen
+from .._frozen import Frozen
 from ..errors import require
 from ..instance import MB, Instance
 from ..io._common import atomic_writer
@@ -52,7 +52,7 @@ def _num(x: Any) -> Any:
 
 
 @dataclass(frozen=True, slots=True, eq=False)
-class SimulationResult:
+class SimulationResult(Frozen):
     """Outcome of one simulation run.
 
     Times are absolute: ``completion[k]`` is ``C_k`` and the coflow
@@ -60,10 +60,6 @@ class SimulationResult:
     waiting for a batch boundary counts). ``schedule`` is the recorded
     :class:`~coflowopt.Schedule` (``None`` when recording was off).
     """
-
-    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
-        return reduce_frozen(self)
-
 
     instance: Instance
     scheduler: str
