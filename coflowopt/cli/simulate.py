@@ -120,12 +120,11 @@ def _add_common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
 
 
-def _run(inst: Instance, name: str, params: dict[str, str], args: argparse.Namespace, *,
+def _run(inst: Instance, policy: Policy, args: argparse.Namespace, *,
          record: bool = False, label: str | None = None) -> SimulationResult:
-    policy = make_policy(name, params, strings=True)
     bar = None
     if not args.no_progress:
-        bar = Progress(1.0, label or f"simulating {name}")
+        bar = Progress(1.0, label or f"simulating {policy.name}")
     try:
         return simulate(inst, policy, batch_interval=args.batch_interval, record=record,
                         progress=bar.update if bar else None, max_pieces=engine.MAX_PIECES)
@@ -140,7 +139,8 @@ def run_simulate(args: argparse.Namespace) -> int:
     outs = [(opt, path) for opt, path in (("--schedule", args.schedule), ("--csv", args.csv))
             if path and path != "-"]
     check_outputs(args, outs)  # before the run
-    res = _run(inst, args.scheduler, params, args, record=bool(args.schedule))
+    res = _run(inst, make_policy(args.scheduler, params, strings=True), args,
+               record=bool(args.schedule))
     if args.schedule and res.schedule is None:
         raise CoflowoptError(f"--schedule {args.schedule}: {res.info['unrecorded']}; nothing written")
     with atomic_writers([path for _, path in outs]) as handles:  # all files or none
@@ -297,10 +297,9 @@ def _compare_parallel(
     finished = 0
     bound_done = threading.Event()  # set by the pool's thread when the bound is in
 
-    def tick(label: str, fraction: float) -> None:
+    def tick(label: str, fraction: float) -> None:  # a simulation finished (fraction 1.0)
         nonlocal finished
-        if fraction >= 1.0:
-            finished += 1
+        finished += 1
         if bar is not None:
             bar.update(finished + bound_done.is_set())
 
@@ -319,7 +318,8 @@ def _compare_parallel(
                 bound, method = pending.result()
             except BrokenExecutor as exc:
                 raise broken_worker("while computing the bound", exc) from exc
-            tick("bound", 0.0)
+            if bar is not None:
+                bar.update(tasks)
     except BaseException:
         stop_pool(pool)  # the error now, not after the other tasks (the bound: its time limit)
         raise
@@ -340,9 +340,10 @@ def run_compare(args: argparse.Namespace) -> int:
     if baseline not in labels:
         raise InputError(f"the baseline '{baseline}' is not among the compared schedulers")
     params = _split_params(args.param, variants)
+    policies: dict[str, Policy] = {}
     for n in labels:  # fail on a bad parameter before hours of simulation
         try:
-            make_policy(variants[n][0], params[n], strings=True)
+            policies[n] = make_policy(variants[n][0], params[n], strings=True)
         except CoflowoptError as exc:
             raise InputError(f"scheduler '{n}': {exc}") from None
     jobs = args.jobs or cpu_count()
@@ -350,13 +351,12 @@ def run_compare(args: argparse.Namespace) -> int:
     results: dict[str, SimulationResult] = {}
     t0 = time.perf_counter()
     if jobs > 1 and len(labels) + bool(args.bound) > 1:
-        policies = {n: make_policy(variants[n][0], params[n], strings=True) for n in labels}
         results, bound, method = _compare_parallel(inst, policies, args, jobs)
     else:
         if args.bound:
             bound, method = _lower_bound(inst, args.bound_time_limit)
         for i, n in enumerate(labels, 1):
-            results[n] = _run(inst, variants[n][0], params[n], args, label=f"[{i}/{len(labels)}] {n}")
+            results[n] = _run(inst, policies[n], args, label=f"[{i}/{len(labels)}] {n}")
     released = float(np.dot(inst.weight, inst.release))
     rows = compare_rows(results, baseline, bound, released)
     if args.json:
