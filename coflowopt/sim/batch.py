@@ -136,12 +136,13 @@ def _collect(
     futures: dict[Future[SimulationResult], str] = {
         pool.submit(_worker, instance, runs[label], options): label for label in runs
     }
+    position = {label: i for i, label in enumerate(runs)}
     done: dict[str, SimulationResult] = {}
     pending = set(futures)
     try:
         while pending:
             finished, pending = wait(pending, return_when=FIRST_COMPLETED)
-            for fut in sorted(finished, key=lambda f: list(runs).index(futures[f])):
+            for fut in sorted(finished, key=lambda f: position[futures[f]]):
                 label = futures[fut]
                 try:
                     res = fut.result()

@@ -342,6 +342,22 @@ Decide = Callable[
 ``flows[f] = (coflow, ingress, egress)``, ``order_key[k] = (release, k)``."""
 
 
+def saturate(left: dict[Link, Fraction], cap: dict[Link, Fraction]) -> None:
+    """The engine's documented ``SAT`` rule: a link with at most ``SAT`` of its capacity left
+    is full, and keeps nothing (after a MADD pass and after each backfilled group)."""
+    for lk in left:
+        if left[lk] <= SAT * cap[lk]:
+            left[lk] = Fraction(0)
+
+
+def greedy_take(left: dict[Link, Fraction], links: Sequence[Link], x: Fraction) -> None:
+    """A greedy flow takes ``x`` from each of ``links``; a link left with at most
+    :data:`GREEDY_FULL` of what it had before is full (``coflowopt.alloc.FULL``)."""
+    for lk in links:
+        after = left[lk] - x
+        left[lk] = after if after > GREEDY_FULL * left[lk] else Fraction(0)
+
+
 def simultaneous(t_next: Fraction, ends: list[Fraction]) -> tuple[Fraction, Fraction]:
     """The engine's documented rule for the event at ``t_next`` (``models/simulator.md``):
     returns ``(window, t_new)``. Flows whose ``ends`` are by ``window`` (``t_next`` plus a

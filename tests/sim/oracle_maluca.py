@@ -43,7 +43,7 @@ from __future__ import annotations
 from collections import Counter
 from fractions import Fraction
 
-from .oracle import GREEDY_FULL, SAT, Link, exact, run_decisions, tie_key
+from .oracle import SAT, Link, exact, greedy_take, run_decisions, tie_key
 
 
 def _note_ties(ties: list[str] | None, what: str, keys: list[Fraction]) -> None:
@@ -126,10 +126,7 @@ def decide(
                     r = min(left["u", i], left["d", flows[f][2]])
                     if r > 0:
                         rate[f] += r
-                        for lk in (("u", i), ("d", flows[f][2])):
-                            # the greedy allocation's GREEDY_FULL rule (coflowopt.alloc.FULL)
-                            after = left[lk] - r
-                            left[lk] = after if after > GREEDY_FULL * left[lk] else Fraction(0)
+                        greedy_take(left, (("u", i), ("d", flows[f][2])), r)
     return rate
 
 

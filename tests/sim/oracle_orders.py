@@ -79,7 +79,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from math import floor
 
-from .oracle import GREEDY_FULL, SAT, Link, exact, simultaneous, tie_key
+from .oracle import SAT, Link, exact, greedy_take, saturate, simultaneous, tie_key
 
 Flow = tuple[int, int, float]  # (ingress port, egress port, size)
 ZERO = Fraction(0)
@@ -154,14 +154,6 @@ def fill(world: World, flows: Sequence[int], speed: Callable[[int], Fraction],
     return inc
 
 
-def saturate(world: World, left: dict[Link, Fraction]) -> None:
-    """The engine's documented ``SAT`` rule: a link with at most 1e-9 of its capacity left is
-    full (after the MADD pass and after each backfilled group)."""
-    for lk in left:
-        if left[lk] <= SAT * world.cap[lk]:
-            left[lk] = ZERO
-
-
 # --- the ordered-MADD family -------------------------------------------------------------
 
 def order_key(world: World, policy: str, static: bool, k: int) -> Fraction:
@@ -198,23 +190,21 @@ def allocate_ordered(world: World, policy: str, params: dict, active: list[int])
             rate[f] = world.rem[f] / gamma
         for lk, v in load.items():
             left[lk] -= v / gamma
-    saturate(world, left)
+    saturate(left, world.cap)
     if params["backfill"] == "proportional":
         for port in sorted(lk for lk in world.cap if lk[0] == "u"):
             for k in ranked:
                 group = [f for f in world.unfinished(k) if world.links[f][0] == port]
                 for f, v in fill(world, group, lambda f: world.rem[f], left).items():
                     rate[f] = rate.get(f, ZERO) + v
-                saturate(world, left)
+                saturate(left, world.cap)
     elif params["backfill"] == "greedy":  # coflowsim: arrival order, not the priority order
         for k in sorted(active, key=lambda k: (world.release[k], k)):
             for f in world.unfinished(k):
                 take = min(left[lk] for lk in world.links[f])
                 if take > 0:
                     rate[f] = rate.get(f, ZERO) + take
-                    for lk in world.links[f]:  # the greedy rule's GREEDY_FULL (docstring)
-                        after = left[lk] - take
-                        left[lk] = after if after > GREEDY_FULL * left[lk] else ZERO
+                    greedy_take(left, world.links[f], take)  # the greedy rule (docstring)
     elif params["backfill"] != "none":
         raise ValueError(params["backfill"])
     return {f: v for f, v in rate.items() if v > 0}

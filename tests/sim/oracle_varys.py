@@ -30,7 +30,7 @@ from __future__ import annotations
 
 from fractions import Fraction
 
-from .oracle import SAT, Link, run_decisions, tie_key
+from .oracle import SAT, Link, run_decisions, saturate, tie_key
 
 
 def _load(
@@ -62,7 +62,7 @@ def decide(
             rate[f] = rem[f] / g
         for lk, v in load.items():
             left[lk] -= v / g
-    _saturate(left, cap)
+    saturate(left, cap)
     for port in range(ports):
         for k in order:
             group = [f for f in live[k] if flows[f][1] == port]
@@ -75,16 +75,8 @@ def decide(
                 for lk, v in load.items():
                     left[lk] -= theta * v
                 group = [f for f in group if all(left[lk] > 0 for lk in links[f])]
-            _saturate(left, cap)
+            saturate(left, cap)
     return rate
-
-
-def _saturate(left: dict[Link, Fraction], cap: dict[Link, Fraction]) -> None:
-    """The engine's documented ``SAT`` rule: at most 1e-9 of a link's capacity left is full
-    (applied after the MADD pass and after each backfilled group, as the engine does)."""
-    for lk in left:
-        if left[lk] <= SAT * cap[lk]:
-            left[lk] = Fraction(0)
 
 
 def simulate(up: list[float], down: list[float], coflows: list[tuple[float, list]]) -> list[Fraction]:

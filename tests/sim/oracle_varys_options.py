@@ -70,7 +70,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 
-from .oracle import GREEDY_FULL, SAT, Link, exact, simultaneous, tie_key
+from .oracle import SAT, Link, exact, greedy_take, saturate, simultaneous, tie_key
 
 Flow = tuple[int, int, float]  # (ingress port, egress port, size)
 ZERO = Fraction(0)
@@ -135,12 +135,6 @@ class Fabric:
         """The engine's documented rule (``SAT``): at most 1e-9 of the capacity left is full."""
         return left[lk] <= SAT * self.cap[lk]
 
-    def saturate(self, left: dict[Link, Fraction]) -> None:
-        """Full links (:meth:`full`) keep nothing: after MADD and after each backfilled group."""
-        for lk in left:
-            if self.full(left, lk):
-                left[lk] = ZERO
-
     def madd(
         self, flows: list[int], tau: Fraction, rate: dict[int, Fraction], left: dict[Link, Fraction]
     ) -> None:
@@ -169,7 +163,7 @@ class Fabric:
                         rate[f] = rate.get(f, ZERO) + theta * self.rem[f]
                     for lk, v in load.items():
                         left[lk] -= theta * v
-                self.saturate(left)
+                saturate(left, self.cap)
 
     def greedy(self, coflows: list[int], rate: dict[int, Fraction], left: dict[Link, Fraction]) -> None:
         """Flow by flow (coflows in the given order, flows by index): min of the two links' spare."""
@@ -178,11 +172,7 @@ class Fabric:
                 x = min(left[lk] for lk in self.links[f])
                 if x > 0:
                     rate[f] = rate.get(f, ZERO) + x
-                    for lk in self.links[f]:
-                        # the greedy allocation's documented FULL rule (coflowopt.alloc): a
-                        # link left with at most FULL of what it had before is full
-                        after = left[lk] - x
-                        left[lk] = after if after > GREEDY_FULL * left[lk] else ZERO
+                    greedy_take(left, self.links[f], x)  # GREEDY_FULL: the engine's greedy rule
 
 
 class Policy:
@@ -320,7 +310,7 @@ class Varys(Policy):
             g = fab.gamma(fab.live(k), fab.rem, left)
             if g is not None:
                 fab.madd(fab.live(k), g, rate, left)
-        fab.saturate(left)
+        saturate(left, fab.cap)
         if self.backfill == "proportional":
             fab.backfill_proportional(order, rate, left)
         elif self.backfill == "greedy":
@@ -353,7 +343,7 @@ class Deadline(Policy):
                 self.admitted.append(k)
                 adm.append(k)
                 fab.madd(fab.live(k), dl - t, rate, left)
-        fab.saturate(left)
+        saturate(left, fab.cap)
         if self.backfill == "proportional":
             fab.backfill_proportional(adm, rate, left)
         elif self.backfill == "greedy":
