@@ -14,11 +14,14 @@ later). It proves optimality much more slowly than the branch and bound of
 The time limit covers everything: the heuristic incumbent, building the
 Pyomo model, passing it to HiGHS (constraint blocks are handed over in
 chunks, with the clock checked between them) and HiGHS itself, which gets
-only what is left. The first heuristic order is always evaluated (it gets
-at least a second, as in ``method="exact"``), so small instances return an
-incumbent however short the limit. When time runs out before HiGHS finds a
-solution, the heuristic incumbent is returned with status ``TIME_LIMIT``
-and the larger of HiGHS's dual bound (if any) and the isolation bound.
+only what is left. The first heuristic order is always evaluated (its
+permutation schedule and then its event LP get at least
+:data:`~coflowopt.exact.wcct.FIRST_SECONDS` each, as in ``method="exact"``),
+so small instances return an incumbent however short the limit; when no
+event LP solves in time, the incumbent is the best starting order's greedy
+permutation schedule. When time runs out before HiGHS finds a solution, the
+heuristic incumbent is returned with status ``TIME_LIMIT`` and the larger of
+HiGHS's dual bound (if any) and the isolation bound.
 """
 
 from __future__ import annotations
@@ -57,8 +60,8 @@ def solve_event_milp(inst: Instance, *, time_limit: float = 60.0, rel_gap: float
     pyo = require("pyomo.environ", "pyomo", "method='exact-milp'")
     from ..bounds.simple import isolation_bound
     from ._events import EventLP
-    from .permutation import PermutationTimeout, order_completion
-    from .wcct import _heuristic_orders, _node_schedule, event_sequence, solve_event_sequence
+    from .permutation import PermutationTimeout, order_completion, permutation_schedule
+    from .wcct import FIRST_SECONDS, _heuristic_orders, _node_schedule, event_sequence, solve_event_sequence
 
     start = time.perf_counter()
     deadline = start + time_limit
@@ -90,36 +93,54 @@ def solve_event_milp(inst: Instance, *, time_limit: float = 60.0, rel_gap: float
     # incumbent and big-M from the heuristic orders
     best = math.inf
     best_node = None
+    greedy: tuple[float, Any] | None = None  # the best order's value and the order
     for order in _heuristic_orders(inst):
-        first = best_node is None
+        first = greedy is None
         if not first and left() <= 0:
             break
         try:  # the first order gets at least a second: small instances always have one
-            comp = order_completion(inst, order, time_limit=max(left(), 1.0 if first else 0.0))
+            comp = order_completion(
+                inst, order, time_limit=max(left(), FIRST_SECONDS if first else 0.0))
         except PermutationTimeout:
             break
+        gval = float(np.dot(w, comp))
+        if greedy is None or gval < greedy[0]:
+            greedy = (gval, order)
         node = solve_event_sequence(elp, event_sequence(elp, comp / tu),
-                                    time_limit=None if first else max(left(), 1e-3))
+                                    time_limit=max(left(), FIRST_SECONDS if first else 1e-3))
         if node is not None and node.solution is not None and node.solution.objective < best:
             best, best_node = node.solution.objective, node
+    if greedy is not None and (best_node is None or greedy[0] / tu < best):
+        best = greedy[0] / tu  # no event LP in time (or rounding): the permutation schedule
 
     def stop(why: str, term: str = "not started", lb: float = math.nan) -> Result:
         """The heuristic incumbent (if any) and the best valid bound."""
         bound = max(iso, lb) if math.isfinite(lb) else iso
         info: dict[str, Any] = {"termination": term, "stopped": why}
-        if best_node is None:
+        if greedy is None:
             return Result(Status.TIME_LIMIT, math.nan, bound, time.perf_counter() - start,
                           "exact-milp", info=info)
-        sched = _node_schedule(elp, best_node)
-        comp = sched.coflow_completion(inst)
-        value = float(np.dot(w, comp))
+        sched, comp, value = incumbent()
         bound = min(bound, value)
         gap = (value - bound) / value if value > 0 else 0.0
         status = Status.OPTIMAL if gap <= rel_gap else Status.TIME_LIMIT
         return Result(status, value, float(bound), time.perf_counter() - start, "exact-milp",
                       schedule=sched, completion=comp, info=info)
 
-    if best_node is None:
+    def incumbent() -> tuple[Any, Any, float]:
+        """The best starting schedule: an event LP's, or a greedy permutation schedule's."""
+        found = []
+        if best_node is not None:
+            sched = _node_schedule(elp, best_node)
+            comp = sched.coflow_completion(inst)
+            found.append((float(np.dot(w, comp)), sched, comp))
+        if greedy is not None and (not found or greedy[0] < found[0][0]):
+            sched, comp = permutation_schedule(inst, greedy[1])
+            found.append((float(np.dot(w, comp)), sched, comp))
+        value, sched, comp = min(found, key=lambda f: f[0])
+        return sched, comp, value
+
+    if greedy is None:
         return stop("no heuristic order evaluated within the time limit")
     if left() <= 0:
         return stop("time limit reached by the heuristic incumbent")
@@ -157,18 +178,18 @@ def solve_event_milp(inst: Instance, *, time_limit: float = 60.0, rel_gap: float
         else:
             j = [j for j in range(elp.R) if pyo.value(m.z[j, e]) > 0.5]
             seq.append(-(j[0] + 1))
-    node = solve_event_sequence(elp, seq)
+    node = solve_event_sequence(elp, seq, time_limit=max(left(), FIRST_SECONDS))
     if node is None:
         # the MILP's order, solved exactly, fails (it met its constraints only within
         # HiGHS's tolerances; a random search with extreme numbers found it): keep the
         # heuristic incumbent and HiGHS's bound
         return stop("the MILP's event order failed its exact LP (numerical trouble)", term, lb)
-    if node.solution is not None and best_node.solution is not None \
-            and best_node.solution.objective < node.solution.objective:
-        node = best_node  # a MILP solution (early, or "optimal" within tolerances) worse
     sched = _node_schedule(elp, node)
     comp = sched.coflow_completion(inst)
     value = float(np.dot(w, comp))
+    start_sched, start_comp, start_value = incumbent()
+    if start_value < value:  # a MILP solution (early, or "optimal" within tolerances) worse
+        sched, comp, value = start_sched, start_comp, start_value
     # the bound is HiGHS's dual bound (not the value of the order it chose: "optimal" holds
     # within its tolerances, and a better schedule can lie within them)
     bound = min(max(lb, iso) if math.isfinite(lb) else iso, value)

@@ -283,13 +283,23 @@ def best_permutation(
         nodes += 1
         rest = [k for k in range(K) if k not in prefix]
         # bounds of the remaining coflows in this node's residual: valid for every child
-        lb = {k: _alone_completion(prof, fl, k) for k in rest}
+        lb = {}
+        for k in rest:
+            if time.perf_counter() - start > time_limit:
+                break
+            lb[k] = _alone_completion(prof, fl, k)
+        if len(lb) < len(rest):  # out of time within the node (large instances): it stays open
+            stack.append((bound, cost, prefix, prof))
+            timed_out = True
+            break
         base = cost + sum(w[k] * lb[k] for k in rest)
         if base >= best_val * (1 - rel_gap):
             pruned = min(pruned, base)
             continue
         children = []
         for k in rest:
+            if time.perf_counter() - start > time_limit:
+                break
             child = prof.copy()
             ck = _insert_coflow(child, fl, k)
             c_cost = cost + w[k] * ck
@@ -302,8 +312,15 @@ def best_permutation(
                 children.append((c_bound, c_cost, (*prefix, k), child))
             else:
                 pruned = min(pruned, c_bound)
-        children.sort(key=lambda c: -c[0])
-        stack.extend(children)
+        else:
+            children.sort(key=lambda c: -c[0])
+            stack.extend(children)
+            continue
+        # out of time among the children: the node stays open with its bound (the children
+        # made so far, and any leaf found, are not lost as bounds: each is at least it)
+        stack.append((bound, cost, prefix, prof))
+        timed_out = True
+        break
 
     sched, comp = permutation_schedule(inst, best_order)
     value = float(np.dot(w, comp))

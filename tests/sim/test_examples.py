@@ -96,3 +96,17 @@ def test_varys_deadline_example_admits_c2_only():
     assert list(dl.coflow_columns["admitted_deadline"]) == [False, True]
     co.check_feasible(inst, dl.schedule, deadlines=False).raise_if_infeasible()
     assert dl.completion[1] <= inst.deadline[1] + 1e-9
+
+
+@pytest.mark.parametrize("compiled", [True, False])
+def test_varys_deadline_judges_a_multi_wave_coflow_once_ready_on_all_its_data(compiled):
+    # Pseudocode 3: a coflow is scheduled only once READY (every flow has called get()).
+    # Its second flow comes at 3; then all 4 + 1 units remain, Γ = 4 > D - t = 2: rejected,
+    # then best effort (flow 0 over [3, 7]). Serving flow 0 before READY left Γ = 1 at 3,
+    # and the coflow was admitted (finished at 4).
+    inst = co.Instance(co.Fabric.uniform(2, 1.0), (
+        co.Coflow("w", [0, 1], [0, 1], [4.0, 1.0], delay=[0.0, 3.0], deadline=5.0),))
+    res = simulate(inst, "varys-deadline", compiled=compiled)
+    assert res.info["admitted"] == 0
+    assert res.completion.tolist() == [7.0]
+    co.check_feasible(inst, res.schedule, deadlines=False).raise_if_infeasible()

@@ -57,6 +57,15 @@ the online rules of §5.6.2:
    alternates the two intervals unconditionally, which read literally would
    leave the fabric idle for δ with nothing to serve (a deviation).
 
+6. *Multi-wave coflows* (flows that start later, and a last flow that waits
+   for a finishes-before predecessor): SEBF and MADD see the flows admitted so
+   far, with their sizes, and nothing of flows yet to come. Each wave is
+   scheduled as it arrives while the waves stay one coflow (its CCT runs to
+   its last wave): the first of the two approaches of §6.8.3 without splitting
+   the coflow. Pseudocode 3's READY barrier (no service before every flow has
+   called ``get()``) is not applied here, unlike in ``varys-deadline``, whose
+   admission test needs the whole coflow.
+
 The same machinery with another order gives ``fifo``, ``scf``, ``ncf`` and
 ``tcf`` (their modules).
 """

@@ -22,6 +22,16 @@ policy-free metric (every coflow that finishes by its deadline), so a
 rejected coflow that best effort happens to finish in time counts there.
 The per-coflow table gets a column ``admitted_deadline``.
 
+Multi-wave coflows (flows that start later) and coflows whose last flow waits for
+a finishes-before predecessor: Varys passes a coflow to the scheduler only once it
+is READY, after all its ``numFlows`` flows have called ``get()`` (§5.6.2,
+Pseudocode 3, lines 13-19). So a coflow with a deadline gets no service at all
+until every one of its flows has been admitted; then it is judged on all its data
+(the barrier of §6.8.3's second approach). Until this version its early flows were
+served best effort meanwhile and the admission test saw only what they left, so a
+coflow Varys would reject could be admitted. Coflows without a deadline need no
+admission and are served best effort as their flows come.
+
 Re-allocation happens on coflow arrivals and departures (§5.6.2); with
 ``reschedule="flow"`` also on every flow completion.
 """
@@ -95,11 +105,16 @@ class VarysDeadline(Policy):
         ]
         residual = view.capacity.astype(float).copy()
         flows, rates, rems = self._minimum_rates(view, self.admitted, residual)
+        unready: set[int] = set()  # not READY (Pseudocode 3): a deadline coflow with flows yet to come
         for k in view.active_coflows:
-            if self.decided[k] or not view.fully_admitted(k):
-                continue  # a multi-wave coflow is judged once all its flows are there
-            self.decided[k] = True
+            if self.decided[k]:
+                continue
             d = self.deadline[k]
+            if not view.fully_admitted(k):
+                if math.isfinite(d):
+                    unready.add(k)
+                continue
+            self.decided[k] = True
             if not math.isfinite(d) or d <= t:
                 continue
             f = view.flows_of(k)
@@ -123,7 +138,7 @@ class VarysDeadline(Policy):
             extra = [np.zeros(f.size) for f in flows]
         rates = [r + e for r, e in zip(rates, extra, strict=True)]
         # best effort for the rest, in arrival order
-        taken = set(self.admitted)
+        taken = set(self.admitted) | unready
         rest = [view.flows_of(k) for k in view.active_coflows if k not in taken]
         if rest:
             rates += backfill_greedy(view, rest, residual)
