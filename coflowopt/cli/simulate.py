@@ -303,11 +303,11 @@ def _compare_parallel(
         if bar is not None:
             bar.update(finished + bound_done.is_set())
 
-    pool = process_pool(min(jobs, tasks))
+    pool = process_pool(min(jobs, tasks), inst)  # each worker gets the instance once
     try:
         pending = None
         if args.bound:
-            pending = pool.submit(_lower_bound, inst, args.bound_time_limit)
+            pending = pool.submit_on(inst, _lower_bound, args.bound_time_limit)
             pending.add_done_callback(lambda _: bound_done.set())
         results = simulate_many(inst, policies, executor=pool, progress=tick,
                                 batch_interval=args.batch_interval, record=False,

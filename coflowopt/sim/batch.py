@@ -9,10 +9,12 @@ same with any ``jobs`` and any executor.
 Parallel runs take their own processes (``jobs``: a pool of that many, started with
 the ``spawn`` method, so nothing of the parent's threads or state is inherited), or
 an executor the caller owns (``executor``: any :class:`concurrent.futures.Executor`,
-e.g. one of a distributed engine's). Every run is sent the instance (pickled: 17 MB
-and about 0.15 s for the Facebook trace), and each worker holds the copy of the run
-it is simulating. Results come back without their instance, and each gets the
-caller's ``instance`` again (one copy in this process, not one per run). The first run
+e.g. one of a distributed engine's). The pool of ``jobs`` (an :class:`InstancePool`)
+sends each worker the instance once, when the worker starts (pickled: 17 MB and
+about 0.15 s for the Facebook trace); a caller's executor is sent it with every run
+(unless it is an :class:`InstancePool` of that instance). Results come back without
+their instance, and each gets the caller's ``instance`` again (one copy in this
+process, not one per run). The first run
 that fails raises its error at once: with ``jobs``, the other runs are stopped; a
 caller's executor is left to the caller (runs not started are cancelled).
 """
@@ -24,14 +26,16 @@ import multiprocessing
 import os
 from collections.abc import Callable, Mapping
 from concurrent.futures import FIRST_COMPLETED, BrokenExecutor, Executor, Future, ProcessPoolExecutor, wait
-from typing import Any
+from typing import Any, TypeVar
 
 from ..instance import Instance
 from .engine import SimulationError
 from .policies import Policy
 from .results import SimulationResult
 
-__all__ = ["broken_worker", "cpu_count", "process_pool", "simulate_many", "stop_pool"]
+__all__ = ["InstancePool", "broken_worker", "cpu_count", "process_pool", "simulate_many", "stop_pool"]
+
+T = TypeVar("T")
 
 OPTIONS = ("batch_interval", "record", "check", "compiled", "max_pieces")
 """The keywords of :func:`coflowopt.sim.simulate` that :func:`simulate_many` passes on."""
@@ -93,7 +97,7 @@ def simulate_many(
         return out
     if executor is not None:
         return _collect(executor, instance, runs, progress, options)
-    pool = process_pool(min(jobs, len(labels)))
+    pool = process_pool(min(jobs, len(labels)), instance)
     try:
         out = _collect(pool, instance, runs, progress, options)
     except BaseException:
@@ -103,10 +107,44 @@ def simulate_many(
     return out
 
 
-def process_pool(workers: int) -> ProcessPoolExecutor:
-    """A pool of ``workers`` processes started with ``spawn`` (nothing of this process's
-    threads or state is inherited; scripts need the ``if __name__ == "__main__"`` guard)."""
-    return ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"))
+class InstancePool(ProcessPoolExecutor):
+    """A pool of worker processes started with ``spawn``, each given ``instance`` once.
+
+    ``spawn``: nothing of this process's threads or state is inherited, and scripts
+    need the ``if __name__ == "__main__"`` guard. Each worker receives the instance
+    when it starts; :meth:`submit_on` then runs work on it without sending it again.
+    """
+
+    def __init__(self, workers: int, instance: Instance | None = None) -> None:
+        super().__init__(max_workers=workers, mp_context=multiprocessing.get_context("spawn"),
+                         initializer=_install, initargs=(instance,))
+        self.instance = instance
+
+    def submit_on(self, instance: Instance, fn: Callable[..., T], /, *args: Any) -> Future[T]:
+        """``fn(instance, *args)`` in a worker; the pool's own instance is not sent again."""
+        if self.instance is not None and instance is self.instance:
+            return self.submit(_on_installed, fn, *args)
+        return self.submit(fn, instance, *args)
+
+
+def process_pool(workers: int, instance: Instance | None = None) -> InstancePool:
+    """An :class:`InstancePool` of ``workers`` processes (each given ``instance``, if any)."""
+    return InstancePool(workers, instance)
+
+
+_INSTALLED: Instance | None = None
+"""A worker's copy of its pool's instance (:class:`InstancePool`)."""
+
+
+def _install(instance: Instance | None) -> None:
+    global _INSTALLED
+    _INSTALLED = instance
+
+
+def _on_installed(fn: Callable[..., T], *args: Any) -> T:
+    if _INSTALLED is None:  # pragma: no cover - submit_on sends it only to such a pool
+        raise SimulationError("this worker was given no instance")
+    return fn(_INSTALLED, *args)
 
 
 def stop_pool(pool: ProcessPoolExecutor) -> None:
@@ -133,9 +171,12 @@ def _collect(
     pool: Executor, instance: Instance, runs: Mapping[str, str | Policy],
     progress: Callable[[str, float], None] | None, options: dict[str, Any],
 ) -> dict[str, SimulationResult]:
-    futures: dict[Future[SimulationResult], str] = {
-        pool.submit(_worker, instance, runs[label], options): label for label in runs
-    }
+    def submit(label: str) -> Future[SimulationResult]:
+        if isinstance(pool, InstancePool):
+            return pool.submit_on(instance, _worker, runs[label], options)
+        return pool.submit(_worker, instance, runs[label], options)
+
+    futures = {submit(label): label for label in runs}
     position = {label: i for i, label in enumerate(runs)}
     done: dict[str, SimulationResult] = {}
     pending = set(futures)

@@ -192,3 +192,38 @@ def test_a_worker_that_dies_gives_a_clear_error():
         simulate_many(inst, {"ok": "varys", "dies": Crasher(Crasher.Params())}, jobs=2)
     # which unfinished run's process died is not known: the message names the candidates
     assert "'dies'" in str(err.value)
+
+
+def test_the_pool_sends_the_instance_once_per_worker(prefix, monkeypatch):
+    # jobs=N: each worker gets the instance when it starts, not with each of the runs
+    # (the Facebook trace pickles to 17 MB); the results are the sequential ones
+    sent: list[int] = []
+    reduce = co.Instance.__reduce__
+
+    def counted(self):  # pickling happens in this process (pool start and task queue)
+        if self is prefix:
+            sent.append(1)
+        return reduce(self)
+
+    monkeypatch.setattr(co.Instance, "__reduce__", counted)
+    par = simulate_many(prefix, runs(), batch_interval=1.0, record=False, jobs=2)
+    assert 1 <= len(sent) <= 2  # one per worker process, four runs
+    seq = simulate_many(prefix, runs(), batch_interval=1.0, record=False)
+    assert_same(seq, par)
+
+
+def test_an_instance_pool_runs_other_instances_too(prefix):
+    from coflowopt.sim.batch import process_pool
+
+    other = co.Instance(prefix.fabric, prefix.coflows[:5], name="fb5")
+    pool = process_pool(1, prefix)
+    try:
+        mine = pool.submit_on(prefix, _name_and_size).result()
+        theirs = pool.submit_on(other, _name_and_size).result()
+    finally:
+        pool.shutdown()
+    assert mine == ("fb40", 40) and theirs == ("fb5", 5)
+
+
+def _name_and_size(instance: co.Instance) -> tuple[str, int]:
+    return instance.name, instance.num_coflows
