@@ -43,7 +43,7 @@ from ._queues import MAX_ROUNDS, queue_rates
 
 __all__ = [
     "DENSE_ROWS", "HORIZON", "Aalo", "AaloParams", "compiled_queues", "demotion_wake", "exceeded",
-    "fifo_key", "kernel_work", "new_work", "reached",
+    "exceeded_any", "fifo_key", "kernel_work", "new_work", "reached",
 ]
 
 REACH_TOL = 1e-12
@@ -117,6 +117,13 @@ def exceeded(sent: float, rate: float, threshold: float, tol: float) -> bool:
     :func:`reached`).
     """
     return sent > threshold * (1.0 + REACH_TOL) or (rate > 0 and reached(sent, rate, threshold, tol))
+
+
+def exceeded_any(sent: np.ndarray, rate: np.ndarray, threshold: float, tol: float) -> bool:
+    """:func:`exceeded` for any of several flows (the same tests, elementwise)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        at = (sent >= threshold * (1.0 - REACH_TOL)) | ((threshold - sent) / rate <= tol)
+    return bool(np.any((sent > threshold * (1.0 + REACH_TOL)) | ((rate > 0) & at)))
 
 
 HORIZON = (32, 50_000)

@@ -72,6 +72,7 @@ from .aalo import (
     compiled_queues,
     demotion_wake,
     exceeded,
+    exceeded_any,
     fifo_key,
     kernel_work,
     new_work,
@@ -195,9 +196,7 @@ class MCS(Policy):
                 # Algorithm 2's "exceed" (aalo.exceeded): a flow (wide) or coflow (narrow)
                 # that stopped exactly at the threshold stays, one still sending at it goes
                 if self.wide[k]:
-                    th = _threshold(vals, q)
-                    grows = (r > 0) & ((s >= th * (1.0 - REACH_TOL)) | ((th - s) <= tol * r))
-                    hit = bool(np.any((s > th * (1.0 + REACH_TOL)) | grows))
+                    hit = exceeded_any(s, r, _threshold(vals, q), tol)
                 else:
                     hit = exceeded(sent[k], view.coflow_rate()[k], _threshold(vals, q), tol)
                 if not hit:
