@@ -74,16 +74,23 @@ def _capacity_rows(lp: LPBuilder, g: Groups, X, xg, xi, slot_len: FloatArray):
     return col, rl[row]
 
 
-def _amount_and_completion(lp: LPBuilder, g: Groups, xg, xi, n: int, z_cost: FloatArray):
+def _amount_and_completion(lp: LPBuilder, g: Groups, xg, xi, n: int, z_cost: FloatArray,
+                           complement: bool = False):
     """Columns x (amounts) and z (completion by slot), and the rows tying them.
 
     ``sum_i x_gi = s_g``; ``sum_{i' <= i} x_gi' >= s_g z_ki``; ``z`` monotone in
-    ``i`` and ``z_k,n-1 = 1``.
+    ``i`` and ``z_k,n-1 = 1``. ``complement``: the columns are ``u = 1 - z`` (not yet
+    complete by slot ``i``) with costs ``z_cost``: ``sum x_gi' + s_g u_ki >= s_g``,
+    ``u`` decreasing, ``u_k,n-1 = 0``.
     """
     K = g.num_coflows
     zlo = np.zeros((K, n))
-    zlo[:, -1] = 1.0
-    Z = lp.add_cols(K * n, cost=z_cost.ravel(), lo=zlo.ravel(), hi=1.0,
+    zhi = np.ones((K, n))
+    if complement:
+        zhi[:, -1] = 0.0
+    else:
+        zlo[:, -1] = 1.0
+    Z = lp.add_cols(K * n, cost=z_cost.ravel(), lo=zlo.ravel(), hi=zhi.ravel(),
                     integer=True).reshape(K, n)
     X = lp.add_cols(xg.size, lo=0.0, hi=g.size[xg])
     lp.add_rows(xg, X, 1.0, g.size, g.size, num=g.num_groups)
@@ -93,13 +100,18 @@ def _amount_and_completion(lp: LPBuilder, g: Groups, xg, xi, n: int, z_cost: Flo
     gi_i = np.tile(np.arange(n), g.num_groups)
     rows = np.concatenate([xg[owner] * n + slot, gi_g * n + gi_i])
     cols = np.concatenate([X[owner], Z[g.coflow[gi_g], gi_i]])
-    vals = np.concatenate([np.ones(owner.size), -g.size[gi_g]])
-    lp.add_rows(rows, cols, vals, 0.0, math.inf, num=g.num_groups * n)
+    sign = 1.0 if complement else -1.0
+    vals = np.concatenate([np.ones(owner.size), sign * g.size[gi_g]])
+    need = np.repeat(g.size, n) if complement else 0.0
+    lp.add_rows(rows, cols, vals, need, math.inf, num=g.num_groups * n)
     if n > 1:
         nk = K * (n - 1)
         r = np.repeat(np.arange(nk), 2)
         cc = np.stack([Z[:, :-1].ravel(), Z[:, 1:].ravel()], axis=1).ravel()
-        lp.add_rows(r, cc, np.tile([1.0, -1.0], nk), -math.inf, 0.0, num=nk)
+        if complement:
+            lp.add_rows(r, cc, np.tile([1.0, -1.0], nk), 0.0, math.inf, num=nk)
+        else:
+            lp.add_rows(r, cc, np.tile([1.0, -1.0], nk), -math.inf, 0.0, num=nk)
     return X, Z
 
 
@@ -129,10 +141,12 @@ def _relaxed_model(g: Groups, step: float, n_slots: int):
     w = g.instance.weight
     start = np.append(t[:-1], t[-1])  # slot starts; the last slot starts at t_n
     c = np.maximum(start[None, :], g.earliest[:, None])  # charge if completing in slot i
-    # sum_i c_i (z_i - z_{i-1}) = c_last - sum_{i < last} z_i (c_{i+1} - c_i)
-    zc = np.zeros((g.num_coflows, n))
-    zc[:, :-1] = -(w[:, None] * (c[:, 1:] - c[:, :-1]))
-    X, _ = _amount_and_completion(lp, g, xg, xi, n, zc)
+    # sum_i c_i (z_i - z_{i-1}) = c_0 + sum_{i < last} (1 - z_i) (c_{i+1} - c_i): in the
+    # complement u = 1 - z every cost is nonnegative and the constant small (as in
+    # bounds.interval: c_last - sum z_i (...) cancels when a heavy coflow ends early)
+    uc = np.zeros((g.num_coflows, n))
+    uc[:, :-1] = w[:, None] * (c[:, 1:] - c[:, :-1])
+    X, _ = _amount_and_completion(lp, g, xg, xi, n, uc, complement=True)
     slot_len = np.append(np.full(n_slots, step), np.inf)
     col, link = _capacity_rows(lp, g, X, xg, xi, slot_len)
     # work released inside a slot fits after its release: per (slot, link, threshold)
@@ -155,7 +169,7 @@ def _relaxed_model(g: Groups, step: float, n_slots: int):
         if nr:
             lp.add_rows(np.concatenate(rows), np.concatenate(cols), np.concatenate(vals),
                         -math.inf, np.array(his), num=nr)
-    const = float(np.dot(w, c[:, -1]))
+    const = float(np.dot(w, c[:, 0]))
     return lp, const
 
 
