@@ -274,3 +274,21 @@ def test_a_tiny_successor_completes_in_the_schedule():
     honest(inst, res)
     assert res.status is Status.OPTIMAL
     assert res.objective == pytest.approx(2e4 + 1e-4, rel=1e-12)
+
+
+def test_exact_milp_optimal_holds_with_slow_ports_and_tiny_weights():
+    # capacities 1e-3 make the big-M 24,068 time units: with HiGHS's default 1e-6
+    # integrality tolerance its "optimal" was 0.2% above the optimum and its bound above
+    # exact's feasible schedule (a review's instance)
+    F = Coflow.from_flows
+    inst = Instance(Fabric.uniform(3, 0.001), (
+        F("c0", [(2, 2, 2.349828900177519)], weight=1e-06),
+        F("c1", [(1, 0, 5.5788646495583505), (1, 2, 0.262025221330333)], weight=1e-06),
+        F("c2", [(1, 1, 5.29838169515902)], weight=1e-06),
+        F("c3", [(1, 1, 1.4210731710858147), (2, 1, 5.0435017246858225)],
+          weight=6.012302634439899e-06)))
+    exact = solve(inst, method="exact")
+    milp = solve(inst, method="exact-milp")
+    assert exact.status is Status.OPTIMAL and check_feasible(inst, exact.schedule)
+    assert milp.bound <= exact.objective * (1 + 1e-7)
+    assert milp.objective == pytest.approx(exact.objective, rel=1e-6)
