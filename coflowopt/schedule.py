@@ -34,6 +34,7 @@ __all__ = [
     "ScheduleBuilder",
     "Violation",
     "check_feasible",
+    "time_resolution",
 ]
 
 FloatArray = npt.NDArray[np.float64]
@@ -289,13 +290,19 @@ def _completion_times(
     f, s, e, r = f[order], s[order], e[order], r[order]
     a = r * (e - s)
     cum = _segmented_cumsum(a, f)
-    target = size[f] * (1.0 - rtol)
+    target = size[f] * (1.0 - rtol) - _segmented_cumsum(time_resolution(s, e, r), f)
     hit = np.flatnonzero(cum >= target)
     flows_hit, first = np.unique(f[hit], return_index=True)
     # A feasible schedule's pieces end when their flow completes, so the end of
     # the piece that brings a flow to its size is the completion time.
     out[flows_hit] = e[hit[first]]
     return out
+
+
+def time_resolution(start: FloatArray, end: FloatArray, rate: FloatArray) -> FloatArray:
+    """How precisely float64 times can state each piece's amount: ``rate`` times the
+    spacing of floats at its start plus that at its end."""
+    return rate * (np.spacing(np.abs(start)) + np.spacing(np.abs(end)))
 
 
 # --------------------------------------------------------------------------- verifier
@@ -389,7 +396,11 @@ def check_feasible(
       sum of the rates of the flows crossing it <= ``capacity * (1 + tol)``
       (a segment no longer than :data:`TIME_ROUNDING` ``* max(1, |t|)`` is
       one instant whose breakpoints differ by rounding, and is not checked);
-    - every flow receives exactly its size, within ``tol * size``;
+    - every flow receives exactly its size, within ``tol * size`` plus the
+      resolution of its pieces' times (:func:`time_resolution`: a piece's
+      amount is known only to ``rate`` times the spacing of float64 at its
+      start and end, 2.3e-10 of a unit rate near ``t = 1e6``, which is more
+      than ``tol`` of a 1e-6-byte flow);
     - ``starts_after``: data of each flow of the coflow served before each
       predecessor completes <= ``tol * size`` of that flow;
       ``finishes_before``: data of each flow of each predecessor served after
@@ -397,7 +408,8 @@ def check_feasible(
     - with ``deadlines=True``: data of each flow served after its coflow's
       deadline <= ``tol * size`` of that flow.
 
-    A flow or coflow *completes* when it has received ``size * (1 - tol)``.
+    A flow or coflow *completes* when it has received ``size * (1 - tol)``
+    (less its pieces' time resolution).
 
     Returns
     -------
@@ -576,7 +588,8 @@ def check_feasible(
     # ---- amounts
     served = np.bincount(f, weights=amt, minlength=F)[:F] if F else np.zeros(0)
     diff = served - size
-    bad = np.flatnonzero(np.abs(diff) > tol * size)
+    resolution = np.bincount(f, weights=time_resolution(s, e, r), minlength=F)[:F] if F else 0.0
+    bad = np.flatnonzero(np.abs(diff) > tol * size + resolution)
     report(
         "amount",
         [

@@ -259,3 +259,26 @@ def test_flow_indices_are_not_truncated():
     with pytest.raises(ScheduleError, match=r"flow indices must be integers, got 0\.9"):
         Schedule([0.9, 1.99], [0, 0], [1, 1], [1, 1])
     assert Schedule(np.array([0.0, 1.0]), [0, 0], [1, 1], [1, 1]).flow.tolist() == [0, 1]
+
+
+def test_amounts_are_checked_to_the_resolution_of_the_times():
+    # a 1.2345e-6 flow served at rate 1 right after a 1e6 one: its end time can only be
+    # stated to 1.2e-10 near t = 1e6, so its amount is short by 3.2e-11, 2.6e-5 of its
+    # size; the verifier called this infeasible (and the solvers found no schedule)
+    from coflowopt.exact.permutation import permutation_schedule
+    from coflowopt.schedule import time_resolution
+
+    F = Coflow.from_flows
+    inst = Instance(Fabric.uniform(2), (F("big", [(0, 1, 1e6)]),
+                                        F("tiny", [(0, 1, 1.2345e-6)], weight=1e-15)))
+    sched, comp = permutation_schedule(inst, [0, 1])
+    report = check_feasible(inst, sched)
+    assert report, str(report)
+    assert comp[1] > comp[0] == 1e6
+    # what the slack is: rate times the float spacing at both ends
+    assert time_resolution(np.array([1e6]), np.array([1e6 + 1e-6]), np.array([1.0]))[0] \
+        == pytest.approx(2 * np.spacing(1e6))
+    # a real shortfall stays a violation: the same flow served for half its time
+    half = Schedule(np.array([0, 1]), np.array([0.0, 1e6]), np.array([1e6, 1e6 + 0.6e-6]),
+                    np.array([1.0, 1.0]))
+    assert "amount" in check_feasible(inst, half).kinds()
