@@ -48,9 +48,8 @@ def test_no_output_overwrites_the_input(tmp_path, capsys):
     assert code == 2 and "does not exist" in err
 
 
-@pytest.mark.parametrize("param", ["initial_orders=foo", "initial_orders=0", "root_cut_rounds=1.5",
-                                   "progress=1", "cut_rounds=abc", "polish=maybe", "rel_gap=nan",
-                                   "rel_gap=-1"])
+@pytest.mark.parametrize("param", ["root_cut_rounds=1.5", "cut_rounds=abc", "polish=maybe",
+                                   "rel_gap=nan", "rel_gap=-1"])
 def test_solver_options_are_checked(param, capsys):
     code, _, err = run(capsys, "solve", GAP, "--method", "exact", "--param", param)
     assert code == 2 and f"option {param.split('=')[0]} must be" in err
@@ -110,3 +109,94 @@ def test_json_objects_may_not_repeat_a_key(tmp_path):
 def test_mcs_validate_needs_a_configuration(capsys):
     code, _, err = run(capsys, "mcs", "validate", GAP, "--configs", ",", "--load", "0.5")
     assert code == 2 and "--configs names no configuration" in err
+
+
+# ---- a second review (stop 21)
+
+@pytest.mark.parametrize("command", ["solve", "bound"])
+@pytest.mark.parametrize("key", ["time_limit", "progress", "initial_orders"])
+def test_param_cannot_set_the_commands_own_options(capsys, command, key):
+    code, _, err = run(capsys, command, "--param", f"{key}=5", GAP)
+    assert code == 2 and f"--param {key}" in err
+
+
+def test_solve_without_a_schedule_still_reports_its_result(tmp_path, capsys):
+    out = tmp_path / "s.json"
+    code, text, err = run(capsys, "solve", "--method", "time-indexed", "--time-limit", "1e-9",
+                          "--schedule", out, "--json", GAP)
+    assert code == 0 and not out.exists() and "no schedule written" in err
+    assert json.loads(text)["status"] == "time_limit"
+
+
+@pytest.mark.parametrize("command", [["solve"], ["simulate", "-s", "varys"]])
+def test_schedule_to_standard_output_is_refused(tmp_path, capsys, monkeypatch, command):
+    monkeypatch.chdir(tmp_path)
+    code, _, err = run(capsys, *command, "--schedule", "-", GAP)
+    assert code == 2 and "--schedule needs a file name" in err
+    assert not (tmp_path / "-").exists()
+
+
+def test_batches_of_an_empty_instance(tmp_path, capsys):
+    empty = tmp_path / "empty.json"
+    empty.write_text(EMPTY)
+    out = tmp_path / "b.json"
+    assert run(capsys, "generate", "batch", "--load", "0.5", "-o", out, empty)[0] == 0
+    assert io.read(out).num_coflows == 0
+
+
+@pytest.mark.parametrize("argv", [
+    ["simulate", "-s", "aalo", "-p", "num_queues=99999999999999999999", GAP],
+    ["simulate", "-s", "mcs", "-p", "num_queues=1000000000", GAP],
+    ["generate", "synthetic", "--coflows", "99999999999", "--ports", "4", "-o", "x.json"],
+    ["generate", "synthetic", "--coflows", "3", "--ports", "99999999999", "-o", "x.json"],
+])
+def test_sizes_beyond_any_use_are_refused(tmp_path, capsys, monkeypatch, argv):
+    monkeypatch.chdir(tmp_path)
+    code, _, err = run(capsys, *argv)
+    assert code == 2 and ("at most" in err or "in 1.." in err)
+    assert not (tmp_path / "x.json").exists()
+
+
+def test_a_huge_integer_in_a_schedule_file_is_input_error(tmp_path, capsys):
+    sched = tmp_path / "s.json"
+    sched.write_text(json.dumps({"format": "coflowopt-schedule/1",
+                                 "pieces": [["C1", 0, 0, 1, 10**400]]}))
+    code, _, err = run(capsys, "validate", GAP, "--schedule", sched)
+    assert code == 2 and "$.pieces[0][4]" in err and len(err) < 300
+
+
+def test_trace_writers_keep_arrival_times_plain(tmp_path):
+    from coflowopt.io._common import _plain
+
+    assert _plain("9.711e+04") == "97110" and _plain("1.5e-05") == "0.000015"
+    assert _plain("2.5e+20") == "2.5e+20"
+    fb = io.read(ROOT / "instances" / "fb2010" / "FB2010-1Hr-150-0.txt")
+    inst = type(fb)(fb.fabric, fb.coflows[:5])
+    late = inst.with_releases(inst.release + 97.11)  # seconds: 97110 ms and more
+    out = tmp_path / "t.txt"
+    io.write(late, out, format="benchmark")
+    assert all("e+" not in line and "e-" not in line for line in out.read_text().splitlines())
+
+
+def test_writing_to_a_full_standard_output_is_an_error_not_a_traceback(capfd):
+    import os
+    import subprocess
+    import sys
+
+    if not os.path.exists("/dev/full"):
+        pytest.skip("no /dev/full")
+    with open("/dev/full", "w") as full:
+        proc = subprocess.run([sys.executable, "-m", "coflowopt", "info", str(GAP)], stdout=full,
+                              stderr=subprocess.PIPE, text=True, cwd=ROOT)
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr
+    assert "cannot write the output" in proc.stderr
+
+
+def test_plot_path_is_checked_before_the_sweep(tmp_path, capsys):
+    inst = tmp_path / "trace.pdf"
+    inst.write_text(GAP.read_text())
+    code, _, err = run(capsys, "mcs", "sweep", "--load", "0.5", "--plot", inst, inst)
+    assert code == 2 and "overwrite" in err
+    assert inst.read_text() == GAP.read_text()
+    code, _, err = run(capsys, "mcs", "sweep", "--load", "0.5", "--plot", tmp_path / "x.bogus", GAP)
+    assert code == 2 and ".png" in err

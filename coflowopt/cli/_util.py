@@ -111,6 +111,9 @@ def check_outputs(args: argparse.Namespace, outputs: Sequence[tuple[str, str | N
     if getattr(args, "file", None):
         seen[os.path.realpath(args.file)] = "the input file"
     for option, path in outputs:
+        if path == "-" and option == "--schedule":
+            raise InputError("--schedule needs a file name ('-', standard output, carries the "
+                             "results)")
         if not path or path == "-":
             continue
         check_writable(path)

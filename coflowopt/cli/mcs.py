@@ -3,13 +3,18 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
+import io
 import math
+import os
 import sys
+from pathlib import Path
 
 import numpy as np
 
-from ..errors import CoflowoptError, InputError
+from ..errors import CoflowoptError, InputError, require
 from ..instance import MB, Instance
+from ..io._common import check_writable
 from ..io.generate import offered_load, rescale_load
 from ..mcs import classification as mcs_classify
 from ..mcs import stats as mcs_stats
@@ -19,6 +24,7 @@ from ..result import Status
 from ._util import (
     add_input_arguments,
     add_json_argument,
+    check_outputs,
     emit_json,
     format_table,
     load_instance,
@@ -392,8 +398,39 @@ def run_validate(args: argparse.Namespace) -> int:
 # --------------------------------------------------------------------------- sweeps
 
 
+PLOT_FORMATS = (".png", ".pdf", ".svg")
+"""File types ``mcs sweep --plot`` writes (chosen by the file's suffix)."""
+
+
+def _check_plot(args: argparse.Namespace) -> None:
+    """Before the sweep: matplotlib is there and ``--plot`` names a writable file of a known type."""
+    if not args.plot:
+        return
+    if Path(args.plot).suffix.lower() not in PLOT_FORMATS:
+        raise InputError(f"--plot {args.plot}: the file name must end in one of "
+                         f"{', '.join(PLOT_FORMATS)}")
+    check_outputs(args, [("--plot", args.plot)])
+    require("matplotlib", "plot", "mcs sweep --plot")
+
+
+def _save_plot(fig: object, path: str) -> None:
+    """Write the figure whole or not at all (a temporary file beside it, then renamed)."""
+    buf = io.BytesIO()
+    fig.savefig(buf, format=Path(path).suffix.lower()[1:], dpi=120)  # type: ignore[attr-defined]
+    target = check_writable(path)
+    tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+    try:
+        tmp.write_bytes(buf.getvalue())
+        os.replace(tmp, target)
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        raise InputError(f"cannot write the plot: {exc.strerror or exc}", path=path) from None
+
+
 def run_sweep(args: argparse.Namespace) -> int:
     inst = load_instance(args)
+    _check_plot(args)  # before the sweep
     rho = _load(inst, args.load)
     if args.kind == "aalo":
         opts: dict[str, object] = {}
@@ -423,8 +460,7 @@ def run_sweep(args: argparse.Namespace) -> int:
         x = "theta_w1_mb" if args.theta_w else ("delta_scale" if args.delta_scale else "theta_n1_mb")
         group = None
     if args.plot:
-        fig = mcs_sweeps.plot_sweep(table, x, group=group)
-        fig.savefig(args.plot, dpi=120)
+        _save_plot(mcs_sweeps.plot_sweep(table, x, group=group), args.plot)
     if args.json:
         emit_json({"title": table.title, "columns": list(table.columns), "rows": table.as_dicts()})
         return 0

@@ -137,7 +137,7 @@ def run_simulate(args: argparse.Namespace) -> int:
     inst = load_instance(args)
     params = parse_params(args.param)
     outs = [(opt, path) for opt, path in (("--schedule", args.schedule), ("--csv", args.csv))
-            if path and path != "-"]
+            if path and (path != "-" or opt == "--schedule")]
     check_outputs(args, outs)  # before the run
     res = _run(inst, make_policy(args.scheduler, params, strings=True), args,
                record=bool(args.schedule))

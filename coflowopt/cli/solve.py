@@ -88,8 +88,18 @@ def _value(text: str) -> Any:
     return text
 
 
+_OWN_OPTIONS = {"time_limit": "--time-limit", "progress": "the progress bar (not an option)",
+                "initial_orders": "the Python API (not the command line)",
+                "method": "--method", "objective": "--objective"}
+"""Keywords of solve()/bound() that --param must not set, and where they belong."""
+
+
 def _options(args: argparse.Namespace) -> dict[str, Any]:
-    return {k: _value(v) for k, v in parse_params(args.param).items()}
+    opts = {k: _value(v) for k, v in parse_params(args.param).items()}
+    for key in opts:
+        if key in _OWN_OPTIONS:
+            raise InputError(f"--param {key}=... is not a solver option here; use {_OWN_OPTIONS[key]}")
+    return opts
 
 
 def _jsonable_info(info: Any) -> dict[str, Any]:
@@ -150,9 +160,11 @@ def run_solve(args: argparse.Namespace) -> int:
     finally:
         if progress is not None:
             progress.close()
-    if args.schedule:
-        if res.schedule is None:
-            raise InputError("this method returned no schedule to write", path=args.schedule)
+    if args.schedule and res.schedule is None:
+        # the result still counts (status and bound): say what was not written
+        print(f"coflowopt: no schedule written to {args.schedule}: {res.method} ended "
+              f"{res.status.value} without one", file=sys.stderr)
+    elif args.schedule and res.schedule is not None:
         write_schedule(res.schedule, inst, args.schedule,
                        metadata={"method": res.method, "objective": res.objective_name,
                                  "value": res.objective})

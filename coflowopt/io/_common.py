@@ -8,6 +8,7 @@ import os
 import secrets
 import stat
 from collections.abc import Callable, Iterator, Sequence
+from decimal import Decimal
 from pathlib import Path
 from typing import IO, Any
 
@@ -196,12 +197,12 @@ def shortest_decimal(value: float, decode: Callable[[float], float], target: flo
 
 
 def _plain(text: str) -> str:
-    """Scientific notation only where it is shorter and unambiguous."""
+    """Plain digits for exponents -6..15 (``9.711e+04`` -> ``97110``: coflowsim reads
+    arrival times with ``Integer.parseInt``); scientific notation beyond."""
     if "e" in text:
-        mantissa, exp = text.split("e")
-        e = int(exp)
-        if 0 <= e <= 15 and "." not in mantissa:
-            return mantissa + "0" * e
+        e = int(text.split("e")[1])
+        if -6 <= e <= 15:
+            return format(Decimal(text), "f")
     return text
 
 

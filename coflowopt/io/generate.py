@@ -18,6 +18,7 @@ import numpy as np
 
 from ..errors import InstanceError
 from ..instance import MB, Coflow, Fabric, Instance
+from .benchmark import MAX_PORTS
 
 __all__ = [
     "FACEBOOK_BINS",
@@ -104,6 +105,10 @@ def _check_load(load: float) -> float:
     return float(load)
 
 
+MAX_GENERATED = 10_000_000
+"""The most coflows :func:`synthetic` makes (each a Python object: gigabytes beyond)."""
+
+
 def synthetic(
     num_coflows: int,
     num_ports: int,
@@ -124,6 +129,10 @@ def synthetic(
     """
     if int(num_coflows) != num_coflows or num_coflows < 1:
         raise InstanceError(f"number of coflows must be a positive integer, got {num_coflows!r}")
+    if num_coflows > MAX_GENERATED:
+        raise InstanceError(f"number of coflows must be at most {MAX_GENERATED:,}, got {num_coflows:,}")
+    if int(num_ports) != num_ports or not 1 <= num_ports <= MAX_PORTS:
+        raise InstanceError(f"number of ports must be an integer in 1..{MAX_PORTS:,}, got {num_ports!r}")
     frac = np.array([c.fraction for c in classes], dtype=float)
     if frac.size == 0 or frac.sum() <= 0:
         raise InstanceError("need at least one class with a positive fraction")
@@ -182,6 +191,8 @@ def batch_arrivals(
     if (load is None) == (interval is None):
         raise InstanceError("give exactly one of load and interval")
     K = instance.num_coflows
+    if K == 0:
+        return instance  # no coflows, no batches
     nb = -(-K // int(batch_size))
     if interval is not None:
         if not (math.isfinite(interval) and interval >= 0):

@@ -31,9 +31,13 @@ import numpy as np
 from ..engine import SimView
 from ._common import SAT, RouteClasses, max_min_flows
 
-__all__ = ["MAX_ROUNDS", "queue_rates"]
+__all__ = ["MAX_QUEUES", "MAX_ROUNDS", "queue_rates"]
 
 MAX_ROUNDS = 8
+
+MAX_QUEUES = 64
+"""The most queues ``aalo`` and ``mcs`` accept (the seeds use 10; MCS's theory tools too
+stop at 64)."""
 
 
 def _usable(view: SimView, flows: np.ndarray, dead: np.ndarray) -> np.ndarray:

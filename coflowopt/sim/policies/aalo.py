@@ -39,7 +39,7 @@ from ..kernels.dclas_clock import dclas_clock_stretch
 from . import register
 from ._base import Params, Policy, check_choice, check_positive
 from ._common import SAT, RouteClasses
-from ._queues import MAX_ROUNDS, queue_rates
+from ._queues import MAX_QUEUES, MAX_ROUNDS, queue_rates
 
 __all__ = [
     "DENSE_ROWS", "HORIZON", "Aalo", "AaloParams", "compiled_queues", "demotion_wake", "exceeded",
@@ -70,6 +70,8 @@ class AaloParams(Params):
         k = self.num_queues
         if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
             raise SimulationError(f"parameter num_queues must be an integer >= 1, got {k!r}")
+        if k > MAX_QUEUES:
+            raise SimulationError(f"parameter num_queues must be at most {MAX_QUEUES}, got {k!r}")
         check_positive(self.multiplier, "multiplier")
         if self.multiplier <= 1:
             raise SimulationError(f"parameter multiplier must be > 1, got {self.multiplier!r}")

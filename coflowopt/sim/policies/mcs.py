@@ -66,7 +66,7 @@ from ..engine import Allocation, SimulationError, SimView
 from . import register
 from ._base import Params, Policy, check_choice, check_positive
 from ._common import RouteClasses
-from ._queues import queue_rates
+from ._queues import MAX_QUEUES, queue_rates
 from .aalo import (
     REACH_TOL,
     compiled_queues,
@@ -114,6 +114,8 @@ class MCSParams(Params):
         k = self.num_queues
         if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
             raise SimulationError(f"parameter num_queues must be an integer >= 1, got {k!r}")
+        if k > MAX_QUEUES:
+            raise SimulationError(f"parameter num_queues must be at most {MAX_QUEUES}, got {k!r}")
         for name in ("width_thresholds", "narrow_thresholds", "wide_thresholds"):
             vals = tuple(float(v) for v in getattr(self, name))
             object.__setattr__(self, name, vals)
