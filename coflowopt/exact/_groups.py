@@ -30,6 +30,32 @@ MAX_COLUMNS = 3_000_000
 with a message instead of exhausting memory."""
 
 
+MAX_SPAN = 1e14
+"""The longest horizon, in units of the mean isolated transfer time, that the exact methods
+take (float64 resolves 1/64 of a unit at 1e14). Measured on one coflow of one unit released
+at 10^k: exact, exact-milp right to 1e14; exact-milp crashed in Pyomo at 1e15 and exact
+found no schedule at 1e16 (it crashed at 1e20)."""
+
+
+def _check_span(inst: Instance, horizon: float, time_unit: float) -> None:
+    """Raise when the schedule's time scale or the weighted objective leaves float64's reach."""
+    from ..errors import CoflowoptError
+
+    if not horizon <= MAX_SPAN:
+        raise CoflowoptError(
+            f"the exact formulations cannot resolve this instance: its horizon is {horizon:.3g} "
+            f"times its mean transfer time ({time_unit:.3g}; limit {MAX_SPAN:g}), e.g. releases "
+            f"up to {float(inst.release.max(initial=0.0)):.3g} beside transfers that short; "
+            "shift or rescale the times, or use a lower bound (coflowopt bound)")
+    with np.errstate(over="ignore", invalid="ignore"):
+        total = float(np.dot(inst.weight, inst.release + inst.gamma)) * 2.0 + horizon
+    if not np.isfinite(total):
+        raise CoflowoptError(
+            "the exact formulations cannot evaluate this instance: the weighted completion "
+            f"times overflow float64 (largest weight {float(inst.weight.max()):.3g}); rescale "
+            "the weights")
+
+
 def check_size(columns: int, what: str) -> None:
     """Raise when a formulation would need more than :data:`MAX_COLUMNS` columns."""
     from ..errors import CoflowoptError
@@ -204,6 +230,8 @@ def build_groups(instance: Instance) -> Groups:
     earliest = inst.release / time_unit + inst.gamma / time_unit
     if inst.is_multi_wave:
         earliest = _earliest_multiwave(g_coflow, sizes, g_release, usage, scap, K, earliest)
+    _check_span(inst, float(np.max(earliest, initial=0.0)) + float(v.sum(axis=0).max(initial=0.0)),
+                time_unit)
     return Groups(
         instance=inst,
         coflow=_readonly(g_coflow),

@@ -292,3 +292,20 @@ def test_exact_milp_optimal_holds_with_slow_ports_and_tiny_weights():
     assert exact.status is Status.OPTIMAL and check_feasible(inst, exact.schedule)
     assert milp.bound <= exact.objective * (1 + 1e-7)
     assert milp.objective == pytest.approx(exact.objective, rel=1e-6)
+
+
+@pytest.mark.parametrize("method", ["exact", "exact-milp", "time-indexed"])
+def test_out_of_range_instances_get_a_clear_error(method):
+    # a review: release 1e20 beside a transfer of 1 crashed exact (AssertionError) and
+    # exact-milp (IndexError inside Pyomo, from 1e15); weights 1e308 overflowed
+    one = Instance(Fabric.uniform(2), (Coflow.from_flows("a", [(0, 1, 1.0)], release=1e20),))
+    with pytest.raises(CoflowoptError, match="horizon is 1e\\+20 times"):
+        solve(one, method=method)
+    heavy = Instance(Fabric.uniform(2), tuple(
+        Coflow.from_flows(c, [(0, 1, 1.0 + i)], weight=1e308) for i, c in enumerate("ab")))
+    with pytest.raises(CoflowoptError, match="overflow"):
+        solve(heavy, method=method)
+    # within the range the answer is exact
+    near = Instance(Fabric.uniform(2), (Coflow.from_flows("a", [(0, 1, 1.0)], release=1e13),))
+    res = solve(near, method=method if method != "time-indexed" else "exact")
+    assert res.objective == pytest.approx(1e13 + 1, rel=1e-15)
