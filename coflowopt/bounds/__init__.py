@@ -20,7 +20,7 @@ from ..instance import Instance
 from ..result import Result, Status
 from .interval import interval_bound
 from .pairwise import pairwise_bound
-from .simple import isolation_bound, port_bound
+from .simple import check_objective_range, isolation_bound, port_bound
 from .sincronia import sincronia_bound
 
 __all__ = [
@@ -127,6 +127,7 @@ def compute_bound(
     """
     if not (isinstance(time_limit, (int, float)) and time_limit > 0):
         raise CoflowoptError(f"time_limit must be a number > 0, got {time_limit!r}")
+    check_objective_range(inst, "the lower bounds")
     if method == "best":
         if options:
             raise CoflowoptError("method='best' takes no options; name a single bound to pass "

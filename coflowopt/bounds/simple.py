@@ -12,10 +12,12 @@ import time
 import numpy as np
 import numpy.typing as npt
 
+from ..errors import CoflowoptError
 from ..instance import Instance
 from ..result import Result, Status
 
 __all__ = [
+    "check_objective_range",
     "completion_caps",
     "earliest_completion",
     "isolation_bound",
@@ -87,6 +89,16 @@ def completion_caps(inst: Instance) -> FloatArray:
     V = float(np.dot(w, sequential_completion(inst)))
     rest = float(np.dot(w, e)) - w * e
     return np.maximum((V - rest) / w, e) * (1 + 1e-9) + 1e-12
+
+
+def check_objective_range(inst: Instance, what: str) -> None:
+    """Raise when ``sum_k w_k C_k`` overflows float64 even at its least (``C_k = e_k``)."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        least = float(np.dot(inst.weight, earliest_completion(inst)))
+    if not np.isfinite(least):
+        raise CoflowoptError(
+            f"{what} cannot evaluate this instance: the weighted completion times overflow "
+            f"float64 (largest weight {float(inst.weight.max()):.3g}); rescale the weights")
 
 
 def isolation_bound(inst: Instance, *, time_limit: float | None = None) -> Result:

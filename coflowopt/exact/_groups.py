@@ -39,6 +39,7 @@ found no schedule at 1e16 (it crashed at 1e20)."""
 
 def _check_span(inst: Instance, horizon: float, time_unit: float) -> None:
     """Raise when the schedule's time scale or the weighted objective leaves float64's reach."""
+    from ..bounds.simple import check_objective_range
     from ..errors import CoflowoptError
 
     if not horizon <= MAX_SPAN:
@@ -47,13 +48,7 @@ def _check_span(inst: Instance, horizon: float, time_unit: float) -> None:
             f"times its mean transfer time ({time_unit:.3g}; limit {MAX_SPAN:g}), e.g. releases "
             f"up to {float(inst.release.max(initial=0.0)):.3g} beside transfers that short; "
             "shift or rescale the times, or use a lower bound (coflowopt bound)")
-    with np.errstate(over="ignore", invalid="ignore"):
-        total = float(np.dot(inst.weight, inst.release + inst.gamma)) * 2.0 + horizon
-    if not np.isfinite(total):
-        raise CoflowoptError(
-            "the exact formulations cannot evaluate this instance: the weighted completion "
-            f"times overflow float64 (largest weight {float(inst.weight.max()):.3g}); rescale "
-            "the weights")
+    check_objective_range(inst, "the exact formulations")
 
 
 def check_size(columns: int, what: str) -> None:

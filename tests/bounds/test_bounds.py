@@ -210,3 +210,13 @@ def test_lp_bounds_stay_below_the_optimum_with_extreme_weights(case):
     assert compute_bound(inst, "best").bound <= optimum * (1 + 1e-9)
     lower = solve(inst, method="time-indexed", time_limit=20).info["lower_lp"]
     assert lower <= optimum * (1 + 1e-9)
+
+
+def test_an_overflowing_objective_is_an_error_not_an_unfinished_bound():
+    # weights 1e300 on a 1e10 transfer: sum w_k e_k is beyond float64; every bound came back
+    # "not finished" after 0.2 s of a 60 s limit
+    inst = Instance(Fabric.uniform(2), (Coflow.from_flows("a", [(0, 1, 1e10)], weight=1e300),
+                                        Coflow.from_flows("b", [(0, 1, 1.0)])))
+    for method in ("best", "isolation", "interval"):
+        with pytest.raises(CoflowoptError, match="overflow float64"):
+            compute_bound(inst, method)
