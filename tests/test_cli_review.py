@@ -200,3 +200,15 @@ def test_plot_path_is_checked_before_the_sweep(tmp_path, capsys):
     assert inst.read_text() == GAP.read_text()
     code, _, err = run(capsys, "mcs", "sweep", "--load", "0.5", "--plot", tmp_path / "x.bogus", GAP)
     assert code == 2 and ".png" in err
+
+
+@pytest.mark.parametrize("option, value", [("--max-wide", "20"), ("--max-length-mb", "2")])
+def test_synthetic_class_limits_name_the_option(tmp_path, capsys, option, value):
+    code, _, err = run(capsys, "generate", "synthetic", "--coflows", "3", "--ports", "4",
+                       option, value, "-o", tmp_path / "x.json")
+    assert code == 2 and option in err
+
+
+def test_best_bound_has_the_isolation_bound_however_short_the_limit(capsys):
+    code, out, _ = run(capsys, "bound", GAP, "--time-limit", "1e-9", "--json")
+    assert code == 0 and json.loads(out)["bound"] > 0

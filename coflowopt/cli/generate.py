@@ -6,6 +6,7 @@ import argparse
 import sys
 
 from .. import io
+from ..errors import InputError
 from ..instance import MB, Instance
 from ..io import generate as gen
 from ._util import (
@@ -109,6 +110,13 @@ def _finish(args: argparse.Namespace, inst: Instance) -> int:
 
 def run_synthetic(args: argparse.Namespace) -> int:
     check_outputs(args, [("--output", args.output)])
+    for c in gen.FACEBOOK_BINS:  # the wide and long classes start where the narrow and short end
+        if c.name.endswith("W") and args.max_wide < c.width[0]:
+            raise InputError(f"--max-wide must be at least {c.width[0]} (wide coflows have more "
+                             f"than {c.width[0] - 1} flows), got {args.max_wide}")
+        if c.name.startswith("L") and args.max_length_mb * MB < c.length[0]:
+            raise InputError(f"--max-length-mb must be at least {c.length[0] / MB:g} (long "
+                             f"coflows' longest flows start there), got {args.max_length_mb:g}")
     classes = tuple(
         gen.WorkloadClass(
             c.name,
