@@ -164,7 +164,8 @@ class Schedule(Frozen):
         reaches ``size * (1 - rtol)``; later pieces that carry only rounding
         noise do not delay it.
         """
-        return _completion_times(self.flow, self.start, self.end, self.rate, instance.flow_size, rtol)
+        return _completion_times(self.flow, self.start, self.end, self.rate, instance.flow_size,
+                                 rtol, float(instance.fabric.capacity.max(initial=0.0)))
 
     def coflow_completion(self, instance: Instance, *, rtol: float = 1e-9) -> FloatArray:
         """Completion time ``C_k`` of each coflow (its last flow's completion)."""
@@ -278,8 +279,10 @@ def _completion_times(
     rate: FloatArray,
     size: FloatArray,
     rtol: float,
+    top: float,
 ) -> FloatArray:
-    """End of the piece with which each flow has received ``size * (1 - rtol)``."""
+    """End of the piece with which each flow has received ``size * (1 - rtol)`` (less the
+    resolution of its pieces' times, :func:`time_resolution` with rates up to ``top``)."""
     F = size.size
     out = np.full(F, np.inf)
     valid = (flow >= 0) & (flow < F) & (end > start) & (rate > 0)
@@ -290,7 +293,7 @@ def _completion_times(
     f, s, e, r = f[order], s[order], e[order], r[order]
     a = r * (e - s)
     cum = _segmented_cumsum(a, f)
-    target = size[f] * (1.0 - rtol) - _segmented_cumsum(time_resolution(s, e, r), f)
+    target = size[f] * (1.0 - rtol) - _segmented_cumsum(time_resolution(s, e, r, top), f)
     hit = np.flatnonzero(cum >= target)
     flows_hit, first = np.unique(f[hit], return_index=True)
     # A feasible schedule's pieces end when their flow completes, so the end of
@@ -299,10 +302,13 @@ def _completion_times(
     return out
 
 
-def time_resolution(start: FloatArray, end: FloatArray, rate: FloatArray) -> FloatArray:
-    """How precisely float64 times can state each piece's amount: ``rate`` times the
-    spacing of floats at its start plus that at its end."""
-    return rate * (np.spacing(np.abs(start)) + np.spacing(np.abs(end)))
+def time_resolution(start: FloatArray, end: FloatArray, rate: FloatArray,
+                    top: float = np.inf) -> FloatArray:
+    """How precisely float64 times can state each piece's amount: its rate (at most
+    ``top``, the fastest link: no feasible rate is above it, and a piece too short to be
+    checked for capacity could claim any) times the spacing of floats at its start plus
+    that at its end."""
+    return np.minimum(rate, top) * (np.spacing(np.abs(start)) + np.spacing(np.abs(end)))
 
 
 # --------------------------------------------------------------------------- verifier
@@ -588,7 +594,9 @@ def check_feasible(
     # ---- amounts
     served = np.bincount(f, weights=amt, minlength=F)[:F] if F else np.zeros(0)
     diff = served - size
-    resolution = np.bincount(f, weights=time_resolution(s, e, r), minlength=F)[:F] if F else 0.0
+    top = float(instance.fabric.capacity.max(initial=0.0))
+    resolution = (np.bincount(f, weights=time_resolution(s, e, r, top), minlength=F)[:F]
+                  if F else 0.0)
     bad = np.flatnonzero(np.abs(diff) > tol * size + resolution)
     report(
         "amount",
@@ -612,7 +620,7 @@ def check_feasible(
     # ---- dependencies and deadlines, measured in data
     if instance.has_dependencies or (deadlines and instance.has_deadlines):
         K = instance.num_coflows
-        done = _completion_times(f, s, e, r, size, tol)
+        done = _completion_times(f, s, e, r, size, tol, top)
         ccomp = np.maximum.reduceat(done, instance.ptr[:-1]) if K else np.zeros(0)
         fk = fco[f]
         by_k = np.argsort(fk, kind="stable")

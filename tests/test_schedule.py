@@ -282,3 +282,13 @@ def test_amounts_are_checked_to_the_resolution_of_the_times():
     half = Schedule(np.array([0, 1]), np.array([0.0, 1e6]), np.array([1e6, 1e6 + 0.6e-6]),
                     np.array([1.0, 1.0]))
     assert "amount" in check_feasible(inst, half).kinds()
+
+
+def test_the_resolution_slack_does_not_cover_a_rate_beyond_every_link():
+    # a piece one float step long at rate 3e9 on unit links would "deliver" 0.35 of the flow
+    # and is too short for the capacity check: the slack takes rates up to the fastest link
+    inst = Instance(Fabric.uniform(2), (Coflow.from_flows("a", [(0, 1, 1.0)]),))
+    t = 1e6
+    piece = Schedule(np.array([0]), np.array([t]), np.array([t + np.spacing(t)]),
+                     np.array([3.0e9]))
+    assert "amount" in check_feasible(inst, piece).kinds()

@@ -58,8 +58,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
     except BrokenPipeError:  # e.g. piped into `head`
         return 0
-    except OSError as exc:  # writing the results failed (e.g. standard output on a full disk)
-        print(f"coflowopt: error: cannot write the output: {exc}", file=sys.stderr)
+    except OSError as exc:  # a system error not tied to an input: e.g. stdout on a full disk
+        print(f"coflowopt: error: {exc}", file=sys.stderr)
         return 1
     return int(code or 0)
 

@@ -160,8 +160,11 @@ def run_solve(args: argparse.Namespace) -> int:
     finally:
         if progress is not None:
             progress.close()
-    if args.schedule and res.schedule is None:
-        # the result still counts (status and bound): say what was not written
+    # the result still counts (status and bound) when there is no schedule to write: it is
+    # printed, the missing file is said, and the exit code is 1 (a script must not go on
+    # to read an old file of that name)
+    unwritten = 1 if args.schedule and res.schedule is None else 0
+    if unwritten:
         print(f"coflowopt: no schedule written to {args.schedule}: {res.method} ended "
               f"{res.status.value} without one", file=sys.stderr)
     elif args.schedule and res.schedule is not None:
@@ -170,7 +173,7 @@ def run_solve(args: argparse.Namespace) -> int:
                                  "value": res.objective})
     if args.json:
         emit_json(_payload(inst, res))
-        return 0
+        return unwritten
     out = sys.stdout
     _header(out, inst, args.file)
     out.write(f"{args.objective} by {res.method}: {res.status.value} in {res.runtime:.3g} s\n")
@@ -205,7 +208,7 @@ def run_solve(args: argparse.Namespace) -> int:
             if fin.size:
                 out.write(f"\nCCT over {fin.size} coflows: mean {fin.mean():.6g}, median "
                           f"{np.median(fin):.6g}, max {fin.max():.6g} (--json lists all)\n")
-    return 0
+    return unwritten
 
 
 def run_bound(args: argparse.Namespace) -> int:

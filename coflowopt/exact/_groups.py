@@ -23,7 +23,8 @@ import scipy.sparse as sp
 from ..instance import Instance, _readonly
 from ..schedule import Schedule, _ranges
 
-__all__ = ["MAX_COLUMNS", "Groups", "build_groups", "check_size", "link_rows", "spread"]
+__all__ = ["MAX_COLUMNS", "MAX_SPAN", "Groups", "build_groups", "check_size", "check_span",
+           "link_rows", "spread"]
 
 MAX_COLUMNS = 3_000_000
 """Largest LP (amount columns) the exact formulations accept; beyond it they refuse
@@ -37,11 +38,14 @@ at 10^k: exact, exact-milp right to 1e14; exact-milp crashed in Pyomo at 1e15 an
 found no schedule at 1e16 (it crashed at 1e20)."""
 
 
-def _check_span(inst: Instance, horizon: float, time_unit: float) -> None:
-    """Raise when the schedule's time scale or the weighted objective leaves float64's reach."""
+def check_span(g: Groups) -> None:
+    """Raise when the schedule's time scale or the weighted objective leaves float64's reach
+    (the ``sum w_k C_k`` methods: exact, exact-milp, time-indexed)."""
     from ..bounds.simple import check_objective_range
     from ..errors import CoflowoptError
 
+    inst, time_unit = g.instance, g.time_unit
+    horizon = float(np.max(g.earliest, initial=0.0)) + float(g.v.sum(axis=0).max(initial=0.0))
     if not horizon <= MAX_SPAN:
         raise CoflowoptError(
             f"the exact formulations cannot resolve this instance: its horizon is {horizon:.3g} "
@@ -225,8 +229,6 @@ def build_groups(instance: Instance) -> Groups:
     earliest = inst.release / time_unit + inst.gamma / time_unit
     if inst.is_multi_wave:
         earliest = _earliest_multiwave(g_coflow, sizes, g_release, usage, scap, K, earliest)
-    _check_span(inst, float(np.max(earliest, initial=0.0)) + float(v.sum(axis=0).max(initial=0.0)),
-                time_unit)
     return Groups(
         instance=inst,
         coflow=_readonly(g_coflow),

@@ -36,7 +36,7 @@ import numpy as np
 from ..errors import CoflowoptError, require
 from ..instance import Instance
 from ..result import Result, Status
-from ._groups import build_groups, check_size
+from ._groups import build_groups, check_size, check_span
 
 __all__ = ["solve_event_milp"]
 
@@ -76,6 +76,7 @@ def solve_event_milp(inst: Instance, *, time_limit: float = 60.0, rel_gap: float
     if K == 0:
         return Result(Status.OPTIMAL, 0.0, 0.0, 0.0, "exact-milp", completion=np.zeros(0))
     g = build_groups(inst)
+    check_span(g)
     tu = g.time_unit
     w = inst.weight
     e_k = g.earliest
@@ -188,9 +189,11 @@ def solve_event_milp(inst: Instance, *, time_limit: float = 60.0, rel_gap: float
     node = solve_event_sequence(elp, seq, time_limit=max(left(), FIRST_SECONDS))
     if node is None:
         # the MILP's order, solved exactly, fails (it met its constraints only within
-        # HiGHS's tolerances; a random search with extreme numbers found it): keep the
-        # heuristic incumbent and HiGHS's bound
-        return stop("the MILP's event order failed its exact LP (numerical trouble)", term, lb)
+        # HiGHS's tolerances; a random search with extreme numbers found it) or ran out of
+        # time: keep the heuristic incumbent and HiGHS's bound
+        why = ("time limit reached while solving the MILP's event order exactly" if left() <= 0
+               else "the MILP's event order failed its exact LP (numerical trouble)")
+        return stop(why, term, lb)
     sched = _node_schedule(elp, node)
     comp = sched.coflow_completion(inst)
     value = float(np.dot(w, comp))

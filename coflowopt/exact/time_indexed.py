@@ -41,7 +41,7 @@ from ..bounds._highs import LPBuilder
 from ..errors import CoflowoptError
 from ..instance import Instance
 from ..result import Result, Status
-from ._groups import Groups, build_groups, check_size, link_rows, spread
+from ._groups import Groups, build_groups, check_size, check_span, link_rows, spread
 
 __all__ = ["time_indexed"]
 
@@ -214,6 +214,7 @@ def time_indexed(
     if K == 0:
         return Result(Status.OPTIMAL, 0.0, 0.0, 0.0, "time-indexed", completion=np.zeros(0))
     g = build_groups(inst)
+    check_span(g)
     tu = g.time_unit
     H = _grid_horizon(g)
     if step is not None:

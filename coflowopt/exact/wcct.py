@@ -20,7 +20,7 @@ from ..instance import Instance
 from ..result import Result, Status
 from ..schedule import Schedule, check_feasible
 from ._events import FB_SHARE, EventLP, NodeLP
-from ._groups import Groups, build_groups, check_size
+from ._groups import Groups, build_groups, check_size, check_span
 
 __all__ = ["FIRST_SECONDS", "IPM_COLUMNS", "event_sequence", "solve_event_sequence", "solve_exact"]
 
@@ -184,6 +184,7 @@ def solve_exact(
         return time_limit - (time.perf_counter() - start)
 
     g = build_groups(inst)
+    check_span(g)
     elp = EventLP(g)
     check_size((K + elp.R) * g.num_groups, "method='exact' (the LP of one event order)")
     w = inst.weight
@@ -329,8 +330,9 @@ def solve_exact(
     lower = root_bound if unproven else min([best_val, pruned, *(b for b, _ in stack)])
     proven = max(min(max(lower, root_bound), best_val), 0.0) * tu
     if best_node is None and greedy is None:
-        return Result(Status.NO_SOLUTION, math.nan, proven, runtime, "exact",
-                      info={"nodes": nodes})
+        # no schedule: out of time (honest status) or none found with time left
+        status = Status.TIME_LIMIT if timed_out or left() <= 0 else Status.NO_SOLUTION
+        return Result(status, math.nan, proven, runtime, "exact", info={"nodes": nodes})
     from_order = None
     if best_node is not None:
         sched = _node_schedule(elp, best_node)

@@ -41,17 +41,23 @@ import numpy as np
 
 from .._jit import njit
 
-__all__ = ["REL", "bipartite_levels", "csr_lists", "waterfill"]
+__all__ = ["REL", "REOPEN", "bipartite_levels", "csr_lists", "waterfill"]
 
 REL = 1e-12
 """Relative slack for deciding that a link carries no more open rows.
 
 A link closes when its open demand falls to ``REL`` of its demand at the start. With
 row weights spread over more than ``1 / REL`` on one link (``wss`` weighs flows by
-their sizes: 1e7 and 3e-7 bytes on one downlink) an open row can lie below that; with
-``exact_close`` the demand is then summed afresh from the link's open rows, and the
-link closes only if it has none (a review found the 3e-7 row rated as if its downlink
-were free: 11 on a link of 1.7)."""
+their sizes: 1e7 and 3e-7 bytes on one downlink) an open row can lie below that, and
+its rate was taken as if the link were free (a review: 11 on a link of 1.7). With
+``exact_close`` the test is :data:`REOPEN` instead, and a link that meets it has its
+demand summed afresh from its open rows: it closes only if it has none."""
+
+REOPEN = 1e-6
+"""``exact_close``: a link whose open demand falls to this fraction of its demand (at the
+start, or when last summed afresh) is summed afresh. Below it, subtracting frozen rows
+leaves a relative error of about ``1e-16 / REOPEN`` in what remains (a spread of 1e7 to
+3e-5 on one link overloaded it by 3e-6 with the ``REL`` test)."""
 
 
 @njit
@@ -69,17 +75,18 @@ def waterfill(  # type: ignore[no-untyped-def]
     listed rows' weights too (callers that keep link demands up to date), so
     they are not summed again. Marks the listed rows it freezes with
     ``epoch`` (except in a last round that freezes every remaining row).
-    ``exact_close``: a link whose demand falls to :data:`REL` of its start has
-    its open rows counted before it closes (weights spread over more than
-    ``1 / REL``). Returns the number of rounds.
+    ``exact_close``: a link whose demand falls to :data:`REOPEN` of its start
+    has its demand summed afresh from its open rows, and closes only if it has
+    none (weights spread widely on one link). Returns the number of rounds.
     """
     s = cap_l.size
     R = cap_r.size
     dense = W.shape[0] > 0
     res_l, dem_l = _open_side(cap_l, dem_l0, lam_l, start_l, cnt_l, adj_l, rw, listed_in_dem)
     res_r, dem_r = _open_side(cap_r, dem_r0, lam_r, start_r, cnt_r, adj_r, rw, listed_in_dem)
-    eps_l = REL * dem_l
-    eps_r = REL * dem_r
+    rel = REOPEN if exact_close else REL
+    eps_l = rel * dem_l
+    eps_r = rel * dem_r
     open_l = dem_l > 0
     open_r = dem_r > 0
     t_l = np.empty(s)
@@ -139,8 +146,8 @@ def _reopen(j, dense, Wa, open_a, start_b, cnt_b, adj_b, rw, mark, epoch, dem_b,
     """True (and link ``j`` of side ``b``'s demand summed afresh) if it still has open rows.
 
     Its open rows: dense ``Wa[i, j]`` towards open links ``i`` of side ``a``, and its
-    listed rows not marked with ``epoch``. The new demand is exact, and the closing
-    test (:data:`REL`) is taken relative to it from now on.
+    listed rows not marked with ``epoch``. The new demand is exact, and the test
+    (:data:`REOPEN`) is taken relative to it from now on.
     """
     d = 0.0
     n = 0
@@ -158,7 +165,7 @@ def _reopen(j, dense, Wa, open_a, start_b, cnt_b, adj_b, rw, mark, epoch, dem_b,
     if n == 0:
         return False
     dem_b[j] = d
-    eps_b[j] = REL * d
+    eps_b[j] = REOPEN * d
     return True
 
 

@@ -1234,6 +1234,14 @@ class SimView:
         e = self._e
         return bool(e.cf_active[k] == e.cf_left[k])
 
+    def ready(self, k: int) -> bool:
+        """True when every flow of coflow ``k`` has been admitted, except an anchor held
+        back by ``finishes_before`` predecessors (the engine's device for that relation,
+        not a flow yet to come): Varys's READY, once every flow has called ``get()``."""
+        e = self._e
+        held = 1 if e.anchor[k] >= 0 and not e.anchor_released[k] else 0
+        return bool(e.cf_left[k] - e.cf_active[k] - held <= 0)
+
     def rate(self, flows: IntArray) -> FloatArray:
         return self._e.rate[flows]
 

@@ -309,3 +309,15 @@ def test_out_of_range_instances_get_a_clear_error(method):
     near = Instance(Fabric.uniform(2), (Coflow.from_flows("a", [(0, 1, 1.0)], release=1e13),))
     res = solve(near, method=method if method != "time-indexed" else "exact")
     assert res.objective == pytest.approx(1e13 + 1, rel=1e-15)
+
+
+def test_makespan_and_deadlines_keep_their_range():
+    # the range check of the sum-of-weighted-completion methods is theirs alone: weights
+    # 1e308 and releases 1e15 do not concern a makespan (a review)
+    from coflowopt.exact import min_makespan
+
+    inst = Instance(Fabric.uniform(2), tuple(
+        Coflow.from_flows(c, [(0, 1, 1.0)], weight=1e308, release=1e15 * i)
+        for i, c in enumerate("ab")))
+    res = min_makespan(inst)
+    assert res.status is Status.OPTIMAL and res.objective == pytest.approx(1e15 + 1, rel=1e-12)

@@ -110,3 +110,19 @@ def test_varys_deadline_judges_a_multi_wave_coflow_once_ready_on_all_its_data(co
     assert res.info["admitted"] == 0
     assert res.completion.tolist() == [7.0]
     co.check_feasible(inst, res.schedule, deadlines=False).raise_if_infeasible()
+
+
+@pytest.mark.parametrize("compiled", [True, False])
+def test_varys_deadline_does_not_wait_for_a_finishes_before_anchor(compiled):
+    # k may run while its finishes-before predecessor j runs; only its anchor (the 0.5 flow)
+    # waits for j. READY counts flows yet to come, not that anchor: k is judged at 0
+    # (Γ = 5 on ingress 1 beside j's minimum rates, deadline 6) and admitted; it finished
+    # at 10, rejected, when the anchor was read as a flow yet to come (a review)
+    inst = co.Instance(co.Fabric.uniform(2, 1.0), (
+        co.Coflow.from_flows("j", [(0, 1, 5.0)]),
+        co.Coflow.from_flows("k", [(0, 1, 0.5), (1, 0, 5.0)], finishes_before=("j",),
+                             deadline=6.0)))
+    res = simulate(inst, "varys-deadline", compiled=compiled)
+    assert res.info["admitted"] == 1
+    assert res.completion[1] <= 6.0 + 1e-9
+    co.check_feasible(inst, res.schedule, deadlines=True).raise_if_infeasible()

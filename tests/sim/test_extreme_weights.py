@@ -21,6 +21,10 @@ F = Coflow.from_flows
 CASES = {
     "shared downlink": Instance(Fabric([1.0, 1.0, 10.0], [1.0, 1.7, 1.0]), (
         F("A", [(0, 1, 1e7 + 0.3)], weight=1e-6), F("B", [(2, 1, 3e-7)], weight=1e6))),
+    "spread of 3e11": Instance(Fabric([1.0, 1.0, 10.0], [1.0, 1.7, 1.0]), (
+        F("A", [(0, 1, 1e7 + 0.3)], weight=1e-6), F("B", [(2, 1, 3e-5)], weight=1e6))),
+    "one pair": Instance(Fabric.uniform(2), (
+        F("A", [(0, 1, 1e7)]), F("B", [(0, 1, 3e-5)], release=1e7 - 0.5))),
     "infinite rate": Instance(Fabric.uniform(2), (
         F("c0", [(0, 0, 4.24706589227118), (0, 1, 186527.48977618854),
                  (0, 1, 0.20360864082403143)]),

@@ -493,6 +493,14 @@ def pair_stretch(  # type: ignore[no-untyped-def]
                     cnt[p] -= 1
                     W[a, j] -= w
                     WT[j, a] -= w
+                    if cnt[p] > 0 and W[a, j] < CANCEL * w:
+                        # the pair kept far less weight than it lost: sum its flows afresh
+                        # (all of them are in its heap during a stretch)
+                        x = 0.0
+                        for q in range(hs[p], hs[p] + hn[p]):
+                            x += fw[hf[q]]
+                        W[a, j] = x
+                        WT[j, a] = x
                     dem_l[a] -= w
                     dem_r[j] -= w
                     nf_l[a] -= 1

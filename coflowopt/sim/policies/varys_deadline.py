@@ -22,14 +22,16 @@ policy-free metric (every coflow that finishes by its deadline), so a
 rejected coflow that best effort happens to finish in time counts there.
 The per-coflow table gets a column ``admitted_deadline``.
 
-Multi-wave coflows (flows that start later) and coflows whose last flow waits for
-a finishes-before predecessor: Varys passes a coflow to the scheduler only once it
-is READY, after all its ``numFlows`` flows have called ``get()`` (§5.6.2,
-Pseudocode 3, lines 13-19). So a coflow with a deadline gets no service at all
-until every one of its flows has been admitted; then it is judged on all its data
-(the barrier of §6.8.3's second approach). Until this version its early flows were
-served best effort meanwhile and the admission test saw only what they left, so a
-coflow Varys would reject could be admitted. Coflows without a deadline need no
+Multi-wave coflows (flows that start later): Varys passes a coflow to the
+scheduler only once it is READY, after all its ``numFlows`` flows have called
+``get()`` (§5.6.2, Pseudocode 3, lines 13-19). So a coflow with a deadline gets no
+service at all until every one of its flows has been admitted; then it is judged
+on all its data (the barrier of §6.8.3's second approach). Until this version its
+early flows were served best effort meanwhile and the admission test saw only what
+they left, so a coflow Varys would reject could be admitted. A finishes-before
+anchor (the flow the engine holds until the predecessors complete,
+:meth:`SimView.ready`) does not count as a flow yet to come: such a coflow is
+judged when its other flows are there. Coflows without a deadline need no
 admission and are served best effort as their flows come.
 
 Re-allocation happens on coflow arrivals and departures (§5.6.2); with
@@ -110,7 +112,7 @@ class VarysDeadline(Policy):
             if self.decided[k]:
                 continue
             d = self.deadline[k]
-            if not view.fully_admitted(k):
+            if not view.ready(k):
                 if math.isfinite(d):
                     unready.add(k)
                 continue
