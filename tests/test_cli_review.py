@@ -212,3 +212,20 @@ def test_synthetic_class_limits_name_the_option(tmp_path, capsys, option, value)
 def test_best_bound_has_the_isolation_bound_however_short_the_limit(capsys):
     code, out, _ = run(capsys, "bound", GAP, "--time-limit", "1e-9", "--json")
     assert code == 0 and json.loads(out)["bound"] > 0
+
+
+@pytest.mark.parametrize("vector", [["1e1000000000", 1], ["1e-100000", 1], ["9" * 5000, 1]])
+def test_demand_numbers_beyond_reason_are_input_errors(tmp_path, capsys, vector):
+    # the last two crashed, the first hung building an integer of a billion digits
+    doc = tmp_path / "d.json"
+    doc.write_text(json.dumps({"format": "coflowopt-demands/1",
+                               "coflows": [{"id": "A", "vector": vector}]}))
+    code, _, err = run(capsys, "fair", doc)
+    assert code == 2 and "$.coflows[0].vector[0]" in err and len(err) < 400
+
+
+def test_a_deeply_nested_demands_file_is_input_error(tmp_path, capsys):
+    doc = tmp_path / "deep.json"
+    doc.write_text("[" * 100_000)
+    code, _, err = run(capsys, "fair", doc)
+    assert code == 2 and "deep.json" in err

@@ -13,6 +13,7 @@ certificate check (see ``_certify`` in the modules that use it).
 from __future__ import annotations
 
 import math
+import re
 from fractions import Fraction
 from numbers import Rational
 from typing import Any
@@ -37,6 +38,25 @@ water-filling are accurate to ~1e-15, far below the 1/(2 q^2) = 5e-13 gap
 that makes the nearest such fraction unique."""
 
 
+MAX_TEXT = 200
+"""The longest fraction string read (digits, sign, point, slash and exponent)."""
+MAX_EXPONENT = 400
+"""The largest decimal exponent a fraction string may carry (``1e1000000000`` would build
+an integer of a billion digits)."""
+
+
+def parse_fraction(text: str) -> Fraction:
+    """``Fraction(text)`` for strings of at most :data:`MAX_TEXT` characters and exponents up
+    to :data:`MAX_EXPONENT`; ``ValueError`` otherwise."""
+    t = text.strip()
+    if len(t) > MAX_TEXT:
+        raise ValueError(f"a number of {len(t)} characters (at most {MAX_TEXT})")
+    m = re.search(r"[eE]([+-]?\d+)", t)
+    if m and abs(int(m.group(1))) > MAX_EXPONENT:
+        raise ValueError(f"exponent {m.group(1)} out of range (at most {MAX_EXPONENT})")
+    return Fraction(t)
+
+
 def is_rational(value: Any) -> bool:
     """True for exact inputs: ``int`` (not ``bool``), ``Fraction`` and fraction strings."""
     if isinstance(value, bool):
@@ -45,7 +65,7 @@ def is_rational(value: Any) -> bool:
         return True
     if isinstance(value, str):
         try:
-            Fraction(value.strip())
+            parse_fraction(value)
         except (ValueError, ZeroDivisionError):
             return False
         return True
@@ -57,7 +77,7 @@ def to_fraction(value: Any) -> Fraction:
     if isinstance(value, bool):
         raise ValueError(f"expected a number, got {value!r}")
     if isinstance(value, str):
-        return Fraction(value.strip())
+        return parse_fraction(value)
     if isinstance(value, (int, np.integer)):
         return Fraction(int(value))
     if isinstance(value, Rational):
@@ -99,7 +119,7 @@ def full(shape: int | tuple[int, ...], value: int, *, exact: bool) -> npt.NDArra
 
 def _float_of(value: Any) -> float:
     if isinstance(value, str):
-        return float(Fraction(value.strip()))
+        return float(parse_fraction(value))
     return float(value)
 
 

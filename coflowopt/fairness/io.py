@@ -43,7 +43,7 @@ from .. import io as instance_io
 from ..errors import InputError, InstanceError
 from ..instance import TINY
 from ..io._common import atomic_writer, parse_json, read_text
-from ._arith import as_float, is_rational
+from ._arith import as_float, is_rational, parse_fraction
 from .problem import FairnessProblem
 
 __all__ = ["DEMANDS_FORMAT", "is_demands_file", "load_problem", "read_demands", "write_demands"]
@@ -61,10 +61,11 @@ def _number(value: Any, path: str, where: str, what: str) -> Any:
     given = value
     if isinstance(value, str):
         try:
-            value = Fraction(value.strip())
-        except (ValueError, ZeroDivisionError):
+            value = parse_fraction(value)
+        except (ValueError, ZeroDivisionError) as exc:
             raise InputError(
-                f"{what} '{value}' is not a number or fraction", path=path, json_path=where
+                f"{what} {value!r:.60} is not a number or fraction ({exc})", path=path,
+                json_path=where
             ) from None
     if isinstance(value, float) and not math.isfinite(value):
         raise InputError(f"{what} must be finite, got {value!r}", path=path, json_path=where)
@@ -95,7 +96,7 @@ def is_demands_file(path: str | os.PathLike[str]) -> bool:
         return False
     try:
         doc = json.loads(read_text(path))
-    except (InputError, json.JSONDecodeError):
+    except (InputError, json.JSONDecodeError, RecursionError):
         return False
     return isinstance(doc, dict) and doc.get("format") == DEMANDS_FORMAT
 
