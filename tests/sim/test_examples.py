@@ -115,9 +115,10 @@ def test_varys_deadline_judges_a_multi_wave_coflow_once_ready_on_all_its_data(co
 @pytest.mark.parametrize("compiled", [True, False])
 def test_varys_deadline_does_not_wait_for_a_finishes_before_anchor(compiled):
     # k may run while its finishes-before predecessor j runs; only its anchor (the 0.5 flow)
-    # waits for j. READY counts flows yet to come, not that anchor: k is judged at 0
-    # (Γ = 5 on ingress 1 beside j's minimum rates, deadline 6) and admitted; it finished
-    # at 10, rejected, when the anchor was read as a flow yet to come (a review)
+    # waits for j. READY counts flows yet to come, not that anchor: k's 5-unit flow runs best
+    # effort over [0, 5], and at 5 (j done, anchor in) k is judged on all it has left
+    # (Γ = 0.5 <= 6 - 5) and admitted: 5.5. It finished at 10, rejected, when the anchor was
+    # read as a flow yet to come and k waited idle (a review)
     inst = co.Instance(co.Fabric.uniform(2, 1.0), (
         co.Coflow.from_flows("j", [(0, 1, 5.0)]),
         co.Coflow.from_flows("k", [(0, 1, 0.5), (1, 0, 5.0)], finishes_before=("j",),
@@ -126,3 +127,19 @@ def test_varys_deadline_does_not_wait_for_a_finishes_before_anchor(compiled):
     assert res.info["admitted"] == 1
     assert res.completion[1] <= 6.0 + 1e-9
     co.check_feasible(inst, res.schedule, deadlines=True).raise_if_infeasible()
+
+
+@pytest.mark.parametrize("compiled", [True, False])
+def test_varys_deadline_judges_a_finishes_before_coflow_with_its_anchor(compiled):
+    # hypothesis (seed 7012): c2 judged without its held anchor got minimum rates for two
+    # flows; once the anchor came, rem / (D - t) for all three exceeded ingress 0 (2 > 1)
+    C = co.Coflow
+    inst = co.Instance(co.Fabric.uniform(4, 1.0), (
+        C("c0", np.array([0]), np.array([0]), np.array([1.0]), release=0.0),
+        C("c1", np.array([0]), np.array([0]), np.array([1.0]), release=5.0, deadline=21.5),
+        C("c2", np.array([0, 0, 0]), np.array([0, 0, 0]), np.array([1.0, 1.0, 1.0]),
+          release=4.0, deadline=22.0, finishes_before=("c1",)),
+    ))
+    res = simulate(inst, "varys-deadline", compiled=compiled)
+    co.check_feasible(inst, res.schedule).raise_if_infeasible()
+    assert res.info["admitted"] == 2

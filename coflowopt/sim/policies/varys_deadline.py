@@ -30,9 +30,12 @@ on all its data (the barrier of §6.8.3's second approach). Until this version i
 early flows were served best effort meanwhile and the admission test saw only what
 they left, so a coflow Varys would reject could be admitted. A finishes-before
 anchor (the flow the engine holds until the predecessors complete,
-:meth:`SimView.ready`) does not count as a flow yet to come: such a coflow is
-judged when its other flows are there. Coflows without a deadline need no
-admission and are served best effort as their flows come.
+:meth:`SimView.ready`) is not a flow yet to come: such a coflow is served best
+effort while its predecessors run (holding it back would turn finishes-before
+into starts-after), and judged once the anchor is admitted, on all its data
+(judged without the anchor, its minimum rates could not cover the anchor's data
+later: a hypothesis search found them exceeding a port). Coflows without a
+deadline need no admission and are served best effort as their flows come.
 
 Re-allocation happens on coflow arrivals and departures (§5.6.2); with
 ``reschedule="flow"`` also on every flow completion.
@@ -112,10 +115,10 @@ class VarysDeadline(Policy):
             if self.decided[k]:
                 continue
             d = self.deadline[k]
-            if not view.ready(k):
-                if math.isfinite(d):
-                    unready.add(k)
-                continue
+            if not view.fully_admitted(k):
+                if math.isfinite(d) and not view.ready(k):
+                    unready.add(k)  # flows yet to come: no service before READY
+                continue  # judged on all its data, a finishes-before anchor's included
             self.decided[k] = True
             if not math.isfinite(d) or d <= t:
                 continue
