@@ -143,3 +143,17 @@ def test_varys_deadline_judges_a_finishes_before_coflow_with_its_anchor(compiled
     res = simulate(inst, "varys-deadline", compiled=compiled)
     co.check_feasible(inst, res.schedule).raise_if_infeasible()
     assert res.info["admitted"] == 2
+
+
+@pytest.mark.parametrize("compiled", [True, False])
+def test_varys_deadline_with_an_anchor_and_a_later_wave(compiled):
+    # hypothesis (seed 7019): a multi-wave coflow whose anchor waits for c0 was judged
+    # without the anchor and then needed 12.6 on a port of 1.125
+    C = co.Coflow
+    inst = co.Instance(co.Fabric(np.array([1.125, 1, 1, 1]), np.array([2.0, 1, 1, 1])), (
+        C("c0", np.array([0, 0, 0]), np.array([0, 0, 0]), np.array([1.0, 1, 9]), release=2.0),
+        C("c1", np.array([0, 0, 1]), np.array([0, 0, 0]), np.array([1.0, 1, 1]), deadline=13.0,
+          finishes_before=("c0",), delay=np.array([0.0, 0, 2])),
+    ))
+    res = simulate(inst, "varys-deadline", compiled=compiled)
+    co.check_feasible(inst, res.schedule).raise_if_infeasible()
