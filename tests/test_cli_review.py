@@ -229,3 +229,15 @@ def test_a_deeply_nested_demands_file_is_input_error(tmp_path, capsys):
     doc.write_text("[" * 100_000)
     code, _, err = run(capsys, "fair", doc)
     assert code == 2 and "deep.json" in err
+
+
+def test_options_that_would_be_ignored_are_refused(tmp_path, capsys):
+    demands = tmp_path / "d.json"
+    demands.write_text(json.dumps({"format": "coflowopt-demands/1",
+                                   "coflows": [{"id": "A", "vector": [1, "1/2"]}]}))
+    for argv, says in ((["fair", demands, "--port-rate", "5"], "--port-rate applies"),
+                       (["validate", GAP, "--deadlines"], "--schedule"),
+                       (["mcs", "sweep", "--kind", "aalo", "--theta-n", "1", GAP], "--kind mcs"),
+                       (["mcs", "sweep", "--kind", "mcs", "--factors", "2", GAP], "--kind aalo")):
+        code, _, err = run(capsys, *argv)
+        assert code == 2 and says in err, (argv, err)

@@ -7,6 +7,7 @@ import sys
 
 import numpy as np
 
+from ..errors import InputError
 from ..instance import BINS, MB, Instance
 from ..io.schedule_file import read_schedule
 from ..schedule import check_feasible
@@ -153,6 +154,8 @@ def run_info(args: argparse.Namespace) -> int:
 
 
 def run_validate(args: argparse.Namespace) -> int:
+    if args.deadlines and not args.schedule:
+        raise InputError("--deadlines checks a schedule's deadlines; give one with --schedule")
     inst = load_instance(args)
     result: dict = {"file": args.file, "valid": True, "coflows": inst.num_coflows, "flows": inst.num_flows}
     code = 0

@@ -428,7 +428,17 @@ def _save_plot(fig: object, path: str) -> None:
         raise InputError(f"cannot write the plot: {exc.strerror or exc}", path=path) from None
 
 
+_SWEEP_OPTIONS = {"aalo": ("factors", "first"), "mcs": ("theta_n", "theta_w", "delta_scale"),
+                  "linear": ()}
+"""The options of each ``--kind`` beyond ``--queues`` (the others would be ignored)."""
+
+
 def run_sweep(args: argparse.Namespace) -> int:
+    for kind, names in _SWEEP_OPTIONS.items():
+        for name in names:
+            if kind != args.kind and getattr(args, name) is not None:
+                raise InputError(f"--{name.replace('_', '-')} applies to --kind {kind}, "
+                                 f"not {args.kind}")
     inst = load_instance(args)
     _check_plot(args)  # before the sweep
     rho = _load(inst, args.load)
