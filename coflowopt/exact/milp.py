@@ -63,8 +63,15 @@ def solve_event_milp(inst: Instance, *, time_limit: float = 60.0, rel_gap: float
     pyo = require("pyomo.environ", "pyomo", "method='exact-milp'")
     from ..bounds.simple import isolation_bound
     from ._events import EventLP
-    from .permutation import PermutationTimeout, order_completion, permutation_schedule
-    from .wcct import FIRST_SECONDS, _heuristic_orders, _node_schedule, event_sequence, solve_event_sequence
+    from .permutation import PermutationTimeout, order_completion
+    from .wcct import (
+        FIRST_SECONDS,
+        _heuristic_orders,
+        _node_schedule,
+        event_sequence,
+        solve_event_sequence,
+        starting_schedule,
+    )
 
     start = time.perf_counter()
     deadline = start + time_limit
@@ -124,25 +131,12 @@ def solve_event_milp(inst: Instance, *, time_limit: float = 60.0, rel_gap: float
         if greedy is None:
             return Result(Status.TIME_LIMIT, math.nan, bound, time.perf_counter() - start,
                           "exact-milp", info=info)
-        sched, comp, value = incumbent()
+        sched, comp, value, _ = starting_schedule(inst, elp, best_node, greedy, verify=False)
         bound = min(bound, value)
         gap = (value - bound) / value if value > 0 else 0.0
         status = Status.OPTIMAL if gap <= rel_gap else Status.TIME_LIMIT
         return Result(status, value, float(bound), time.perf_counter() - start, "exact-milp",
                       schedule=sched, completion=comp, info=info)
-
-    def incumbent() -> tuple[Any, Any, float]:
-        """The best starting schedule: an event LP's, or a greedy permutation schedule's."""
-        found = []
-        if best_node is not None:
-            sched = _node_schedule(elp, best_node)
-            comp = sched.coflow_completion(inst)
-            found.append((float(np.dot(w, comp)), sched, comp))
-        if greedy is not None and (not found or greedy[0] < found[0][0]):
-            sched, comp = permutation_schedule(inst, greedy[1])
-            found.append((float(np.dot(w, comp)), sched, comp))
-        value, sched, comp = min(found, key=lambda f: f[0])
-        return sched, comp, value
 
     if greedy is None:
         return stop("no heuristic order evaluated within the time limit")
@@ -197,7 +191,8 @@ def solve_event_milp(inst: Instance, *, time_limit: float = 60.0, rel_gap: float
     sched = _node_schedule(elp, node)
     comp = sched.coflow_completion(inst)
     value = float(np.dot(w, comp))
-    start_sched, start_comp, start_value = incumbent()
+    start_sched, start_comp, start_value, _ = starting_schedule(inst, elp, best_node, greedy,
+                                                                verify=False)
     if start_value < value:  # a MILP solution (early, or "optimal" within tolerances) worse
         sched, comp, value = start_sched, start_comp, start_value
     # the bound is HiGHS's dual bound (not the value of the order it chose: "optimal" holds

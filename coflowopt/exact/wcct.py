@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -22,7 +23,8 @@ from ..schedule import Schedule, check_feasible
 from ._events import FB_SHARE, EventLP, NodeLP
 from ._groups import Groups, build_groups, check_size, check_span
 
-__all__ = ["FIRST_SECONDS", "IPM_COLUMNS", "event_sequence", "solve_event_sequence", "solve_exact"]
+__all__ = ["FIRST_SECONDS", "IPM_COLUMNS", "event_sequence", "solve_event_sequence", "solve_exact",
+           "starting_schedule"]
 
 FIRST_SECONDS = 1.0
 """The first starting order (its permutation schedule, then its event LP) gets at least this
@@ -128,6 +130,36 @@ def _node_schedule(elp: EventLP, node: NodeLP) -> Schedule:
         short = fb & (tail < 0.5 * share)[g.coflow[ge]]
         x[ends[short]] = np.maximum(x[ends[short]], FB_SHARE * g.size[ge[short]])
     return g.schedule(times, g.amounts(m, node.x_interval - 1, node.x_group, x))
+
+
+def starting_schedule(
+    inst: Instance, elp: EventLP, node: NodeLP | None, greedy: tuple[float, Any] | None,
+    *, verify: bool,
+) -> tuple[Schedule, FloatArray, float, IntArray | None]:
+    """The schedule of an event LP (``node``), or the greedy permutation schedule of the best
+    starting order (``greedy``: its value and the order) where that is better.
+
+    The LP schedule's value is read from the schedule, which ``g.schedule`` may have
+    stretched where the LP met a tiny capacity only within its tolerance: the greedy
+    schedule (exact rates) can then be better. It also stands in for no LP schedule (the
+    LPs ran out of time) and, with ``verify``, for one that fails ``check_feasible``.
+    Returns the schedule, the completion times, the value and, for the greedy schedule,
+    its order.
+    """
+    if node is not None:
+        sched = _node_schedule(elp, node)
+        comp = sched.coflow_completion(inst)
+        value = float(np.dot(inst.weight, comp))
+        if greedy is None or not (greedy[0] < value
+                                  or (verify and not check_feasible(inst, sched))):
+            return sched, comp, value, None
+    if greedy is None:
+        raise ValueError("no schedule to start from")  # pragma: no cover - callers check
+    from .permutation import permutation_schedule
+
+    order = np.asarray(greedy[1], np.int64)
+    sched, comp = permutation_schedule(inst, order)
+    return sched, comp, float(np.dot(inst.weight, comp)), order
 
 
 def _heuristic_orders(inst: Instance) -> list[IntArray]:
@@ -333,22 +365,8 @@ def solve_exact(
         # no schedule: out of time (honest status) or none found with time left
         status = Status.TIME_LIMIT if timed_out or left() <= 0 else Status.NO_SOLUTION
         return Result(status, math.nan, proven, runtime, "exact", info={"nodes": nodes})
-    from_order = None
-    if best_node is not None:
-        sched = _node_schedule(elp, best_node)
-        comp = sched.coflow_completion(inst)
-        value = float(np.dot(w, comp))
-    # the LP schedule's value is read from the schedule, which g.schedule may have stretched
-    # where the LP met a tiny capacity only within its tolerance: the best starting order's
-    # greedy schedule (exact rates) can then be better; it also stands in for an LP
-    # schedule that fails check_feasible, and for none (the LPs ran out of time)
-    if greedy is not None and (best_node is None or greedy[0] < value
-                               or not check_feasible(inst, sched)):
-        from .permutation import permutation_schedule
-
-        sched, comp = permutation_schedule(inst, greedy[1])
-        value = float(np.dot(w, comp))
-        from_order = [inst.ids[k] for k in greedy[1]]
+    sched, comp, value, taken = starting_schedule(inst, elp, best_node, greedy, verify=True)
+    from_order = None if taken is None else [inst.ids[k] for k in taken]
     bound = min(proven, value)
     gap = (value - bound) / value if value > 0 else 0.0
     # optimal only when the bound says so (a search that ran to its end can still leave a
