@@ -105,7 +105,8 @@ def nonnegative_int(text: str) -> int:
 
 def check_outputs(args: argparse.Namespace, outputs: Sequence[tuple[str, str | None]]) -> None:
     """Fail before any work if an output file cannot be written: each ``(option, path)``
-    (``None`` or ``-``: none) must be writable and none may be the input file (``args.file``,
+    (``None`` or ``-``, standard output, which ``--schedule`` does not take: none) must be
+    writable and none may be the input file (``args.file``,
     if any) or another output (links resolved)."""
     seen: dict[str, str] = {}
     if getattr(args, "file", None):

@@ -3,10 +3,7 @@
 from __future__ import annotations
 
 import argparse
-import contextlib
-import io
 import math
-import os
 import sys
 from pathlib import Path
 
@@ -14,7 +11,7 @@ import numpy as np
 
 from ..errors import CoflowoptError, InputError, require
 from ..instance import MB, Instance
-from ..io._common import check_writable
+from ..io._common import atomic_writer
 from ..io.generate import offered_load, rescale_load
 from ..mcs import classification as mcs_classify
 from ..mcs import stats as mcs_stats
@@ -414,18 +411,9 @@ def _check_plot(args: argparse.Namespace) -> None:
 
 
 def _save_plot(fig: object, path: str) -> None:
-    """Write the figure whole or not at all (a temporary file beside it, then renamed)."""
-    buf = io.BytesIO()
-    fig.savefig(buf, format=Path(path).suffix.lower()[1:], dpi=120)  # type: ignore[attr-defined]
-    target = check_writable(path)
-    tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
-    try:
-        tmp.write_bytes(buf.getvalue())
-        os.replace(tmp, target)
-    except OSError as exc:
-        with contextlib.suppress(OSError):
-            tmp.unlink()
-        raise InputError(f"cannot write the plot: {exc.strerror or exc}", path=path) from None
+    """Write the figure whole or not at all (:func:`coflowopt.io._common.atomic_writer`)."""
+    with atomic_writer(path, binary=True) as fh:
+        fig.savefig(fh, format=Path(path).suffix.lower()[1:], dpi=120)  # type: ignore[attr-defined]
 
 
 _SWEEP_OPTIONS = {"aalo": ("factors", "first"), "mcs": ("theta_n", "theta_w", "delta_scale"),

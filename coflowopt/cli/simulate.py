@@ -136,9 +136,9 @@ def _run(inst: Instance, policy: Policy, args: argparse.Namespace, *,
 def run_simulate(args: argparse.Namespace) -> int:
     inst = load_instance(args)
     params = parse_params(args.param)
-    outs = [(opt, path) for opt, path in (("--schedule", args.schedule), ("--csv", args.csv))
-            if path and (path != "-" or opt == "--schedule")]
-    check_outputs(args, outs)  # before the run
+    requested = [("--schedule", args.schedule), ("--csv", args.csv)]
+    check_outputs(args, requested)  # before the run
+    outs = [(opt, path) for opt, path in requested if path and path != "-"]  # files to write
     res = _run(inst, make_policy(args.scheduler, params, strings=True), args,
                record=bool(args.schedule))
     if args.schedule and res.schedule is None:

@@ -18,19 +18,22 @@ __all__ = ["atomic_writer", "atomic_writers", "check_writable", "shortest_decima
 
 
 @contextlib.contextmanager
-def atomic_writer(path: str | os.PathLike[str]) -> Iterator[IO[str]]:
+def atomic_writer(path: str | os.PathLike[str], *, binary: bool = False) -> Iterator[IO[Any]]:
     """Open a temporary file beside ``path``; move it into place only on success.
 
     Nothing is left behind (neither a partial file nor the temporary one)
     when the body raises. See :func:`atomic_writers`.
     """
-    with atomic_writers([path]) as (fh,):
+    with atomic_writers([path], binary=binary) as (fh,):
         yield fh
 
 
 @contextlib.contextmanager
-def atomic_writers(paths: Sequence[str | os.PathLike[str]]) -> Iterator[list[IO[str]]]:
-    """Text files for ``paths``, all moved into place only when the body succeeds.
+def atomic_writers(
+    paths: Sequence[str | os.PathLike[str]], *, binary: bool = False,
+) -> Iterator[list[IO[Any]]]:
+    """Text files (``binary``: byte files) for ``paths``, all moved into place only when
+    the body succeeds.
 
     Every target is checked before anything is written (:func:`check_writable`), so a
     bad second path leaves the first untouched. A symbolic link is written through (its
@@ -40,20 +43,22 @@ def atomic_writers(paths: Sequence[str | os.PathLike[str]]) -> Iterator[list[IO[
     become an :class:`InputError` naming the file.
     """
     targets = [check_writable(p) for p in paths]
+    mode: str = "wb" if binary else "w"
+    encoding, newline = (None, None) if binary else ("utf-8", "\n")
     with contextlib.ExitStack() as stack:
-        handles: list[IO[str]] = []
+        handles: list[IO[Any]] = []
         temps: list[tuple[str, Path]] = []
         current = -1
         try:
             for target in targets:
                 if target.exists() and not target.is_file():
-                    dev = stack.enter_context(open(target, "w", encoding="utf-8", newline="\n"))
+                    dev = stack.enter_context(open(target, mode, encoding=encoding, newline=newline))
                     handles.append(_Located(dev, str(target)))  # type: ignore[arg-type]
                     continue
                 tmp, fd = _new_temp(target)
                 temps.append((tmp, target))
-                handles.append(stack.enter_context(os.fdopen(
-                    fd, "w", encoding="utf-8", newline="\n")))
+                handles.append(stack.enter_context(os.fdopen(fd, mode, encoding=encoding,
+                                                                newline=newline)))
             yield handles
             for i, handle in enumerate(handles):
                 current = i  # a full disk shows when the buffer is flushed
@@ -85,14 +90,14 @@ def _culprit(exc: OSError, paths: Sequence[str | os.PathLike[str]], targets: lis
 
 
 class _Located:
-    """A text stream whose write errors name its file (a device's buffer overflows during
+    """A stream whose write errors name its file (a device's buffer overflows during
     the caller's writes, where :func:`atomic_writers` cannot tell which file failed)."""
 
-    def __init__(self, fh: IO[str], name: str) -> None:
+    def __init__(self, fh: IO[Any], name: str) -> None:
         self._fh = fh
         self._name = name
 
-    def write(self, text: str) -> int:
+    def write(self, text: Any) -> int:
         try:
             return self._fh.write(text)
         except OSError as exc:

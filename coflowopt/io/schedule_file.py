@@ -57,14 +57,14 @@ def read_schedule(path: str | os.PathLike[str], instance: Instance) -> Schedule:
         width = int(instance.width[k])
         if type(local) is not int or not 0 <= local < width:
             raise InputError(
-                f"coflow '{cid}' has flows 0..{width - 1}, got {_short(local)}", path=p,
+                f"coflow '{cid}' has flows 0..{width - 1}, got {local!r:.60}", path=p,
                 json_path=f"{where}[1]"
             )
         flow[i] = instance.ptr[k] + local
         for j in range(3):
             x = row[2 + j]
             if type(x) not in (int, float) or not _finite(x):
-                raise InputError(f"must be a finite number, got {_short(x)}", path=p,
+                raise InputError(f"must be a finite number, got {x!r:.60}", path=p,
                                  json_path=f"{where}[{2 + j}]")
             vals[i, j] = x
     return Schedule(flow, vals[:, 0], vals[:, 1], vals[:, 2])
@@ -76,12 +76,6 @@ def _finite(x: float) -> bool:
         return math.isfinite(x)
     except OverflowError:
         return False
-
-
-def _short(x: object) -> str:
-    """A value for a message, at most 60 characters."""
-    text = repr(x)
-    return text if len(text) <= 60 else f"{text[:25]}...{text[-10:]} ({len(text)} characters)"
 
 
 def write_schedule(

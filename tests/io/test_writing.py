@@ -65,3 +65,15 @@ def test_a_full_device_is_an_input_error_naming_it_and_stays_a_device(tmp_path):
     assert str(err.value).startswith("/dev/full: cannot write")
     assert keep.read_text() == "keep"
     assert stat.S_ISCHR(os.stat("/dev/full").st_mode)
+
+
+def test_binary_atomic_writer_writes_bytes_whole_or_not_at_all(tmp_path):
+    # mcs sweep --plot writes its figure this way
+    out = tmp_path / "fig.png"
+    with atomic_writer(out, binary=True) as fh:
+        fh.write(b"\x89PNG\r\n")
+    assert out.read_bytes() == b"\x89PNG\r\n"
+    with pytest.raises(RuntimeError), atomic_writer(out, binary=True) as fh:
+        fh.write(b"partial")
+        raise RuntimeError("the plot failed")
+    assert out.read_bytes() == b"\x89PNG\r\n" and sorted(tmp_path.iterdir()) == [out]
