@@ -108,10 +108,8 @@ def _amount_and_completion(lp: LPBuilder, g: Groups, xg, xi, n: int, z_cost: Flo
         nk = K * (n - 1)
         r = np.repeat(np.arange(nk), 2)
         cc = np.stack([Z[:, :-1].ravel(), Z[:, 1:].ravel()], axis=1).ravel()
-        if complement:
-            lp.add_rows(r, cc, np.tile([1.0, -1.0], nk), 0.0, math.inf, num=nk)
-        else:
-            lp.add_rows(r, cc, np.tile([1.0, -1.0], nk), -math.inf, 0.0, num=nk)
+        lo, hi = (0.0, math.inf) if complement else (-math.inf, 0.0)  # u decreasing, z rising
+        lp.add_rows(r, cc, np.tile([1.0, -1.0], nk), lo, hi, num=nk)
     return X, Z
 
 
