@@ -409,18 +409,29 @@ class Engine:
             self._active_cache = None
 
     def _admit(self, thr: float) -> None:
+        """Admit every flow due by ``thr`` (the event's time plus the tolerance).
+
+        The event happens at the latest of the times it takes in: a flow due within
+        the tolerance after the clock moves the clock to its admission time, so no
+        flow starts (and no coflow finishes) before its release. Nothing completes
+        in between: the event already took in every completion due by ``thr``.
+        """
         parts = []
+        latest = self.t
         j = self.adm_pos
         if j < self.adm_times.size and self.adm_times[j] <= thr:
             e = int(np.searchsorted(self.adm_times, thr, side="right"))
             parts.append(self.adm_flows[j:e])
+            latest = max(latest, float(self.adm_times[e - 1]))
             self.adm_pos = e
         while self.adm_heap and self.adm_heap[0][0] <= thr:
-            parts.append(heapq.heappop(self.adm_heap)[2])
+            due, _, fl = heapq.heappop(self.adm_heap)
+            parts.append(fl)
+            latest = max(latest, due)
         if not parts:
             return
         flows = parts[0] if len(parts) == 1 else np.concatenate(parts)
-        t = self.t
+        self.t = t = latest
         self.status[flows] = 1
         self.tsync[flows] = t
         ks = self.fco[flows]

@@ -810,10 +810,15 @@ def _admissions(t, thr, m0, adm_t, adm_at, pend):  # type: ignore[no-untyped-def
     """Admit, at the event ``t`` (after its completions), every pending coflow due by ``thr``.
 
     ``thr``: the event's threshold (its time plus the engine's tolerance), by which
-    the engine admits too; ``t``: the time reached (its latest completion), the
-    admission time (``adm_at[i] = t``). Returns the next admission time.
+    the engine admits too; ``t``: the time reached (its latest completion). The event
+    happens at the latest of ``t`` and the admission times it takes in (no coflow starts
+    before its release; every completion due by ``thr`` is already in), which is each
+    admitted coflow's ``adm_at[i]``. Returns ``(t, next admission time)``.
     """
     nxt = np.inf
+    for i in range(adm_t.size):
+        if pend[m0 + i] and adm_t[i] <= thr and adm_t[i] > t:
+            t = adm_t[i]
     for i in range(adm_t.size):
         p = m0 + i
         if pend[p]:
@@ -822,7 +827,7 @@ def _admissions(t, thr, m0, adm_t, adm_at, pend):  # type: ignore[no-untyped-def
                 adm_at[i] = t
             elif adm_t[i] < nxt:
                 nxt = adm_t[i]
-    return nxt
+    return t, nxt
 
 
 @njit
@@ -1221,7 +1226,7 @@ def dclas_stretch(  # type: ignore[no-untyped-def]
             _block_min(b, fix)
         t = t_new
         if t_adm <= thr:
-            t_adm = _admissions(t, thr, m0, adm_t, adm_at, pend)
+            t, t_adm = _admissions(t, thr, m0, adm_t, adm_at, pend)
         if t_stop <= thr or coflow_done:
             reason = 0 if t_stop <= thr else 1
             break

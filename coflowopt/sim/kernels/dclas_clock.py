@@ -832,7 +832,7 @@ def dclas_clock_stretch(  # type: ignore[no-untyped-def]
                     _compact(p, co_r0, rc, lrow, nlive, ndead, adj)
         t = t_new
         if t_adm <= thr:
-            t_adm = _admissions(t, thr, m0, adm_t, adm_at, pend)
+            t, t_adm = _admissions(t, thr, m0, adm_t, adm_at, pend)
         if t_stop <= thr or coflow_done:
             reason = 0 if t_stop <= thr else 1
             break
