@@ -23,6 +23,7 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+import scipy.sparse as sp
 
 from ..engine import Allocation, SimulationError, SimView
 from . import register
@@ -61,27 +62,59 @@ class Baraat(Policy):
         else:
             sizes = view.workload_coflow_sizes()
             self.threshold = float(np.percentile(sizes, p.heavy_percentile)) if sizes.size else 0.0
+        self.seen = np.zeros(0, np.int64)  # the active flows at the last decision
+        self.done_bytes: dict[int, np.ndarray] = {}  # per coflow: finished flows' bytes per link
+
+    def _per_link(self, view: SimView, row: np.ndarray, m: int, flows: np.ndarray,
+                  values: np.ndarray) -> np.ndarray:
+        """``(m, L)`` sums of ``values`` over the routes of ``flows``, by coflow position ``row``."""
+        L = view.num_links
+        if view.two_link:
+            # (float even when empty: bincount of no values is an integer array)
+            out = np.bincount(row * L + view.link_a[flows], values, minlength=m * L).astype(float)
+            out += np.bincount(row * L + view.link_b[flows], values, minlength=m * L)
+            return out.reshape(m, L)
+        pick = sp.csr_array((values, (row, np.arange(flows.size))), shape=(m, flows.size))
+        return np.asarray((pick @ view.usage(flows)).todense()).reshape(m, L)
+
+    def _finished_bytes(self, view: SimView) -> None:
+        """Add the bytes of flows finished since the last decision to their coflows' links."""
+        seen = self.seen
+        if seen.size:
+            gone = seen[~view.is_active(seen)]
+            if gone.size:
+                ks, row = np.unique(view.flow_coflow[gone], return_inverse=True)
+                per = self._per_link(view, row.reshape(-1), ks.size, gone, view.sent(gone))
+                for i, k in enumerate(ks.tolist()):
+                    if k in self.done_bytes:
+                        self.done_bytes[k] += per[i]
+                    else:
+                        self.done_bytes[k] = per[i].copy()
+        for k in view.completed_coflows:
+            self.done_bytes.pop(k, None)
 
     def decide(self, view: SimView) -> Allocation:
+        self._finished_bytes(view)
         ks = sorted(view.active_coflows, key=lambda k: (view.coflow_admitted[k], k))
+        self.seen = all_f = view.active_flows()
         if not ks:
             return Allocation()
-        L = view.num_links
-        flows = [view.flows_of(k) for k in ks]
-        sent = np.zeros((len(ks), L))
-        present = np.zeros((len(ks), L), bool)
-        for i, (k, f) in enumerate(zip(ks, flows, strict=True)):
-            every = view.all_flows_of(k)  # finished flows keep counting what they sent
-            sent[i] = view.link_sum(every, view.sent(every))
-            present[i] = view.link_sum(f, np.ones(f.size)) > 0
+        m = len(ks)
+        pos = np.full(view.num_coflows, -1, np.int64)
+        pos[ks] = np.arange(m)
+        row = pos[view.flow_coflow[all_f]]
+        # bytes each coflow sent through each link, its finished flows included
+        sent = self._per_link(view, row, m, all_f, view.sent(all_f))
+        for i, k in enumerate(ks):
+            if k in self.done_bytes:
+                sent[i] += self.done_bytes[k]
+        present = self._per_link(view, row, m, all_f, np.ones(all_f.size)) > 0
         # what a flow has received crossed every link of its route; "at" the threshold
         # allows a relative REACH_TOL below it (rounding in the running totals)
         heavy = sent >= self.threshold * (1.0 - REACH_TOL)
         light = present & ~heavy
         before: np.ndarray = np.cumsum(light, axis=0) - light
         allowed = present & (before == 0)
-        all_f = np.concatenate(flows)
-        row = np.repeat(np.arange(len(ks)), [f.size for f in flows])
         if view.two_link:
             ok = allowed[row, view.link_a[all_f]] & allowed[row, view.link_b[all_f]]
         else:
@@ -92,11 +125,7 @@ class Baraat(Policy):
         # the next time a light, running coflow turns heavy on some link
         wake = math.inf
         if ok.any():
-            per = np.zeros((len(ks), L))
-            for i, f in enumerate(flows):
-                sel = row == i
-                if np.any(rates[sel] > 0):
-                    per[i] = view.link_sum(f, rates[sel])
+            per = self._per_link(view, row, m, all_f, rates)
             grow = light & (per > 0)
             if grow.any():
                 dt = (self.threshold - sent[grow]) / per[grow]
