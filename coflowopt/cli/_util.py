@@ -16,7 +16,7 @@ import numpy as np
 from .. import io
 from ..errors import InputError
 from ..instance import Instance
-from ..io._common import check_writable
+from ..io._common import check_writable, read_text
 
 __all__ = [
     "Progress",
@@ -58,8 +58,10 @@ def add_json_argument(parser: argparse.ArgumentParser) -> None:
 
 def load_instance(args: argparse.Namespace) -> Instance:
     """The instance FILE names; its format (given or detected) is kept as ``args.input_format``."""
-    args.input_format = args.format or io.detect_format(args.file)
-    return io.read(args.file, format=args.input_format, port_rate=args.port_rate)
+    path = str(args.file)
+    inst, args.input_format = io.loads(
+        read_text(path), path=path, format=args.format, port_rate=args.port_rate)
+    return inst
 
 
 def _positive_float(text: str) -> float:

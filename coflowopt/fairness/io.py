@@ -92,13 +92,22 @@ def _numbers(values: Any, path: str, where: str, what: str, size: int | None = N
 
 def is_demands_file(path: str | os.PathLike[str]) -> bool:
     """True when ``path`` is a JSON document with ``"format": "coflowopt-demands/1"``."""
-    if not str(path).lower().endswith(".json"):
-        return False
     try:
-        doc = json.loads(read_text(path))
-    except (InputError, json.JSONDecodeError, RecursionError):
+        return _demands_doc(str(path), read_text(path)) is not None
+    except InputError:
         return False
-    return isinstance(doc, dict) and doc.get("format") == DEMANDS_FORMAT
+
+
+def _demands_doc(path: str, text: str) -> Any:
+    """The parsed document when ``text`` (of ``path``, named ``.json`` or starting with
+    ``{``: a pipe has no suffix) is a demands file, else None."""
+    if not (path.lower().endswith(".json") or text.lstrip().startswith("{")):
+        return None
+    try:
+        doc = parse_json(text, path)
+    except InputError:
+        return None
+    return doc if isinstance(doc, dict) and doc.get("format") == DEMANDS_FORMAT else None
 
 
 def read_demands(path: str | os.PathLike[str]) -> FairnessProblem:
@@ -275,8 +284,11 @@ def load_problem(
     ``elastic=False`` makes every coflow inelastic (in both cases); ``exact``
     converts an instance's loads to fractions.
     """
-    if format in (None, "json") and is_demands_file(path):
-        prob = read_demands(path)
+    p = str(path)
+    text = read_text(p)  # once: a pipe or FIFO cannot be read twice
+    doc = _demands_doc(p, text) if format in (None, "json") else None
+    if doc is not None:
+        prob = parse_demands(doc, path=p)
         return prob if elastic else prob.replace(elastic=False)
-    inst = instance_io.read(path, format=format, port_rate=port_rate)
+    inst, _ = instance_io.loads(text, path=p, format=format, port_rate=port_rate)
     return FairnessProblem.from_instance(inst, elastic=elastic, exact=exact)

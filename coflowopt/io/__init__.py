@@ -28,6 +28,7 @@ __all__ = [
     "FORMATS",
     "FileFormat",
     "detect_format",
+    "loads",
     "read",
     "read_metadata",
     "write",
@@ -41,17 +42,22 @@ class FileFormat:
     name: str
     description: str
     reader: Callable[..., Instance]
+    parser: Callable[..., Instance]
+    """Reads the format from text: ``parser(text, path=...)`` (plus ``port_rate=``)."""
     writer: Callable[..., list[str]]
     has_port_rate: bool
     """True for trace formats that store no capacities (``port_rate`` applies)."""
 
 
 FORMATS: dict[str, FileFormat] = {
-    "json": FileFormat("json", "native coflowopt JSON", native.read, native.write, False),
+    "json": FileFormat(
+        "json", "native coflowopt JSON", native.read, native.loads, native.write, False),
     "benchmark": FileFormat(
-        "benchmark", "Coflow-Benchmark trace (FB2010)", benchmark.read, benchmark.write, True
-    ),
-    "sincronia": FileFormat("sincronia", "Sincronia simulator trace", sincronia.read, sincronia.write, True),
+        "benchmark", "Coflow-Benchmark trace (FB2010)", benchmark.read, benchmark.loads,
+        benchmark.write, True),
+    "sincronia": FileFormat(
+        "sincronia", "Sincronia simulator trace", sincronia.read, sincronia.loads,
+        sincronia.write, True),
 }
 
 
@@ -104,16 +110,33 @@ def read(
         Capacity of every port for the trace formats (bytes per second;
         default 1.25e8, 1 Gbit/s). JSON files carry their own capacities.
     """
-    name = format or detect_format(path)
+    return loads(read_text(path), path=str(path), format=format, port_rate=port_rate)[0]
+
+
+def loads(
+    text: str,
+    *,
+    path: str = "<string>",
+    format: str | None = None,
+    port_rate: float | None = None,
+) -> tuple[Instance, str]:
+    """Parse an instance file's text (read once: a pipe or FIFO cannot be read twice).
+
+    ``path`` names the text in error messages and decides the format when omitted
+    (:func:`detect_format`); ``port_rate`` as in :func:`read`. Returns the instance and
+    the format's name.
+    """
+    name = format or detect_format(path, text)
     fmt = _lookup(name)
     if fmt.has_port_rate:
-        return fmt.reader(path, port_rate=DEFAULT_PORT_RATE if port_rate is None else port_rate)
+        rate = DEFAULT_PORT_RATE if port_rate is None else port_rate
+        return fmt.parser(text, path=path, port_rate=rate), name
     if port_rate is not None:
         raise InputError(
             f"a port rate applies to trace formats only; {name} files carry their own capacities",
-            path=str(path),
+            path=path,
         )
-    return fmt.reader(path)
+    return fmt.parser(text, path=path), name
 
 
 def write(

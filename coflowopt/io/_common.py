@@ -149,11 +149,18 @@ def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return out
 
 
+def _json_int(digits: str) -> int | float:
+    """A JSON integer; one of more than 4,000 digits reads as ``inf``, which the checks of
+    each field then reject with its JSON path (Python refuses to convert more than 4,300
+    digits to an int or back, with an error that names neither)."""
+    return int(digits) if len(digits) <= 4000 else float(digits)
+
+
 def parse_json(text: str, path: str) -> Any:
     """A JSON document, or an :class:`InputError` naming the file and line. An object that
     repeats a key is an error (JSON parsers differ on which one wins)."""
     try:
-        return json.loads(text, object_pairs_hook=_no_duplicates)
+        return json.loads(text, object_pairs_hook=_no_duplicates, parse_int=_json_int)
     except json.JSONDecodeError as exc:
         raise InputError(f"invalid JSON: {exc.msg} (column {exc.colno})", path=path,
                          line=exc.lineno) from None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import warnings
@@ -128,3 +129,41 @@ def test_numbers_out_of_range_are_located_without_warnings(name, text, where, wh
             io.read(path)
     message = str(err.value)
     assert message.startswith(str(path)) and where in message and what in message, message
+
+
+LONG = "1" * 5000  # more digits than Python converts to an int (4,300)
+
+
+@pytest.mark.parametrize("args, text, where", [
+    (["validate"], '{"format": "coflowopt-instance/1", "ports": {"ingress": [1], "egress": [1]}, '
+     '"coflows": [{"id": "a", "flows": [[0, 0, LONG]]}]}'.replace("LONG", LONG), "$.coflows[0].flows[0][2]"),
+    (["fair"], '{"format": "coflowopt-demands/1", "links": ["L1", "L2"], "capacity": [1, 1], '
+     '"coflows": [{"id": "A", "vector": [1, LONG]}]}'.replace("LONG", LONG), "$.coflows[0].vector[1]"),
+], ids=["instance", "demands"])
+def test_a_json_integer_too_long_for_python_is_located(args, text, where, tmp_path, capsys):
+    # was: a ValueError traceback ("Exceeds the limit (4300 digits)"), exit 1
+    f = tmp_path / "long.json"
+    f.write_text(text)
+    assert main([*args, str(f)]) == 2
+    err = capsys.readouterr().err
+    assert str(f) in err and where in err
+
+
+def test_a_pipe_is_read_once(tmp_path):
+    # the format used to be detected from one read and the instance parsed from a second:
+    # a pipe read empty ("empty file") and a FIFO waited forever
+    trace = (DATA / "good_benchmark.txt").read_text()
+    out = subprocess.run([sys.executable, "-m", "coflowopt", "validate", "/dev/stdin"],
+                         input=trace, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert "valid instance" in out.stdout
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    writer = subprocess.Popen(["sh", "-c", f"cat > {fifo}"], stdin=subprocess.PIPE, text=True)
+    writer.stdin.write(trace)  # type: ignore[union-attr]
+    writer.stdin.close()  # type: ignore[union-attr]
+    try:
+        inst = io.read(fifo)
+    finally:
+        writer.wait(timeout=60)
+    assert inst.num_coflows >= 1
