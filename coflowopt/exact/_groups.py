@@ -23,12 +23,18 @@ import scipy.sparse as sp
 from ..instance import Instance, _readonly
 from ..schedule import Schedule, _ranges
 
-__all__ = ["MAX_COLUMNS", "MAX_SPAN", "Groups", "build_groups", "check_size", "check_span",
+__all__ = ["MAX_COLUMNS", "MAX_NONZEROS", "MAX_SPAN", "Groups", "build_groups", "check_size", "check_span",
            "link_rows", "spread"]
 
 MAX_COLUMNS = 3_000_000
 """Largest LP (amount columns) the exact formulations accept; beyond it they refuse
 with a message instead of exhausting memory."""
+
+MAX_NONZEROS = 20_000_000
+"""Largest number of constraint entries a formulation may build (about 1 GB in the model
+builder and HiGHS together); the time-indexed model's cumulative rows grow with the square
+of its slots (a review's one-flow instance with 10,000 slots: 5e7 entries, 5.2 GB peak,
+and building the model ignores the time limit)."""
 
 
 MAX_SPAN = 1e14
@@ -55,16 +61,19 @@ def check_span(g: Groups) -> None:
     check_objective_range(inst, "the exact formulations")
 
 
-def check_size(columns: int, what: str) -> None:
-    """Raise when a formulation would need more than :data:`MAX_COLUMNS` columns."""
+def check_size(columns: int, what: str, nonzeros: int = 0) -> None:
+    """Raise when a formulation would need more than :data:`MAX_COLUMNS` columns or
+    :data:`MAX_NONZEROS` constraint entries."""
     from ..errors import CoflowoptError
 
-    if columns > MAX_COLUMNS:
-        raise CoflowoptError(
-            f"{what} would need {columns:,} columns (limit {MAX_COLUMNS:,}); the instance is "
-            "too large for this exact formulation: use a lower bound (coflowopt bound) or a "
-            "smaller instance (Instance.subset)"
-        )
+    for n, limit, unit in ((columns, MAX_COLUMNS, "columns"),
+                           (nonzeros, MAX_NONZEROS, "constraint entries")):
+        if n > limit:
+            raise CoflowoptError(
+                f"{what} would need {n:,} {unit} (limit {limit:,}); the instance is "
+                "too large for this exact formulation: use a lower bound (coflowopt bound) or "
+                "a smaller instance (Instance.subset)"
+            )
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]

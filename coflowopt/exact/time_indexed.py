@@ -228,8 +228,11 @@ def time_indexed(
     # (the release part rounds like the grid model's availability test)
     n_slots = max(1, math.ceil(g.release.max() * (1 - 1e-12) / s)
                   + math.ceil(g.v.sum(axis=0).max() / s - 1e-9))
+    # each amount column x_gi enters the cumulative rows of slots i..n-1 (both models)
+    free = n_slots + 1 - np.searchsorted(s * np.arange(n_slots + 1), g.release * (1 - 1e-12))
     check_size(n_slots * (g.num_groups + K),
-               f"method='time-indexed' with a step of {s * tu:g} ({n_slots} slots)")
+               f"method='time-indexed' with a step of {s * tu:g} ({n_slots} slots)",
+               nonzeros=int(np.sum(free * (free + 1) // 2)))
     lp, X, _, xg, xi, t, const = _grid_model(g, s, n_slots)
     info: dict = {"step": s * tu, "slots": n_slots}
     # the bound first, so that the grid MILP cannot use up the time it needs

@@ -51,3 +51,14 @@ def test_time_indexed_options():
         solve(inst, method="time-indexed", step=1e-7)
     res = solve(inst, method="time-indexed", step=0.5)
     assert res.objective == pytest.approx(1.0)
+
+
+def test_a_grid_too_fine_for_memory_is_refused_before_building():
+    # one flow of 100 time units with a step of 0.01: 10,000 slots and cumulative rows
+    # with 5e7 entries; it used to build them (5.2 GB, past its time limit), and finer
+    # steps on 30 coflows were killed for memory
+    inst = Instance(Fabric.uniform(1), (Coflow.from_flows("a", [(0, 0, 100.0)]),))
+    with pytest.raises(CoflowoptError, match=r"50,015,001 constraint entries \(limit 20,000,000\)"):
+        solve(inst, method="time-indexed", step=0.01, time_limit=1)
+    res = solve(inst, method="time-indexed", step=0.05, time_limit=30)
+    assert res.objective == pytest.approx(100.0)

@@ -245,7 +245,7 @@ NEAR = {
 
 @pytest.mark.parametrize("case", list(NEAR))
 @pytest.mark.parametrize("compiled", [True, False])
-@pytest.mark.parametrize("name", sorted(co.sim.POLICIES) + ["aalo:sharing=strict"])
+@pytest.mark.parametrize("name", [*sorted(co.sim.POLICIES), "aalo:sharing=strict"])
 def test_no_flow_starts_before_its_release(case, compiled, name):
     # admissions within the time tolerance of an event used to be made at the event's
     # time: B started 5e-7 s before its release and finished 4e-7 s before it (CCT < 0)
