@@ -241,3 +241,30 @@ def test_options_that_would_be_ignored_are_refused(tmp_path, capsys):
                        (["mcs", "sweep", "--kind", "mcs", "--factors", "2", GAP], "--kind aalo")):
         code, _, err = run(capsys, *argv)
         assert code == 2 and says in err, (argv, err)
+
+
+@pytest.mark.parametrize("argv", [
+    ["generate", "rescale", "IN", "--load", "0.5", "-o", "-"],
+    ["convert", "IN", "-"],
+])
+def test_dash_is_not_a_file_for_outputs_that_write_files(tmp_path, capsys, monkeypatch, argv):
+    # '-' skipped the output checks, then became a file called '-': with the input named
+    # ./- it was overwritten
+    monkeypatch.chdir(tmp_path)
+    src = tmp_path / "-"
+    src.write_text(GAP.read_text())
+    code, _, err = run(capsys, *[("./-" if a == "IN" else a) for a in argv])
+    assert code == 2 and "cannot be standard output ('-')" in err
+    assert src.read_text() == GAP.read_text()
+
+
+def test_validate_refuses_a_tolerance_that_accepts_anything(tmp_path, capsys):
+    # at --tol 1 an empty schedule was "feasible" (nothing sent is within 100% of any size)
+    sched = tmp_path / "empty.json"
+    sched.write_text('{"format": "coflowopt-schedule/1", "pieces": []}')
+    with pytest.raises(SystemExit) as stop:
+        main(["validate", str(GAP), "--schedule", str(sched), "--tol", "1"])
+    assert stop.value.code == 2
+    assert "a tolerance of at most 0.01" in capsys.readouterr().err
+    code, out, _ = run(capsys, "validate", GAP, "--schedule", sched, "--tol", "0.01")
+    assert code == 1 and "infeasible" in out

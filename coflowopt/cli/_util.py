@@ -105,9 +105,13 @@ def nonnegative_int(text: str) -> int:
     return _int_at_least(text, 0)
 
 
+STDOUT_OPTIONS = ("--csv",)
+"""Output options that take ``-`` for standard output (the others write files only)."""
+
+
 def check_outputs(args: argparse.Namespace, outputs: Sequence[tuple[str, str | None]]) -> None:
     """Fail before any work if an output file cannot be written: each ``(option, path)``
-    (``None`` or ``-``, standard output, which ``--schedule`` does not take: none) must be
+    (``None``: none; ``-``: standard output, for :data:`STDOUT_OPTIONS` only) must be
     writable and none may be the input file (``args.file``,
     if any) or another output (links resolved)."""
     seen: dict[str, str] = {}
@@ -117,6 +121,9 @@ def check_outputs(args: argparse.Namespace, outputs: Sequence[tuple[str, str | N
         if path == "-" and option == "--schedule":
             raise InputError("--schedule needs a file name ('-', standard output, carries the "
                              "results)")
+        if path == "-" and option not in STDOUT_OPTIONS:
+            raise InputError(f"{option} cannot be standard output ('-'); name a file (./- for "
+                             "a file called '-')")
         if not path or path == "-":
             continue
         check_writable(path)

@@ -21,6 +21,17 @@ from ._util import (
     positive_int,
 )
 
+MAX_TOL = 0.01
+"""The loosest ``validate --tol``: at 1 an empty schedule passed (nothing delivered is
+within 100% of every amount)."""
+
+
+def _tolerance(text: str) -> float:
+    value = positive_float(text)
+    if value > MAX_TOL:
+        raise argparse.ArgumentTypeError(f"expected a tolerance of at most {MAX_TOL:g}, got '{text}'")
+    return value
+
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("info", help="describe an instance: sizes, widths, bins, loads")
@@ -46,7 +57,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_input_arguments(v)
     add_json_argument(v)
     v.add_argument("--schedule", metavar="SCHEDULE", help="a coflowopt-schedule/1 file to verify")
-    v.add_argument("--tol", type=positive_float, default=1e-6, help="relative tolerance (default 1e-6)")
+    v.add_argument("--tol", type=_tolerance, default=1e-6,
+                   help=f"relative tolerance, at most {MAX_TOL:g} (default 1e-6)")
     v.add_argument("--deadlines", action="store_true", help="also require every deadline to be met")
     v.set_defaults(func=run_validate)
 

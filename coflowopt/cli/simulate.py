@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import math
 import sys
 import threading
@@ -175,13 +176,14 @@ def parse_variants(text: str) -> dict[str, tuple[str, dict[str, str]]]:
 
     An entry is ``NAME`` or ``NAME:KEY=VALUE[:KEY=VALUE...]``; its label is the entry as
     written (spaces around it dropped). A tuple value keeps its commas
-    (``aalo:weights=4,2,1``): a comma-separated piece that is a number continues the entry
-    before it (no scheduler is named by a number).
+    (``aalo:weights=4,2,1``, ``static-order:order=b,a``): a comma-separated piece continues
+    the entry before it when it is a number (no scheduler is named by a number), or when
+    that entry's last parameter takes a tuple and the piece is no scheduler's name.
     """
     out: dict[str, tuple[str, dict[str, str]]] = {}
     entries: list[str] = []
     for piece in (e.strip() for e in text.split(",")):
-        if entries and "=" in entries[-1] and _is_number(piece):
+        if entries and _continues(entries[-1], piece):
             entries[-1] += "," + piece
         else:
             entries.append(piece)
@@ -204,6 +206,22 @@ def parse_variants(text: str) -> dict[str, tuple[str, dict[str, str]]]:
     if not out:
         raise InputError("--schedulers needs at least one scheduler name")
     return out
+
+
+def _continues(entry: str, piece: str) -> bool:
+    """Whether ``piece`` (after a comma) is more of ``entry``'s last parameter value."""
+    if "=" not in entry:
+        return False
+    if _is_number(piece):
+        return True
+    if not piece or ":" in piece or piece in POLICIES:
+        return False
+    name = entry.partition(":")[0].strip()
+    key = entry.rpartition(":")[2].partition("=")[0].strip()
+    if name not in POLICIES:
+        return False
+    kinds = {f.name: str(f.type) for f in dataclasses.fields(POLICIES[name].params)}
+    return kinds.get(key, "").startswith("tuple")
 
 
 def _is_number(text: str) -> bool:

@@ -1052,7 +1052,7 @@ def _block_descent(
             trial = pos.copy()
             trial[f], value = _block_dp(model, pos, f)
             work += model.num_queues * (model.candidates(f).size + 1) ** 2
-            if value < current - 1e-13 * max(1.0, abs(current)):
+            if value < current - 1e-13 * abs(current):
                 current, pos, improved = value, trial, True
         if not improved and len(fams) > 1:
             pos, value, evaluated = _pair_moves(model, pos, base, fams, current)
@@ -1084,7 +1084,7 @@ def _pair_moves(
             obj = model.objective_batch(batch)
             evaluated += pa.size
             i = int(np.argmin(obj))
-            if obj[i] < current - 1e-13 * max(1.0, abs(current)):
+            if obj[i] < current - 1e-13 * abs(current):
                 current = float(obj[i])
                 pos = pos.copy()
                 pos[a, j], pos[b, j] = pa[i], pb[i]

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import itertools
 from fractions import Fraction as F
 from pathlib import Path
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 
@@ -108,3 +110,20 @@ def test_past_the_time_limit_no_exact_confirmation_is_started() -> None:
     r = lie_search(example("hug_two_coflows_elastic"), "A", "drf+highest", time_limit=1e-9)
     assert r.stopped == "time_limit" and not r.exact
     assert isinstance(r.truthful_progress, float)  # the float search's value, not F(2, 3)
+
+
+def test_the_grid_is_the_vectors_with_largest_entry_one_and_is_capped():
+    from coflowopt.fairness.strategy import MAX_GRID_POINTS, _grid, _grid_points
+
+    for n in (1, 2, 3):
+        for g in (1, 2, 5):
+            ref = [np.array(c, float) / g for c in itertools.product(range(g + 1), repeat=n)
+                   if max(c) == g]
+            got = list(_grid(n, g))
+            assert len(got) == len(ref) == _grid_points(n, g)
+            assert all(np.array_equal(a, b) for a, b in zip(got, ref, strict=True))
+    # --grid 100000 ran for hours (every (g + 1)^n vector enumerated): now refused at once
+    g = 100_000 * 10
+    assert _grid_points(2, g) > MAX_GRID_POINTS
+    with pytest.raises(InstanceError, match="use a coarser grid"):
+        lie_search(example("hug_two_coflows_elastic"), "A", "hug", grid=g)

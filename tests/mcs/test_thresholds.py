@@ -231,6 +231,18 @@ def test_facebook_double_scheme(fb):
     assert exact.objective < exact.default_objective
 
 
+def test_the_optimizer_finds_the_optimum_at_any_load_scale(fb):
+    # its local step counted an improvement only beyond an absolute 1e-13: at a load of
+    # 1e-300 (objective ~1e-300) it stopped 0.7% above the DP optimum, and the CLI's check
+    # (absolute 1e-12 too) said it agreed
+    first60 = co.read(TRACE).subset(range(60))
+    for load in (0.5475476927059871, 1e-300):
+        model = build_model(first60, "single", queues=3, load=load, initial="top")
+        exact = dp_thresholds(model)
+        assert optimize_thresholds(model).objective == pytest.approx(
+            exact.objective, rel=1e-12, abs=0.0)
+
+
 def test_default_threshold_families():
     np.testing.assert_allclose(aalo_thresholds(4) / MB, [10, 100, 1000])
     np.testing.assert_allclose(mcs_thresholds(4) / MB, [[10, 100, 1000], [1, 2, 4]])

@@ -125,6 +125,18 @@ def test_the_default_comparison_lists_valid_schedulers():
         make_policy(name, own, strings=True)
 
 
+def test_a_tuple_of_names_keeps_its_commas_in_schedulers():
+    # only numbers used to continue a tuple: "static-order:order=b,a" read 'a' as a scheduler
+    from coflowopt.cli.simulate import parse_variants
+
+    assert parse_variants("varys,static-order:order=b,a,fifo") == {
+        "varys": ("varys", {}), "static-order:order=b,a": ("static-order", {"order": "b,a"}),
+        "fifo": ("fifo", {})}
+    assert parse_variants("aalo:sharing=strict,fifo")["fifo"] == ("fifo", {})
+    # a piece after a parameter that is no tuple stays an entry of its own
+    assert parse_variants("aalo:sharing=strict,nope")["nope"] == ("nope", {})
+
+
 def test_the_trace_reader_port_rate_reaches_the_simulation(tmp_path, capsys):
     inst = co.read(SHUFFLE)
     path = tmp_path / "t.txt"

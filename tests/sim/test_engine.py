@@ -257,3 +257,28 @@ def test_no_flow_starts_before_its_release(case, compiled, name):
     assert report, str(report)
     assert np.all(res.start >= inst.release)
     assert np.all(res.completion - inst.release > 0)
+
+
+def test_flows_too_short_for_the_time_they_run_at_are_refused():
+    # a 1 MB flow released at 1e17 (float64 steps by 16 s there) used to finish "at" its
+    # release with nothing sent: CCT 0 and a schedule check_feasible rejects
+    inst = co.Instance(co.Fabric.uniform(2, 1.25e8), (
+        co.Coflow.from_flows("1", [(0, 1, 2**20)]),
+        co.Coflow.from_flows("2", [(1, 0, 2**20)], release=1e17)))
+    with pytest.raises(SimulationError, match=r"flow 0 of coflow '2' takes 0.00839 time units "
+                       r"alone, too short to resolve at its admission time 1e\+17"):
+        simulate(inst, "varys")
+
+
+def test_a_long_batch_interval_still_batches():
+    # releases within 1e-9 * interval of a multiple used to count as on it: with a 1e10
+    # interval every release below 10 was admitted at once
+    inst = two_on_one_link()
+    for interval in (1e8, 1e10, 1e12):
+        res = simulate(inst, "fifo", batch_interval=interval)
+        assert res.admitted[1] == interval
+        assert co.check_feasible(inst, res.schedule)
+    # on a multiple up to rounding: admitted at its release
+    inst = co.Instance(co.Fabric.uniform(2), (
+        co.Coflow.from_flows("a", [(0, 1, 1.0)], release=0.1 + 0.2),))
+    assert simulate(inst, "fifo", batch_interval=0.1).admitted[0] == 0.1 + 0.2
