@@ -208,7 +208,9 @@ class _Reader:
     @staticmethod
     def locate(exc: InstanceError, k: int | None) -> str:
         if k is None:
-            return "$"
+            # the fabric's errors name the port as field "ingress[p]" / "egress[p]"
+            side = (exc.field or "").partition("[")[0]
+            return f"$.ports.{exc.field}" if side in ("ingress", "egress") else "$"
         where = f"$.coflows[{k}]"
         if exc.flow is not None and exc.field in _FIELD_PATH:
             return f"{where}.flows[{exc.flow}][{_FIELD_PATH[exc.field]}]"

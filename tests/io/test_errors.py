@@ -103,6 +103,8 @@ EDGES = [
      "release is too large for a float"),
     ("subnormal_size.json", JSON % '"flows": [[0, 1, 1e-320]]', "$.coflows[0].flows[0][2]",
      "sizes must be at least 2.23e-308, the smallest normal float"),
+    ("subnormal_capacity.json", JSON.replace('"egress": [1, 1]', '"egress": [1, 1e-308]')
+     % '"flows": [[0, 1, 1]]', "$.ports.egress[1]", "egress capacity of port 1 is 1e-308"),
     ("overflow.txt", "2 1\n1 0 1 0 1 1:1e308\n", ":2:",
      "shuffle MB of reducer 0 of coflow '1' is too large: '1e308' MB overflows"),
     ("subnormal.txt", "2 1\n1 0 1 0 1 1:1e-320\n", ":2:", "is too small: '1e-320' MB is below"),
