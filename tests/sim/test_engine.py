@@ -282,3 +282,23 @@ def test_a_long_batch_interval_still_batches():
     inst = co.Instance(co.Fabric.uniform(2), (
         co.Coflow.from_flows("a", [(0, 1, 1.0)], release=0.1 + 0.2),))
     assert simulate(inst, "fifo", batch_interval=0.1).admitted[0] == 0.1 + 0.2
+
+
+def test_a_deadline_coflow_that_stops_being_ready_stops_sending():
+    # (a review's fuzzing) c1 is served best effort while its finishes-before anchor
+    # waits for c0; when c0 ends, the anchor waits for the next batch and c1 is not
+    # READY: its flows were left out of the allocation and kept their rates (2000 > 1000
+    # on egress 1, PolicyError on both paths)
+    e = 1.000000000001e-06
+    inst = co.Instance(co.Fabric.uniform(2, 1000.0), (
+        co.Coflow.from_flows("c0", [(0, 0, 1e-07), (1, 1, 1e-06), (0, 0, e)], release=3.0,
+                             weight=2.0),
+        co.Coflow.from_flows("c1", [(1, 1, e), (1, 1, e), (0, 0, e)], release=3.0,
+                             deadline=3.000001, finishes_before=("c0",)),
+        co.Coflow.from_flows("c2", [(0, 0, e), (0, 0, 1e-06), (1, 0, e), (0, 0, e)], release=2.0),
+        co.Coflow.from_flows("c3", [(0, 0, 1e-09), (0, 1, 1e-07), (0, 0, 1e-06)], release=3.0,
+                             weight=1e-06)))
+    for compiled in (True, False):
+        res = simulate(inst, "varys-deadline", {"backfill": "none", "reschedule": "flow"},
+                       batch_interval=1.0, compiled=compiled)
+        assert co.check_feasible(inst, res.schedule)

@@ -148,6 +148,12 @@ class VarysDeadline(Policy):
         if rest:
             rates += backfill_greedy(view, rest, residual)
             flows += rest
+        # a coflow not READY any more (a finishes-before anchor now waits for its batch)
+        # may have been served best effort: it stops (unlisted flows keep their rates)
+        for k in sorted(unready):
+            f = view.flows_of(k)
+            flows.append(f)
+            rates.append(np.zeros(f.size))
         if not flows:
             return Allocation()
         return Allocation(np.concatenate(flows), np.concatenate(rates))
