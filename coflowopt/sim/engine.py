@@ -194,10 +194,12 @@ def _ceil_to(times: FloatArray, step: float | None) -> FloatArray:
     return np.maximum(np.where(on_prev, np.maximum(prev, times), up * step), times)
 
 
-RESOLUTION = 1e-14
+RESOLUTION = 1e-15
 """The shortest flow the engine accepts, relative to the time it is admitted: a flow whose
 isolated transfer time (size over its slowest link) is below ``RESOLUTION`` times its
-admission time is refused. float64 keeps about 45 steps for such a flow; a review's
+admission time is refused (checked before the run at the release times, and at each
+admission). float64 keeps about 4.5 steps for such a flow (flows of 21 steps were still
+feasible in a review's fuzzing, to ``check_feasible``'s rounding slack); a review's
 flow of 0.0084 s released at 1e17 (where float64 steps by 16 s) finished "at" its
 release with nothing sent, and its schedule failed ``check_feasible``. Only the
 admission time is known before the run (a policy may hold a flow longer, and a flow
@@ -313,25 +315,34 @@ class Engine:
 
     def _check_resolution(self) -> None:
         """Refuse flows too short for float64 at the times they run (:data:`RESOLUTION`)."""
+        self.took = np.zeros(0)
         if not self.F:
             return
         cap = self.cap
         A = self.routes
         slowest = np.minimum.reduceat(cap[A.indices], A.indptr[:-1]) if A.nnz else cap[:0]
         with np.errstate(divide="ignore"):
-            took = self.size / slowest
-        inst = self.instance
-        due = _ceil_to(inst.flow_release, self.batch_interval)
+            self.took = self.size / slowest  # each flow's isolated transfer time
+        self._refuse_unresolvable(np.arange(self.F), _ceil_to(self.instance.flow_release,
+                                                              self.batch_interval))
+
+    def _refuse_unresolvable(self, flows: IntArray, due: FloatArray | float) -> None:
+        """Raise for the first of ``flows`` (admitted at ``due``) below :data:`RESOLUTION`
+        (checked before the run at the release times and again at each admission: a
+        dependency's anchor is admitted only when its predecessors end)."""
+        took = self.took[flows]
+        due = np.broadcast_to(np.asarray(due, float), took.shape)
         bad = np.flatnonzero(took < RESOLUTION * np.abs(due))
         if bad.size:
-            f = int(bad[np.argmax(RESOLUTION * np.abs(due[bad]) / took[bad])])
+            i = int(bad[np.argmax(RESOLUTION * np.abs(due[bad]) / took[bad])])
+            f, at = int(flows[i]), float(due[i])
             k = int(self.fco[f])
             raise SimulationError(
-                f"flow {f - int(self.ptr[k])} of coflow '{inst.ids[k]}' takes {took[f]:.3g} "
-                f"time units alone, too short to resolve at its admission time {due[f]:.3g} "
-                f"(where float64 steps by {np.spacing(due[f]):.3g}; at least {RESOLUTION:g} of "
-                "the time is needed); shift the release times toward 0 or rescale sizes and "
-                "capacities")
+                f"flow {f - int(self.ptr[k])} of coflow '{self.instance.ids[k]}' takes "
+                f"{float(took[i]):.3g} time units alone, too short to resolve at its admission "
+                f"time {at:.3g} (where float64 steps by {np.spacing(at):.3g}; at least "
+                f"{RESOLUTION:g} of the time is needed); shift the release times toward 0 or "
+                "rescale sizes and capacities")
 
     # ------------------------------------------------------------------ admissions
 
@@ -470,6 +481,7 @@ class Engine:
             return
         flows = parts[0] if len(parts) == 1 else np.concatenate(parts)
         self.t = t = latest
+        self._refuse_unresolvable(flows, t)
         self.status[flows] = 1
         self.tsync[flows] = t
         ks = self.fco[flows]

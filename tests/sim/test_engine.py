@@ -302,3 +302,16 @@ def test_a_deadline_coflow_that_stops_being_ready_stops_sending():
         res = simulate(inst, "varys-deadline", {"backfill": "none", "reschedule": "flow"},
                        batch_interval=1.0, compiled=compiled)
         assert co.check_feasible(inst, res.schedule)
+
+
+@pytest.mark.parametrize("name", ["drf", "hug", "psp", "fair", "varys"])
+def test_a_dependent_flow_too_short_for_its_admission_time_is_refused(name):
+    # (a review's fuzzing) a finishes-before anchor of 1e-7 s admitted when its predecessor
+    # ends at 1e9 or 2e9 (float64 steps by 1.2e-7, 2.4e-7): drf, hug and psp recorded it
+    # receiving nothing, a schedule check_feasible rejects; only the admission shows it
+    inst = co.Instance(co.Fabric.uniform(1, 0.001), (
+        co.Coflow.from_flows("A", [(0, 0, 1e6)], release=1.0),
+        co.Coflow.from_flows("B", [(0, 0, 1.0), (0, 0, 1e-10)], finishes_before=("A",))))
+    with pytest.raises(SimulationError, match=r"flow 1 of coflow 'B' takes 1e-07 time units "
+                       r"alone, too short to resolve at its admission time [12]e\+09"):
+        simulate(inst, name)
