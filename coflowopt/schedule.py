@@ -293,7 +293,8 @@ def _completion_times(
     f, s, e, r = f[order], s[order], e[order], r[order]
     a = r * (e - s)
     cum = _segmented_cumsum(a, f)
-    target = size[f] * (1.0 - rtol) - _segmented_cumsum(time_resolution(s, e, r, top), f)
+    target = (size[f] * (1.0 - rtol) - _segmented_cumsum(time_resolution(s, e, r, top), f)
+              - top * np.spacing(np.abs(e)))  # and an instant too short to state, at its end
     hit = np.flatnonzero(cum >= target)
     flows_hit, first = np.unique(f[hit], return_index=True)
     # A feasible schedule's pieces end when their flow completes, so the end of
@@ -597,6 +598,13 @@ def check_feasible(
     top = float(instance.fabric.capacity.max(initial=0.0))
     resolution = (np.bincount(f, weights=time_resolution(s, e, r, top), minlength=F)[:F]
                   if F else 0.0)
+    if f.size:
+        # plus one instant at the flow's last time, too short for float64 to state: a flow
+        # that finishes with less than ``top * spacing(t)`` left gets it in no time (a
+        # review's 1e-6 B flow at t = 1.2e8 finished its last 1.1e-10 B at rate 0.1 that way)
+        last = np.zeros(F)
+        np.maximum.at(last, f, np.abs(e))
+        resolution = resolution + top * np.spacing(last)
     bad = np.flatnonzero(np.abs(diff) > tol * size + resolution)
     report(
         "amount",

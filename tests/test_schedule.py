@@ -292,3 +292,18 @@ def test_the_resolution_slack_does_not_cover_a_rate_beyond_every_link():
     piece = Schedule(np.array([0]), np.array([t]), np.array([t + np.spacing(t)]),
                      np.array([3.0e9]))
     assert "amount" in check_feasible(inst, piece).kinds()
+
+
+def test_a_last_instant_too_short_to_state_is_within_the_resolution():
+    # (a review's fuzzing, wss) a 1e-6 flow at t = 1.2e8 got the whole 0.1 link for its
+    # last 1.1e-10: 1.1e-9 s, below the float spacing there (1.5e-8), so that piece has no
+    # length and the recorded amount is short by 1.1e-4 of the size
+    inst = Instance(Fabric.uniform(1, 0.1), (Coflow.from_flows("a", [(0, 0, 1e-6)]),))
+    t0, t1 = 123476822.09285441, 123496819.5593403
+    short = Schedule(np.array([0]), np.array([t0]), np.array([t1]),
+                     np.array([(1e-6 - 1.1e-10) / (t1 - t0)]))
+    assert check_feasible(inst, short), str(check_feasible(inst, short))
+    # more than one such instant could carry (0.1 * 1.5e-8 = 1.5e-9) stays a violation
+    shorter = Schedule(np.array([0]), np.array([t0]), np.array([t1]),
+                       np.array([(1e-6 - 1e-8) / (t1 - t0)]))
+    assert "amount" in check_feasible(inst, shorter).kinds()
