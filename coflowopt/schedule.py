@@ -596,8 +596,9 @@ def check_feasible(
     served = np.bincount(f, weights=amt, minlength=F)[:F] if F else np.zeros(0)
     diff = served - size
     top = float(instance.fabric.capacity.max(initial=0.0))
-    resolution = (np.bincount(f, weights=time_resolution(s, e, r, top), minlength=F)[:F]
-                  if F else 0.0)
+    resolution: FloatArray | float = (
+        np.bincount(f, weights=time_resolution(s, e, r, top), minlength=F)[:F].astype(float)
+        if F else 0.0)
     if f.size:
         # plus one instant at the flow's last time, too short for float64 to state: a flow
         # that finishes with less than ``top * spacing(t)`` left gets it in no time (a
