@@ -59,7 +59,7 @@ import scipy.sparse as sp
 from ..alloc import greedy as alloc_greedy
 from ..errors import CoflowoptError
 from ..instance import Instance
-from ..schedule import Schedule
+from ..schedule import Schedule, time_resolution
 from .kernels import state as ks
 from .kernels.greedy import greedy_uniform_stretch
 
@@ -343,6 +343,38 @@ class Engine:
                 f"time {at:.3g} (where float64 steps by {np.spacing(at):.3g}; at least "
                 f"{RESOLUTION:g} of the time is needed); shift the release times toward 0 or "
                 "rescale sizes and capacities")
+
+    def _check_recorded(self, schedule: Schedule) -> None:
+        """Raise if a flow's recorded pieces fall short of its size beyond float64's resolution.
+
+        A flow held back until a time where its (last) transfer is shorter than the float
+        spacing gets pieces of no length: the run completes it, but its schedule cannot say
+        so. The resolution check (:data:`RESOLUTION`) sees only admission times; this one
+        sees the times the flows ran (it needs the recorded schedule).
+        """
+        if not self.F:
+            return
+        got = np.bincount(schedule.flow, schedule.rate * (schedule.end - schedule.start),
+                          minlength=self.F)[:self.F]
+        # the slack check_feasible grants: an instant too short to state at the flow's last
+        # recorded time (none without pieces), and a few float steps per piece
+        top = float(self.cap.max(initial=0.0))
+        last = np.zeros(self.F)
+        np.maximum.at(last, schedule.flow, np.abs(schedule.end))
+        steps = np.bincount(schedule.flow, time_resolution(
+            schedule.start, schedule.end, schedule.rate, top), minlength=self.F)[:self.F]
+        slack = 1e-6 * self.size + steps + top * np.spacing(last)
+        bad = np.flatnonzero(self.size - got > slack)
+        if bad.size:
+            f = int(bad[np.argmax((self.size - got)[bad] / self.size[bad])])
+            k = int(self.fco[f])
+            t = float(self.flow_done_at[f])
+            raise SimulationError(
+                f"flow {f - int(self.ptr[k])} of coflow '{self.instance.ids[k]}' ran at time "
+                f"{t:.3g}, where its transfer ({float(self.took[f]):.3g} time units alone) is "
+                f"too short for float64 (spacing {np.spacing(abs(t)):.3g}): its schedule records "
+                f"{float(got[f]):.3g} of its {float(self.size[f]):.3g}; shift the release times "
+                "toward 0 or rescale sizes and capacities")
 
     # ------------------------------------------------------------------ admissions
 
@@ -979,7 +1011,11 @@ class Engine:
                     if bumped > 1000:
                         raise PolicyError(
                             f"policy '{policy.name}' keeps asking to wake at the current time "
-                            f"{self.t:.12g}"
+                            f"{self.t:.12g}: its wake-ups are closer than the engine's time "
+                            f"resolution there ({_TOL:g} of the time, "
+                            f"{_TOL * max(1.0, abs(self.t)):.3g}); a time parameter this short "
+                            "(e.g. starvation_period or starvation_delta) cannot be simulated "
+                            "at these times"
                         )
                 else:
                     bumped = 0
@@ -1090,6 +1126,7 @@ class Engine:
                 schedule = Schedule(*(np.concatenate(c) for c in cols))
             else:
                 schedule = Schedule.empty()
+            self._check_recorded(schedule)
         return RunData(
             completion=self.completion,
             start=self.start,

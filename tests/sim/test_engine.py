@@ -315,3 +315,27 @@ def test_a_dependent_flow_too_short_for_its_admission_time_is_refused(name):
     with pytest.raises(SimulationError, match=r"flow 1 of coflow 'B' takes 1e-07 time units "
                        r"alone, too short to resolve at its admission time [12]e\+09"):
         simulate(inst, name)
+
+
+@pytest.mark.parametrize("name", ["fifo", "static-order", "mcs", "varys-deadline", "aalo"])
+@pytest.mark.parametrize("compiled", [True, False])
+def test_a_flow_held_until_it_is_too_short_to_record_is_an_error(name, compiled):
+    # (a review) B (1e-17 s) waits behind A until t = 1, where float64 steps by 2.2e-16: its
+    # transfer had no length, the run reported it complete and its schedule failed
+    # check_feasible; the admission-time check cannot see it
+    inst = co.Instance(co.Fabric.uniform(1), (co.Coflow.from_flows("A", [(0, 0, 1.0)]),
+                                              co.Coflow.from_flows("B", [(0, 0, 1e-17)])))
+    params = {"order": ("A", "B")} if name == "static-order" else None
+    with pytest.raises(SimulationError, match=r"flow 0 of coflow 'B' ran at time 1, where its "
+                       r"transfer \(1e-17 time units alone\) is too short for float64"):
+        simulate(inst, name, params, compiled=compiled)
+    res = simulate(inst, name, params, compiled=compiled, record=False)  # no schedule to state
+    assert res.completion[1] == 1.0
+
+
+def test_wake_ups_closer_than_the_time_resolution_name_the_cause():
+    inst = co.Instance(co.Fabric.uniform(1, 1e-3), (
+        co.Coflow.from_flows("a", [(0, 0, 1e-3)], release=123456789.0),
+        co.Coflow.from_flows("b", [(0, 0, 1e-3)], release=123456789.0)))
+    with pytest.raises(PolicyError, match="starvation_period or starvation_delta"):
+        simulate(inst, "scf", {"starvation_period": 1e-4, "starvation_delta": 1e-5})
