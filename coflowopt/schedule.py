@@ -312,6 +312,22 @@ def time_resolution(start: FloatArray, end: FloatArray, rate: FloatArray,
     return np.minimum(rate, top) * (np.spacing(np.abs(start)) + np.spacing(np.abs(end)))
 
 
+def amount_resolution(flow: IntArray, start: FloatArray, end: FloatArray, rate: FloatArray,
+                      num_flows: int, top: float) -> FloatArray:
+    """How precisely float64 times can state each flow's total amount: the
+    :func:`time_resolution` of its pieces, plus one instant at its last time too short to
+    state (a flow that finishes with less than ``top * spacing(t)`` left gets it in no
+    time: a review's 1e-6 B flow at t = 1.2e8 finished its last 1.1e-10 B at rate 0.1
+    that way). ``flow`` indexes ``0 .. num_flows - 1``."""
+    out = np.bincount(flow, weights=time_resolution(start, end, rate, top),
+                      minlength=num_flows)[:num_flows].astype(float)
+    if flow.size:
+        last = np.zeros(num_flows)
+        np.maximum.at(last, flow, np.abs(end))
+        out += top * np.spacing(last)
+    return out
+
+
 # --------------------------------------------------------------------------- verifier
 
 VIOLATION_KINDS = (
@@ -596,16 +612,7 @@ def check_feasible(
     served = np.bincount(f, weights=amt, minlength=F)[:F] if F else np.zeros(0)
     diff = served - size
     top = float(instance.fabric.capacity.max(initial=0.0))
-    resolution: FloatArray | float = (
-        np.bincount(f, weights=time_resolution(s, e, r, top), minlength=F)[:F].astype(float)
-        if F else 0.0)
-    if f.size:
-        # plus one instant at the flow's last time, too short for float64 to state: a flow
-        # that finishes with less than ``top * spacing(t)`` left gets it in no time (a
-        # review's 1e-6 B flow at t = 1.2e8 finished its last 1.1e-10 B at rate 0.1 that way)
-        last = np.zeros(F)
-        np.maximum.at(last, f, np.abs(e))
-        resolution = resolution + top * np.spacing(last)
+    resolution = amount_resolution(f, s, e, r, F, top) if F else 0.0
     bad = np.flatnonzero(np.abs(diff) > tol * size + resolution)
     report(
         "amount",

@@ -113,9 +113,14 @@ def _amount_and_completion(lp: LPBuilder, g: Groups, xg, xi, n: int, z_cost: Flo
     return X, Z
 
 
+def _first_slots(g: Groups, step: float, n_slots: int) -> np.ndarray:
+    """Each group's first grid slot: the first whose start is at or after its release."""
+    return np.searchsorted(step * np.arange(n_slots + 1), g.release * (1 - 1e-12), side="left")
+
+
 def _grid_model(g: Groups, step: float, n_slots: int):
     t = step * np.arange(n_slots + 1)
-    first = np.searchsorted(t, g.release * (1 - 1e-12), side="left")  # slot start >= release
+    first = _first_slots(g, step, n_slots)
     xg, xi = spread(first, n_slots - first)
     lp = LPBuilder()
     w = g.instance.weight
@@ -229,7 +234,7 @@ def time_indexed(
     n_slots = max(1, math.ceil(g.release.max() * (1 - 1e-12) / s)
                   + math.ceil(g.v.sum(axis=0).max() / s - 1e-9))
     # each amount column x_gi enters the cumulative rows of slots i..n-1 (both models)
-    free = n_slots + 1 - np.searchsorted(s * np.arange(n_slots + 1), g.release * (1 - 1e-12))
+    free = n_slots + 1 - _first_slots(g, s, n_slots)
     check_size(n_slots * (g.num_groups + K),
                f"method='time-indexed' with a step of {s * tu:g} ({n_slots} slots)",
                nonzeros=int(np.sum(free * (free + 1) // 2)))

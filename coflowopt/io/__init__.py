@@ -41,7 +41,6 @@ class FileFormat:
 
     name: str
     description: str
-    reader: Callable[..., Instance]
     parser: Callable[..., Instance]
     """Reads the format from text: ``parser(text, path=...)`` (plus ``port_rate=``)."""
     writer: Callable[..., list[str]]
@@ -51,13 +50,11 @@ class FileFormat:
 
 FORMATS: dict[str, FileFormat] = {
     "json": FileFormat(
-        "json", "native coflowopt JSON", native.read, native.loads, native.write, False),
+        "json", "native coflowopt JSON", native.loads, native.write, False),
     "benchmark": FileFormat(
-        "benchmark", "Coflow-Benchmark trace (FB2010)", benchmark.read, benchmark.loads,
-        benchmark.write, True),
+        "benchmark", "Coflow-Benchmark trace (FB2010)", benchmark.loads, benchmark.write, True),
     "sincronia": FileFormat(
-        "sincronia", "Sincronia simulator trace", sincronia.read, sincronia.loads,
-        sincronia.write, True),
+        "sincronia", "Sincronia simulator trace", sincronia.loads, sincronia.write, True),
 }
 
 

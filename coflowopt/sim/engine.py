@@ -59,7 +59,7 @@ import scipy.sparse as sp
 from ..alloc import greedy as alloc_greedy
 from ..errors import CoflowoptError
 from ..instance import Instance
-from ..schedule import Schedule, time_resolution
+from ..schedule import Schedule, amount_resolution
 from .kernels import state as ks
 from .kernels.greedy import greedy_uniform_stretch
 
@@ -354,16 +354,11 @@ class Engine:
         """
         if not self.F:
             return
-        got = np.bincount(schedule.flow, schedule.rate * (schedule.end - schedule.start),
-                          minlength=self.F)[:self.F]
-        # the slack check_feasible grants: an instant too short to state at the flow's last
-        # recorded time (none without pieces), and a few float steps per piece
-        top = float(self.cap.max(initial=0.0))
-        last = np.zeros(self.F)
-        np.maximum.at(last, schedule.flow, np.abs(schedule.end))
-        steps = np.bincount(schedule.flow, time_resolution(
-            schedule.start, schedule.end, schedule.rate, top), minlength=self.F)[:self.F]
-        slack = 1e-6 * self.size + steps + top * np.spacing(last)
+        got = schedule.served(self.F)
+        # the slack check_feasible grants (its default tolerance and float64's resolution)
+        slack = 1e-6 * self.size + amount_resolution(
+            schedule.flow, schedule.start, schedule.end, schedule.rate, self.F,
+            float(self.cap.max(initial=0.0)))
         bad = np.flatnonzero(self.size - got > slack)
         if bad.size:
             f = int(bad[np.argmax((self.size - got)[bad] / self.size[bad])])
