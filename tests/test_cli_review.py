@@ -3,7 +3,9 @@ overclaimed optimality, unbounded memory, empty and extreme instances."""
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -102,7 +104,15 @@ def test_sizes_and_capacities_beyond_float_range_are_refused(tmp_path):
 def test_json_objects_may_not_repeat_a_key(tmp_path):
     path = tmp_path / "dup.json"
     path.write_text(EMPTY[:-1] + ', "coflows": [{"id": "a", "flows": [[0, 0, 1]]}]}')
-    with pytest.raises(InputError, match="repeats the key 'coflows'"):
+    with pytest.raises(InputError, match=r"at \$\.coflows: .*repeats the key 'coflows'"):
+        io.read(path)
+
+
+def test_a_repeated_key_is_located_by_its_json_path(tmp_path):
+    path = tmp_path / "dup.json"
+    path.write_text(EMPTY[:-1] + ', "coflows": [{"id": "a", "flows": [[0, 0, 1]]}, '
+                    '{"id": "b", "release": 0, "flows": [[0, 0, 1]], "release": 1}]}')
+    with pytest.raises(InputError, match=r"at \$\.coflows\[1\]\.release: .*repeats the key"):
         io.read(path)
 
 
@@ -235,7 +245,7 @@ def test_options_that_would_be_ignored_are_refused(tmp_path, capsys):
     demands = tmp_path / "d.json"
     demands.write_text(json.dumps({"format": "coflowopt-demands/1",
                                    "coflows": [{"id": "A", "vector": [1, "1/2"]}]}))
-    for argv, says in ((["fair", demands, "--port-rate", "5"], "--port-rate applies"),
+    for argv, says in ((["fair", demands, "--port-rate", "5"], "a port rate applies to trace files"),
                        (["validate", GAP, "--deadlines"], "--schedule"),
                        (["mcs", "sweep", "--kind", "aalo", "--theta-n", "1", GAP], "--kind mcs"),
                        (["mcs", "sweep", "--kind", "mcs", "--factors", "2", GAP], "--kind aalo")):
@@ -268,3 +278,46 @@ def test_validate_refuses_a_tolerance_that_accepts_anything(tmp_path, capsys):
     assert "a tolerance of at most 0.01" in capsys.readouterr().err
     code, out, _ = run(capsys, "validate", GAP, "--schedule", sched, "--tol", "0.01")
     assert code == 1 and "infeasible" in out
+
+
+# ---- the third review's smaller findings (stop 23)
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    # the thresholds used to be reported in bytes although the option takes MB
+    (["--size-thresholds", "5,1"], "expected strictly increasing MB values, got '5,1'"),
+    (["--size-thresholds", "1e308"], "whose bytes (x 1048576) are finite, got '1e308'"),
+    # 10^i MB for 1,000 classes: the message listed all 999 thresholds, most of them inf
+    (["--classes", "1000"], "1000 classes need size thresholds up to 10^999 x 1.04858e+06 bytes, "
+                            "beyond float64 from T_303"),
+])
+def test_mcs_classify_reports_thresholds_in_the_unit_given(argv, message, capsys):
+    with pytest.raises(SystemExit) if argv[0] == "--size-thresholds" else contextlib.nullcontext():
+        code = main(["mcs", "classify", str(GAP), *argv])
+        assert code == 2
+    err = capsys.readouterr().err
+    assert message in err and len(err) < 1000 and "Traceback" not in err
+
+
+def test_a_long_integer_in_a_trace_is_shown_short(tmp_path, capsys):
+    path = tmp_path / "rack.txt"
+    path.write_text("2 1\n1 0 1 " + "9" * 5000 + " 1 1:10\n")
+    code, _, err = run(capsys, "info", path)
+    assert code == 2
+    assert "mapper rack of coflow '1' is too large, got '999999999999...999999 (5,000 digits)'" in err
+    assert len(err) < 300
+
+
+def test_fair_reads_a_pipe_once_with_a_port_rate(tmp_path, capsys):
+    # the CLI's check for a demands file read the file, then the loader read it again: from
+    # a pipe the second read found nothing ("empty file")
+    trace = "2 1\n1 0 1 0 1 1:10\n"
+    read, write = os.pipe()
+    os.write(write, trace.encode())
+    os.close(write)
+    try:
+        code, out, err = run(capsys, "fair", f"/dev/fd/{read}", "--port-rate", "5", "--json")
+    finally:
+        os.close(read)
+    assert code == 0, err
+    assert json.loads(out)["min_cut"] == [5.0]  # the port rate given, not the default

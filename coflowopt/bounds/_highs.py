@@ -358,6 +358,9 @@ class LPBuilder:
                 )
             if not relax:
                 self._highs, self._scale = h, scale
+            if time_limit is not None:  # HiGHS's clock starts at run(): deduct the build
+                left = time_limit - (time.perf_counter() - start)
+                h.setOptionValue("time_limit", float(max(left, 1e-3)))
         else:
             h, scale = self._highs, self._scale
             if time_limit is not None:

@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import CoflowoptError, InputError
+from ..errors import CoflowoptError
 from ..fairness import (
     MECHANISMS,
     allocate,
@@ -21,7 +21,6 @@ from ..fairness import (
 )
 from ..fairness._arith import as_float, fmt
 from ..fairness.allocation import FairAllocation, FairnessReport
-from ..fairness.io import is_demands_file
 from ..fairness.problem import FairnessProblem
 from ..io import FORMATS
 from ._util import (
@@ -101,9 +100,6 @@ def _options(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _load(args: argparse.Namespace) -> FairnessProblem:
-    if args.port_rate is not None and args.format in (None, "json") and is_demands_file(args.file):
-        raise InputError("--port-rate applies to trace files; a demands file states its "
-                         "capacities", path=args.file)
     return load_problem(
         args.file, format=args.format, port_rate=args.port_rate,
         elastic=not args.inelastic, exact=args.exact,

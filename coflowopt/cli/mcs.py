@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import itertools
 import math
 import sys
 from pathlib import Path
@@ -36,8 +37,12 @@ def _mb_list(text: str) -> list[float]:
         values = [float(x) for x in text.split(",") if x.strip()]
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected comma-separated numbers, got '{text}'") from None
-    if not values or any(not (math.isfinite(v) and v > 0) for v in values):
-        raise argparse.ArgumentTypeError(f"expected numbers > 0, got '{text}'")
+    if not values or any(not (math.isfinite(v * MB) and v > 0) for v in values):
+        raise argparse.ArgumentTypeError(
+            f"expected numbers > 0 whose bytes (x {MB}) are finite, got '{text}'"
+        )
+    if any(b <= a for a, b in itertools.pairwise(values)):
+        raise argparse.ArgumentTypeError(f"expected strictly increasing MB values, got '{text}'")
     return values
 
 

@@ -61,6 +61,11 @@ def check_span(g: Groups) -> None:
     check_objective_range(inst, "the exact formulations")
 
 
+def count_text(n: int) -> str:
+    """A count for a message: with thousands separators, or ``4e+18`` when it is huge."""
+    return f"{n:,}" if n < 10**15 else f"{float(n):.3g}"
+
+
 def check_size(columns: int, what: str, nonzeros: int = 0) -> None:
     """Raise when a formulation would need more than :data:`MAX_COLUMNS` columns or
     :data:`MAX_NONZEROS` constraint entries."""
@@ -70,7 +75,7 @@ def check_size(columns: int, what: str, nonzeros: int = 0) -> None:
                            (nonzeros, MAX_NONZEROS, "constraint entries")):
         if n > limit:
             raise CoflowoptError(
-                f"{what} would need {n:,} {unit} (limit {limit:,}); the instance is "
+                f"{what} would need {count_text(n)} {unit} (limit {limit:,}); the instance is "
                 "too large for this exact formulation: use a lower bound (coflowopt bound) or "
                 "a smaller instance (Instance.subset)"
             )

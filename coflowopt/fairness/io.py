@@ -43,10 +43,11 @@ from .. import io as instance_io
 from ..errors import InputError, InstanceError
 from ..instance import TINY
 from ..io._common import atomic_writer, parse_json, read_text
+from ..io.native import from_document as native_from_document
 from ._arith import as_float, is_rational, parse_fraction
 from .problem import FairnessProblem
 
-__all__ = ["DEMANDS_FORMAT", "is_demands_file", "load_problem", "read_demands", "write_demands"]
+__all__ = ["DEMANDS_FORMAT", "load_problem", "read_demands", "write_demands"]
 
 DEMANDS_FORMAT = "coflowopt-demands/1"
 _TOP = {"format", "name", "ports", "links", "capacity", "exact", "coflows"}
@@ -88,26 +89,6 @@ def _numbers(values: Any, path: str, where: str, what: str, size: int | None = N
     if size is not None and len(values) != size:
         raise InputError(f"{what} has {len(values)} entries, expected {size}", path=path, json_path=where)
     return [_number(v, path, f"{where}[{i}]", what) for i, v in enumerate(values)]
-
-
-def is_demands_file(path: str | os.PathLike[str]) -> bool:
-    """True when ``path`` is a JSON document with ``"format": "coflowopt-demands/1"``."""
-    try:
-        return _demands_doc(str(path), read_text(path)) is not None
-    except InputError:
-        return False
-
-
-def _demands_doc(path: str, text: str) -> Any:
-    """The parsed document when ``text`` (of ``path``, named ``.json`` or starting with
-    ``{``: a pipe has no suffix) is a demands file, else None."""
-    if not (path.lower().endswith(".json") or text.lstrip().startswith("{")):
-        return None
-    try:
-        doc = parse_json(text, path)
-    except InputError:
-        return None
-    return doc if isinstance(doc, dict) and doc.get("format") == DEMANDS_FORMAT else None
 
 
 def read_demands(path: str | os.PathLike[str]) -> FairnessProblem:
@@ -281,14 +262,24 @@ def load_problem(
 ) -> FairnessProblem:
     """A demands file as is, or an instance file turned into correlation vectors.
 
-    ``elastic=False`` makes every coflow inelastic (in both cases); ``exact``
-    converts an instance's loads to fractions.
+    The file is read and parsed once (a pipe or FIFO cannot be read twice): JSON text is a
+    demands file when its ``format`` says so, else a native instance. ``port_rate``
+    applies to trace files only; ``elastic=False`` makes every coflow inelastic (in both
+    cases); ``exact`` converts an instance's loads to fractions.
     """
     p = str(path)
-    text = read_text(p)  # once: a pipe or FIFO cannot be read twice
-    doc = _demands_doc(p, text) if format in (None, "json") else None
-    if doc is not None:
-        prob = parse_demands(doc, path=p)
-        return prob if elastic else prob.replace(elastic=False)
-    inst, _ = instance_io.loads(text, path=p, format=format, port_rate=port_rate)
+    text = read_text(p)
+    if format in (None, "json") and (format == "json" or instance_io.detect_format(p, text) == "json"):
+        doc = parse_json(text, p)
+        if isinstance(doc, dict) and doc.get("format") == DEMANDS_FORMAT:
+            if port_rate is not None:
+                raise InputError("a port rate applies to trace files; a demands file states its "
+                                 "capacities", path=p)
+            prob = parse_demands(doc, path=p)
+            return prob if elastic else prob.replace(elastic=False)
+        if port_rate is not None:  # the same refusal as for any JSON instance
+            instance_io.loads(text, path=p, format="json", port_rate=port_rate)
+        inst = native_from_document(doc, path=p)
+    else:
+        inst, _ = instance_io.loads(text, path=p, format=format, port_rate=port_rate)
     return FairnessProblem.from_instance(inst, elastic=elastic, exact=exact)

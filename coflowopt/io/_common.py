@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import itertools
 import json
 import os
 import secrets
@@ -136,6 +137,13 @@ def _new_temp(target: Path) -> tuple[str, int]:
     raise InputError("cannot create a temporary file beside it", path=str(target))
 
 
+def brief(text: str, limit: int = 40, unit: str = "characters") -> str:
+    """``text`` for a message, its middle left out when it is longer than ``limit``."""
+    if len(text) <= limit:
+        return text
+    return f"{text[:12]}...{text[-6:]} ({len(text):,} {unit})"
+
+
 class _DuplicateKey(ValueError):
     pass
 
@@ -147,6 +155,43 @@ def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
             raise _DuplicateKey(key)
         out[key] = value
     return out
+
+
+class _Marked(dict):
+    repeated: str | None = None
+    closed: int = 0
+
+
+def _repeated_at(text: str) -> str | None:
+    """The JSON path of the key that the strict parse reported repeated: a second parse
+    keeps repeats, numbering objects in the order they close (the order in which the strict
+    parse checks them). Run only on that error, so the usual parse stays fast."""
+    closed = itertools.count()
+
+    def mark(pairs: list[tuple[str, Any]]) -> _Marked:
+        out = _Marked()
+        for key, value in pairs:
+            if key in out and out.repeated is None:
+                out.repeated = key
+            out[key] = value
+        out.closed = next(closed)
+        return out
+
+    try:
+        doc = json.loads(text, object_pairs_hook=mark, parse_int=_json_int)
+    except (ValueError, RecursionError):
+        return None
+    first: tuple[int, str] | None = None
+    stack: list[tuple[str, Any]] = [("$", doc)]
+    while stack:
+        where, node = stack.pop()
+        if isinstance(node, _Marked):
+            if node.repeated is not None and (first is None or node.closed < first[0]):
+                first = (node.closed, f"{where}.{node.repeated}")
+            stack.extend((f"{where}.{k}", v) for k, v in node.items())
+        elif isinstance(node, list):
+            stack.extend((f"{where}[{i}]", v) for i, v in enumerate(node))
+    return None if first is None else first[1]
 
 
 def _json_int(digits: str) -> int | float:
@@ -166,7 +211,7 @@ def parse_json(text: str, path: str) -> Any:
                          line=exc.lineno) from None
     except _DuplicateKey as exc:
         raise InputError(f"invalid JSON: an object repeats the key {str(exc)!r}",
-                         path=path) from None
+                         path=path, json_path=_repeated_at(text)) from None
     except RecursionError:
         raise InputError("invalid JSON: nested too deeply", path=path) from None
 

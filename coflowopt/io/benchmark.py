@@ -30,7 +30,7 @@ import numpy as np
 
 from ..errors import InputError, InstanceError
 from ..instance import MB, TINY, Coflow, Fabric, Instance
-from ._common import atomic_writer, read_text, shortest_decimal, text_lines
+from ._common import atomic_writer, brief, read_text, shortest_decimal, text_lines
 
 __all__ = ["COFLOWSIM_PORT_RATE", "DEFAULT_PORT_RATE", "dumps", "loads", "read", "write"]
 
@@ -51,13 +51,23 @@ def _plain_number(token: str) -> bool:
     return token.isascii() and "_" not in token
 
 
+_MAX_INT_DIGITS = 18
+"""Integers in the trace formats (ports, racks, counts) have at most this many digits; a
+longer one is too large for any of them (and Python refuses to read more than 4,300)."""
+
+
 def _int(token: str, what: str, path: str, line: int, minimum: int = 0) -> int:
+    digits = token.lstrip("+-")
+    if digits.isascii() and digits.isdigit() and len(digits.lstrip("0")) > _MAX_INT_DIGITS:
+        raise InputError(f"{what} is too large, got '{brief(token, 30, 'digits')}'", path=path,
+                         line=line)
     try:
         if not _plain_number(token):
             raise ValueError(token)
         value = int(token)
     except ValueError:
-        raise InputError(f"{what} must be an integer, got '{token}'", path=path, line=line) from None
+        raise InputError(f"{what} must be an integer, got '{brief(token)}'", path=path,
+                         line=line) from None
     if value < minimum:
         raise InputError(f"{what} must be >= {minimum}, got {value}", path=path, line=line)
     return value
@@ -69,9 +79,10 @@ def _float(token: str, what: str, path: str, line: int) -> float:
             raise ValueError(token)
         value = float(token)
     except ValueError:
-        raise InputError(f"{what} must be a number, got '{token}'", path=path, line=line) from None
+        raise InputError(f"{what} must be a number, got '{brief(token)}'", path=path,
+                         line=line) from None
     if not math.isfinite(value):
-        raise InputError(f"{what} must be finite, got '{token}'", path=path, line=line)
+        raise InputError(f"{what} must be finite, got '{brief(token)}'", path=path, line=line)
     return value
 
 
@@ -128,9 +139,9 @@ def _coflow_lines(
 def _check_bytes(nbytes: float, token: str, what: str, path: str, line: int) -> None:
     """A size read as ``token`` (megabytes) must give a finite, normal number of bytes."""
     if not nbytes < math.inf:
-        raise InputError(f"{what} is too large: '{token}' MB overflows", path=path, line=line)
+        raise InputError(f"{what} is too large: '{brief(token)}' MB overflows", path=path, line=line)
     if nbytes < TINY:
-        raise InputError(f"{what} is too small: '{token}' MB is below {TINY:.3g} bytes",
+        raise InputError(f"{what} is too small: '{brief(token)}' MB is below {TINY:.3g} bytes",
                          path=path, line=line)
 
 
@@ -172,7 +183,7 @@ def loads(text: str, *, path: str = "<string>", port_rate: float = DEFAULT_PORT_
             rack, sep, mb = token.partition(":")
             if not sep:
                 raise InputError(
-                    f"reducer {j} of coflow '{cid}' must be '<rack>:<MB>', got '{token}'",
+                    f"reducer {j} of coflow '{cid}' must be '<rack>:<MB>', got '{brief(token)}'",
                     path=path,
                     line=number,
                 )

@@ -29,9 +29,9 @@ import numpy as np
 
 from ..errors import InputError, InstanceError
 from ..instance import Coflow, Fabric, Instance
-from ._common import atomic_writer, parse_json, read_text
+from ._common import atomic_writer, brief, parse_json, read_text
 
-__all__ = ["FORMAT_TAG", "dumps", "loads", "read", "read_metadata", "write"]
+__all__ = ["FORMAT_TAG", "dumps", "from_document", "loads", "read", "read_metadata", "write"]
 
 FORMAT_TAG = "coflowopt-instance/1"
 _TOP_KEYS = {"format", "name", "ports", "coflows"}
@@ -66,8 +66,7 @@ _MAX_PORT = 2**62
 
 def _digits(value: int) -> str:
     """An integer for a message, shortened when it has many digits."""
-    text = str(value)
-    return text if len(text) <= 30 else f"{text[:12]}...{text[-6:]} ({len(text)} digits)"
+    return brief(str(value), 30, "digits")
 
 
 class _Reader:
@@ -262,7 +261,12 @@ class _Reader:
 
 def loads(text: str, *, path: str = "<string>") -> Instance:
     """Parse a native JSON document."""
-    return _Reader(path).document(parse_json(text, path))
+    return from_document(parse_json(text, path), path=path)
+
+
+def from_document(doc: Any, *, path: str = "<string>") -> Instance:
+    """An instance from an already-parsed native JSON document (errors name ``path``)."""
+    return _Reader(path).document(doc)
 
 
 def read(path: str | os.PathLike[str]) -> Instance:

@@ -78,7 +78,15 @@ def default_size_thresholds(
     n = _num_classes(classes)
     if not base > 1:
         raise InstanceError(f"the base of the size thresholds must be > 1, got {base!r}")
-    return base ** np.arange(1, n, dtype=np.float64) * unit
+    with np.errstate(over="ignore"):
+        t = base ** np.arange(1, n, dtype=np.float64) * unit
+    if not np.isfinite(t[-1:]).all():
+        last = int(np.argmin(np.isfinite(t))) + 1
+        raise InstanceError(
+            f"{n} classes need size thresholds up to {base:g}^{n - 1} x {unit:g} bytes, beyond "
+            f"float64 from T_{last}; give fewer classes or the thresholds"
+        )
+    return t
 
 
 def _paper_simulation(n: int) -> FloatArray:
@@ -123,8 +131,10 @@ def _size_thresholds(size_thresholds: npt.ArrayLike | None, classes: int | None)
         return default_size_thresholds(DEFAULT_CLASSES if classes is None else classes)
     t = np.array(size_thresholds, dtype=np.float64).reshape(-1)
     if np.any(~np.isfinite(t)) or np.any(t <= 0) or np.any(np.diff(t) <= 0):
+        shown = t.tolist() if t.size <= 8 else [*t[:3].tolist(), "...", *t[-2:].tolist()]
         raise InstanceError(
-            f"size thresholds must be finite, > 0 and strictly increasing, got {t.tolist()!r}"
+            f"size thresholds (bytes) must be finite, > 0 and strictly increasing, got {shown}"
+            + ("" if t.size <= 8 else f" ({t.size} values)")
         )
     if classes is not None and _num_classes(classes) != t.size + 1:
         raise InstanceError(f"{t.size} size thresholds make {t.size + 1} classes, not {classes}")

@@ -49,6 +49,12 @@ def test_time_indexed_options():
         solve(inst, method="time-indexed", slots=0)
     with pytest.raises(CoflowoptError, match="too large"):
         solve(inst, method="time-indexed", step=1e-7)
+    # a grid too large for NumPy to index: the size check comes first (was a ValueError
+    # traceback, "Maximum allowed size exceeded"), and the count is short
+    with pytest.raises(CoflowoptError, match=r"\(1e\+300 slots\) would need 2e\+300 columns"):
+        solve(inst, method="time-indexed", step=1e-300)
+    with pytest.raises(CoflowoptError, match="option step must be a finite number > 0, got 0"):
+        solve(inst, method="time-indexed", step=0)
     res = solve(inst, method="time-indexed", step=0.5)
     assert res.objective == pytest.approx(1.0)
 
@@ -62,3 +68,14 @@ def test_a_grid_too_fine_for_memory_is_refused_before_building():
         solve(inst, method="time-indexed", step=0.01, time_limit=1)
     res = solve(inst, method="time-indexed", step=0.05, time_limit=30)
     assert res.objective == pytest.approx(100.0)
+
+
+def test_no_time_left_after_the_grid_is_built_gives_an_honest_result():
+    # the relaxed model is not even built when the grid model used up the limit; the bound
+    # is then the isolation bound and the status says the limit was hit
+    inst = Instance(Fabric.uniform(2), (Coflow.from_flows("a", [(0, 1, 3.0), (1, 0, 1.0)]),
+                                        Coflow.from_flows("b", [(0, 1, 2.0)], release=1.0)))
+    res = solve(inst, method="time-indexed", step=0.5, time_limit=1e-9)
+    assert res.status.name == "TIME_LIMIT"
+    assert res.info["lower_status"] == "not started" and res.info["grid_status"] == "not started"
+    assert res.bound == pytest.approx(3.0 + (1.0 + 2.0)) and res.info["lower_isolation"] == res.bound
