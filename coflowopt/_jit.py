@@ -5,6 +5,10 @@ compiles; :func:`njit` compiles them (and caches the machine code next to
 the module). Setting the environment variable ``NUMBA_DISABLE_JIT=1`` runs
 the very same functions as ordinary Python, which is slow but useful for
 debugging and coverage.
+
+Numba's cache checks only the source file of the function it compiled: after an edit to a
+helper that kernels in other modules call (``sim/kernels/_common.py``), delete the caches
+(``find coflowopt -name '*.nb[ic]' -delete``) or those kernels keep the old helper.
 """
 
 from __future__ import annotations

@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import json
+import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from coflowopt import io
 from coflowopt.cli import main
@@ -71,6 +75,9 @@ def test_convert_refuses_a_lossy_target_and_writes_nothing(tmp_path, capsys):
     out = tmp_path / "x.txt"
     code, _, err = run(capsys, "convert", DATA / "good_instance.json", out, "--to", "benchmark")
     assert code == 2 and "cannot write the Coflow-Benchmark format" in err
+    # both files are named: the input holding the coflow, and the output not written
+    assert err.startswith(f"coflowopt: error: {DATA / 'good_instance.json'}: ")
+    assert f"(nothing written to {out})" in err
     assert not out.exists()
 
 
@@ -146,3 +153,31 @@ def test_readme_main_job_runs_its_arguments_on_a_small_instance(capsys):
     code, out, _ = run(capsys, *argv, "--no-progress")
     assert code == 0
     assert "varys" in out and "bound" in out.lower()
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="needs a pseudo-terminal")
+def test_worker_processes_write_no_terminal_codes():
+    # on a terminal every spawned worker wrote ESC[0m when it exited: Numba colours its
+    # internal error messages with colorama, whose exit handler resets the terminal
+    import pty
+
+    env = {k: v for k, v in os.environ.items() if k != "NUMBA_DISABLE_ERROR_MESSAGE_HIGHLIGHTING"}
+    main_fd, worker_fd = pty.openpty()
+    proc = subprocess.run(
+        [sys.executable, "-m", "coflowopt", "compare", str(ROOT / "instances" / "examples" /
+         "dissertation_3_2_shuffle.json"), "--schedulers", "fifo,varys", "--jobs", "2"],
+        stdout=worker_fd, stderr=worker_fd, env=env, timeout=300, check=False)
+    os.close(worker_fd)
+    chunks = []
+    while True:
+        try:
+            chunk = os.read(main_fd, 65536)
+        except OSError:  # EIO: the terminal is closed and drained
+            break
+        if not chunk:
+            break
+        chunks.append(chunk)
+    os.close(main_fd)
+    out = b"".join(chunks)
+    assert proc.returncode == 0 and b"varys" in out
+    assert b"\x1b[0m" not in out

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import pkgutil
 import sys
 from collections.abc import Sequence
@@ -43,6 +44,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI; returns the exit code (2 for bad input or options)."""
+    # worker processes (--jobs) inherit this: Numba colours its internal error messages with
+    # colorama, whose exit handler then writes a terminal reset (ESC[0m) from every worker
+    os.environ.setdefault("NUMBA_DISABLE_ERROR_MESSAGE_HIGHLIGHTING", "1")
     parser = build_parser()
     args = parser.parse_args(argv)
     try:

@@ -63,13 +63,13 @@ def solve_event_milp(inst: Instance, *, time_limit: float = 60.0, rel_gap: float
     pyo = require("pyomo.environ", "pyomo", "method='exact-milp'")
     from ..bounds.simple import isolation_bound
     from ._events import EventLP
-    from .permutation import PermutationTimeout, order_completion
     from .wcct import (
         FIRST_SECONDS,
         _heuristic_orders,
         _node_schedule,
         event_sequence,
         solve_event_sequence,
+        starting_orders,
         starting_schedule,
     )
 
@@ -105,15 +105,7 @@ def solve_event_milp(inst: Instance, *, time_limit: float = 60.0, rel_gap: float
     best = math.inf
     best_node = None
     greedy: tuple[float, Any] | None = None  # the best order's value and the order
-    for order in _heuristic_orders(inst):
-        first = greedy is None
-        if not first and left() <= 0:
-            break
-        try:  # the first order gets at least a second: small instances always have one
-            comp = order_completion(
-                inst, order, time_limit=max(left(), FIRST_SECONDS if first else 0.0))
-        except PermutationTimeout:
-            break
+    for order, comp, first in starting_orders(inst, _heuristic_orders(inst), left):
         gval = float(np.dot(w, comp))
         if greedy is None or gval < greedy[0]:
             greedy = (gval, order)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -24,7 +24,7 @@ from ._events import FB_SHARE, EventLP, NodeLP
 from ._groups import Groups, build_groups, check_size, check_span
 
 __all__ = ["FIRST_SECONDS", "IPM_COLUMNS", "event_sequence", "solve_event_sequence", "solve_exact",
-           "starting_schedule"]
+           "starting_orders", "starting_schedule"]
 
 FIRST_SECONDS = 1.0
 """The first starting order (its permutation schedule, then its event LP) gets at least this
@@ -171,6 +171,26 @@ def _heuristic_orders(inst: Instance) -> list[IntArray]:
     return orders
 
 
+def starting_orders(
+    inst: Instance, orders: Sequence[npt.ArrayLike], left: Callable[[], float]
+) -> Iterator[tuple[IntArray, FloatArray, bool]]:
+    """``(order, completions, first)`` for each of ``orders`` whose permutation schedule is
+    computed while ``left()`` seconds remain; the first order gets at least
+    :data:`FIRST_SECONDS` (small instances always have an incumbent). Stops at the first
+    order that runs out of time."""
+    from .permutation import PermutationTimeout, order_completion
+
+    for i, order in enumerate(orders):
+        first = i == 0
+        if not first and left() <= 0:
+            return
+        try:
+            comp = order_completion(inst, order, time_limit=max(left(), FIRST_SECONDS if first else 0.0))
+        except PermutationTimeout:
+            return
+        yield np.asarray(order, np.int64), comp, first
+
+
 def solve_exact(
     inst: Instance,
     *,
@@ -252,20 +272,11 @@ def solve_exact(
         offer([-(j + 1) for j in range(elp.R)] + [int(k) for k in inst.topological_order],
               first=True)
     else:
-        from .permutation import PermutationTimeout, order_completion
-
-        for order in [*_heuristic_orders(inst), *(np.asarray(o) for o in initial_orders)]:
-            first = greedy is None
-            if not first and left() <= 0:
-                break
-            try:  # the first order gets at least a second: small instances always have one
-                comp = order_completion(
-                    inst, order, time_limit=max(left(), FIRST_SECONDS if first else 0.0))
-            except PermutationTimeout:
-                break
+        orders = [*_heuristic_orders(inst), *(np.asarray(o) for o in initial_orders)]
+        for order, comp, first in starting_orders(inst, orders, left):
             gval = float(np.dot(w, comp))
             if greedy is None or gval < greedy[0]:
-                greedy = (gval, np.asarray(order, np.int64))
+                greedy = (gval, order)
             offer(event_sequence(elp, comp / tu), first=first)
         if greedy is None:  # no order evaluated in time: releases first, then by e_k
             offer([-(j + 1) for j in range(elp.R)]

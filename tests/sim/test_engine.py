@@ -331,11 +331,30 @@ def test_a_flow_held_until_it_is_too_short_to_record_is_an_error(name, compiled)
         simulate(inst, name, params, compiled=compiled)
     res = simulate(inst, name, params, compiled=compiled, record=False)  # no schedule to state
     assert res.completion[1] == 1.0
+    assert res.start[1] == 1.0  # the compiled static-order kernel said inf (no piece, no start)
 
 
 def test_wake_ups_closer_than_the_time_resolution_name_the_cause():
     inst = co.Instance(co.Fabric.uniform(1, 1e-3), (
         co.Coflow.from_flows("a", [(0, 0, 1e-3)], release=123456789.0),
         co.Coflow.from_flows("b", [(0, 0, 1e-3)], release=123456789.0)))
-    with pytest.raises(PolicyError, match="starvation_period or starvation_delta"):
+    # refused at the first decision, naming the parameter (it used to take 1,000 repeated
+    # wake-ups at one time, then a PolicyError naming two candidates)
+    with pytest.raises(SimulationError, match=r"parameter starvation_period 0.0001 is below the "
+                       r"engine's time resolution at time 1.23457e\+08 \(0.000247"):
         simulate(inst, "scf", {"starvation_period": 1e-4, "starvation_delta": 1e-5})
+    with pytest.raises(SimulationError, match=r"parameter starvation_delta 1e-05 is below"):
+        simulate(inst, "scf", {"starvation_period": 1.0, "starvation_delta": 1e-5})
+    assert simulate(inst, "scf", {"starvation_period": 1.0, "starvation_delta": 1e-3}).completion[1] > 0
+
+
+def test_a_batch_interval_below_the_time_resolution_is_refused():
+    # at the last release, 1e-6 is within the engine's time tolerance of every time, so every
+    # release counted as on a boundary: no batching at all, silently
+    inst = co.Instance(co.Fabric.uniform(1), (
+        co.Coflow.from_flows("a", [(0, 0, 1.0)], release=0.0),
+        co.Coflow.from_flows("b", [(0, 0, 1.0)], release=1e7)))
+    with pytest.raises(SimulationError, match=r"batch interval 1e-06 is below the engine's time "
+                       r"resolution at time 1e\+07"):
+        simulate(inst, "fifo", batch_interval=1e-6)
+    assert simulate(inst, "fifo", batch_interval=1e-3).completion[1] == pytest.approx(1e7 + 1)

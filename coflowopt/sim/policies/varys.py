@@ -79,7 +79,7 @@ import numpy as np
 
 from ... import alloc
 from ...kernels.ties import order_with_ties
-from ..engine import Allocation, SimView
+from ..engine import Allocation, SimView, check_time_parameter
 from ..kernels import varys as kv
 from . import register
 from ._base import AnyParams, Params, Policy, check_choice, check_positive
@@ -434,6 +434,9 @@ class OrderedMADD(Policy):
     def _decide_starvation(self, view: SimView, p: VarysParams) -> Allocation:
         t = view.t
         T, delta = float(p.starvation_period), p.starvation_delta  # type: ignore[arg-type]
+        # at once, not after the engine's 1,000 repeated wake-ups at one time
+        check_time_parameter(T, "parameter starvation_period", t)
+        check_time_parameter(delta, "parameter starvation_delta", t)
         sent = view.coflow_sent()
         tol = 1e-12 * max(1.0, abs(t))
         if self.phase_end == math.inf:
