@@ -105,6 +105,12 @@ def nonnegative_int(text: str) -> int:
     return _int_at_least(text, 0)
 
 
+def time_unit(args: argparse.Namespace) -> str:
+    """How to label times read by :func:`load_instance`: ``s`` for a trace (its readers
+    convert milliseconds to seconds), else the JSON instance's own ``time units``."""
+    return "time units" if getattr(args, "input_format", None) == "json" else "s"
+
+
 STDOUT_OPTIONS = ("--csv",)
 """Output options that take ``-`` for standard output (the others write files only)."""
 

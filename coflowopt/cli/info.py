@@ -19,6 +19,7 @@ from ._util import (
     load_instance,
     positive_float,
     positive_int,
+    time_unit,
 )
 
 MAX_TOL = 0.01
@@ -132,7 +133,7 @@ def run_info(args: argparse.Namespace) -> int:
         f"to {facts['release']['last']:g}\n"
     )
     out.write(
-        f"busiest link needs {facts['bottleneck_time']:.6g} time units alone"
+        f"busiest link needs {facts['bottleneck_time']:.6g} {time_unit(args)} alone"
         + (f"; offered load {facts['offered_load']:.3g}" if facts["offered_load"] else "")
         + "\n"
     )

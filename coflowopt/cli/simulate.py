@@ -30,6 +30,7 @@ from ._util import (
     nonnegative_int,
     parse_params,
     positive_float,
+    time_unit,
 )
 
 DEFAULT_SCHEDULERS = ("varys", "sincronia", "maluca", "pfp", "scf", "tcf", "fifo", "fair", "mcs",
@@ -156,19 +157,13 @@ def run_simulate(args: argparse.Namespace) -> int:
     if args.csv == "-":
         res.to_csv(sys.stdout)
         return 0
-    print(res.format(coflows=args.coflows, unit="s" if _is_trace(args) else "time units"))
+    print(res.format(coflows=args.coflows, unit=time_unit(args)))
     if args.csv:
         print(f"\nper-coflow table written to {args.csv}")
     if args.schedule:
         print(f"schedule ({res.schedule.num_pieces if res.schedule else 0} pieces) "
               f"written to {args.schedule}")
     return 0
-
-
-def _is_trace(args: argparse.Namespace) -> bool:
-    """Whether the input was a trace (times in seconds) rather than a JSON instance (the
-    instance's own time units)."""
-    return getattr(args, "input_format", None) != "json"
 
 
 def parse_variants(text: str) -> dict[str, tuple[str, dict[str, str]]]:
@@ -394,12 +389,15 @@ def run_compare(args: argparse.Namespace) -> int:
             ],
         })
         return 0
-    unit = "s" if _is_trace(args) else "time units"
+    unit = time_unit(args)
     counts = inst.bin_counts()
     headers = ["scheduler", f"mean CCT ({unit})", "p95 CCT", "mean/base", "p95/base",
                *[f"{b}/base ({counts[b]})" for b in BINS]]
     if bound is not None:
         headers.append("sum wCCT / bound")
+    deadlines = any("deadlines_met" in row for row in rows)
+    if deadlines:
+        headers.append(f"deadlines met (of {int(np.isfinite(inst.deadline).sum())})")
     headers.append("wall s")
     body = []
     for row in rows:
@@ -407,6 +405,8 @@ def run_compare(args: argparse.Namespace) -> int:
                 _x(row["norm_mean"]), _x(row["norm_p95"]), *[_x(row[f"norm_{b}"]) for b in BINS]]
         if bound is not None:
             line.append(_x(row["cct_vs_bound"]))
+        if deadlines:
+            line.append(row.get("deadlines_met", "-"))
         line.append(f"{row['wall_s']:.1f}")
         body.append(line)
     title = (f"{inst.name or args.file}: {inst.num_coflows} coflows, {inst.num_flows} flows, "

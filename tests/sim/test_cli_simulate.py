@@ -211,3 +211,16 @@ def test_a_schedule_too_big_to_record_is_dropped_not_run_out_of_memory(tmp_path,
     out = tmp_path / "s.json"
     assert main(["simulate", FIG51, "-s", "fair", "--schedule", str(out), "--no-progress"]) == 2
     assert "the schedule was not recorded" in capsys.readouterr().err and not out.exists()
+
+
+def test_compare_shows_deadlines_met_in_its_table(capsys):
+    # (a review) only the JSON rows had deadlines_met; the table left it out
+    path = str(EX / "dissertation_5_1_varys_deadlines_reconstructed.json")
+    assert main(["compare", path, "--schedulers", "varys-deadline,fifo", "--no-progress"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert "deadlines met (of 2)" in lines[1]
+    col = lines[1].index("deadlines met (of 2)")
+    table = {ln.split()[0]: ln for ln in lines[3:5]}
+    assert table["varys-deadline"][col:].split()[-2] == "1"
+    assert main(["compare", SHUFFLE, "--schedulers", "varys,fifo", "--no-progress"]) == 0
+    assert "deadlines met" not in capsys.readouterr().out  # no deadlines, no column

@@ -16,7 +16,7 @@ Coflows that are not admitted, and coflows without a deadline, are not
 dropped (a schedule must deliver every byte): they are served best effort
 from whatever capacity is left after that, flow by flow in arrival order
 (coflowsim's work-conservation pass). Varys counts a rejected coflow as
-missing its deadline: that count is ``info["admitted"]`` of
+missing its deadline: that count is ``info["deadline_admitted"]`` of
 ``info["deadline_coflows"]``. The summary's ``deadlines_met`` is the
 policy-free metric (every coflow that finishes by its deadline), so a
 rejected coflow that best effort happens to finish in time counts there.
@@ -162,6 +162,6 @@ class VarysDeadline(Policy):
         has = np.isfinite(self.deadline)
         return {
             "deadline_coflows": int(has.sum()),
-            "admitted": int(self.accepted.sum()),
+            "deadline_admitted": int(self.accepted.sum()),
             "coflow_columns": {"admitted_deadline": self.accepted.copy()},
         }
