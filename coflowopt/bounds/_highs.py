@@ -29,6 +29,8 @@ import numpy as np
 import numpy.typing as npt
 import scipy.sparse as sp
 
+from ..result import Status
+
 __all__ = ["LPBuilder", "LPSolution", "certifies_infeasible", "safe_dual_bound"]
 
 FloatArray = npt.NDArray[np.float64]
@@ -61,6 +63,14 @@ def quiet_highs() -> highspy.Highs:
     h = getattr(highspy, "_Highs", highspy.Highs)()
     h.setOptionValue("output_flag", False)
     return h
+
+
+def bound_status(bound: float, timed_out: bool) -> Status:
+    """A bound LP's status: ``BOUND`` with a value, else ``TIME_LIMIT`` when it ran out of
+    time (not ``NO_SOLUTION``, which hid the cause: a review) or ``NO_SOLUTION``."""
+    if math.isfinite(bound):
+        return Status.BOUND
+    return Status.TIME_LIMIT if timed_out else Status.NO_SOLUTION
 
 
 @dataclass(frozen=True, slots=True)

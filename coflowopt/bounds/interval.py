@@ -38,7 +38,7 @@ import numpy.typing as npt
 from ..errors import CoflowoptError
 from ..instance import Instance
 from ..result import Result, Status
-from ._highs import LPBuilder
+from ._highs import LPBuilder, bound_status
 from .pairwise import _thresholds
 from .simple import earliest_completion
 
@@ -135,5 +135,5 @@ def interval_bound(
     if inst.num_coflows == 0:
         return Result(Status.BOUND, math.nan, 0.0, 0.0, "interval")
     bound, info = interval_lp(inst, ratio=ratio, thresholds=thresholds, time_limit=time_limit)
-    status = Status.BOUND if math.isfinite(bound) else Status.NO_SOLUTION
+    status = bound_status(bound, info.get("lp_status") == "time_limit")
     return Result(status, math.nan, bound, time.perf_counter() - start, "interval", info=info)

@@ -27,7 +27,7 @@ import scipy.sparse as sp
 from ..errors import CoflowoptError
 from ..instance import Instance
 from ..result import Result, Status
-from ._highs import LPBuilder
+from ._highs import LPBuilder, bound_status
 from .simple import completion_caps, earliest_completion
 
 __all__ = ["pairwise_bound", "pairwise_lp"]
@@ -156,13 +156,16 @@ def pairwise_lp(
     rounds = 0
     last_ok = None
     complete = False
+    timed_out = False
     while True:
         rem = remaining()
         if rem is not None and rem <= 0:
+            timed_out = True
             break
         sol = lp.solve(time_limit=rem, options=opts)
         rounds += 1
         if not sol.ok or sol.x is None:
+            timed_out = sol.status == "time_limit"
             break
         last_ok = sol
         if not rowgen:
@@ -178,7 +181,7 @@ def pairwise_lp(
         in_lp[new] = True
         lp.add_rows(*_rows(full, new), lo_full[new], math.inf, num=new.size)
     info.update({"rows_used": int(in_lp.sum()), "rounds": rounds, "complete": complete,
-                 "solver": solver, "rowgen": rowgen})
+                 "solver": solver, "rowgen": rowgen, "timed_out": timed_out})
     if last_ok is None or last_ok.x is None:
         return math.nan, None, info
     # an LP over a subset of the rows is a relaxation too: its safe bound is valid
@@ -213,7 +216,7 @@ def pairwise_bound(
         return Result(Status.BOUND, math.nan, 0.0, 0.0, "pairwise")
     bound, C, info = pairwise_lp(inst, thresholds=thresholds, time_limit=time_limit,
                                  solver=solver, rowgen=rowgen)
-    status = Status.BOUND if math.isfinite(bound) else Status.NO_SOLUTION
+    status = bound_status(bound, info.get("timed_out", False))
     if C is not None:
         info["lp_completion"] = C
     return Result(status, math.nan, bound, time.perf_counter() - start, "pairwise", info=info)

@@ -9,8 +9,8 @@ import numpy as np
 
 from ..errors import InputError
 from ..instance import BINS, MB, Instance
-from ..io.schedule_file import read_schedule
-from ..schedule import check_feasible
+from ..io.schedule_file import read_schedule_file
+from ..schedule import Schedule, check_feasible
 from ._util import (
     add_input_arguments,
     add_json_argument,
@@ -173,10 +173,13 @@ def run_validate(args: argparse.Namespace) -> int:
     result: dict = {"file": args.file, "valid": True, "coflows": inst.num_coflows, "flows": inst.num_flows}
     code = 0
     if args.schedule:
-        sched = read_schedule(args.schedule, inst)
-        report = check_feasible(inst, sched, args.tol, deadlines=args.deadlines)
+        sched, meta = read_schedule_file(args.schedule, inst)
+        rejected = meta.get("rejected", [])
+        checked, sched = _without(inst, sched, rejected, args.schedule)
+        report = check_feasible(checked, sched, args.tol, deadlines=args.deadlines)
         result["schedule"] = {
             "file": args.schedule,
+            "rejected": rejected,
             "feasible": report.ok,
             "counts": {k: v for k, v in report.counts.items() if v},
             "violations": [
@@ -202,5 +205,27 @@ def run_validate(args: argparse.Namespace) -> int:
         f"{inst.num_ports} ports)"
     )
     if args.schedule:
+        if rejected:
+            print(f"{args.schedule}: checked on the {checked.num_coflows} coflows it serves; the "
+                  f"{len(rejected)} it rejects (its _rejected) are left out")
         print(f"{args.schedule}: {report}")
     return code
+
+
+def _without(inst: Instance, sched: Schedule, rejected: list[str],
+             path: str) -> tuple[Instance, Schedule]:
+    """The instance without the coflows a (deadline) schedule rejects, and the schedule's
+    flows renumbered for it; a piece of a rejected coflow is an error."""
+    if not rejected:
+        return inst, sched
+    out = set(rejected)
+    keep = [k for k in range(inst.num_coflows) if inst.ids[k] not in out]
+    k_of = inst.flow_coflow[sched.flow]
+    served = [inst.ids[k] for k in np.unique(k_of) if inst.ids[k] in out]
+    if served:
+        raise InputError(f"coflow '{served[0]}' is listed in _rejected but has pieces", path=path)
+    sub = inst.subset(keep, drop_dependencies=True)
+    new_k = np.full(inst.num_coflows, -1)
+    new_k[keep] = np.arange(len(keep))
+    flow = sub.ptr[new_k[k_of]] + (sched.flow - inst.ptr[k_of])
+    return sub, Schedule(flow, sched.start, sched.end, sched.rate)

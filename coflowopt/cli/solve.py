@@ -168,9 +168,14 @@ def run_solve(args: argparse.Namespace) -> int:
         print(f"coflowopt: no schedule written to {args.schedule}: {res.method} ended "
               f"{res.status.value} without one", file=sys.stderr)
     elif args.schedule and res.schedule is not None:
-        write_schedule(res.schedule, inst, args.schedule,
-                       metadata={"method": res.method, "objective": res.objective_name,
-                                 "value": res.objective})
+        meta = {"method": res.method, "objective": res.objective_name, "value": res.objective}
+        # a deadline schedule that drops the rejected coflows says which (validate reads it)
+        left_out = res.info.get("rejected", []) if res.info.get("rejected_policy") == "drop" else []
+        if left_out:
+            meta["rejected"] = list(left_out)
+            print(f"coflowopt: note: {args.schedule} serves only the admitted coflows; the "
+                  f"{len(left_out)} rejected ones are listed in its _rejected", file=sys.stderr)
+        write_schedule(res.schedule, inst, args.schedule, metadata=meta)
     if args.json:
         emit_json(_payload(inst, res))
         return unwritten
@@ -231,7 +236,8 @@ def run_bound(args: argparse.Namespace) -> int:
         return 0
     out = sys.stdout
     _header(out, inst, args.file)
-    out.write(f"lower bound on sum of w_k C_k ({res.method}): {_fmt(res.bound)} "
+    why = "" if math.isfinite(res.bound) else f" ({res.status.value.replace('_', ' ')})"
+    out.write(f"lower bound on sum of w_k C_k ({res.method}): {_fmt(res.bound)}{why} "
               f"in {res.runtime:.3g} s\n")
     shift = float(np.dot(inst.weight, inst.release))
     out.write(f"lower bound on sum of w_k (C_k - r_k): {_fmt(res.bound - shift)}\n")

@@ -7,6 +7,11 @@ duals). ``pairwise-order``: coflows ordered by their completion times in the
 pairwise LP of Shafiee and Ghaderi, same allocation; the certificate adds
 the LP's value. The ratio ``objective / bound`` is at least the true
 approximation ratio of the schedule on this instance.
+
+Time limit: the order's schedule gets at least ``FIRST_SECONDS`` (as the
+first order of ``method="exact"``), so a small instance always has one;
+``pairwise-order``'s LP takes at most half of the limit, and an LP not solved
+in time gives way to Sincronia's order (``info["fallback"]`` says so).
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ from ..bounds.sincronia import sincronia_bound, sincronia_order
 from ..instance import Instance
 from ..result import Result, Status
 from .permutation import PermutationTimeout, permutation_schedule
+from .wcct import FIRST_SECONDS
 
 __all__ = ["pairwise_order", "sincronia_greedy"]
 
@@ -30,8 +36,8 @@ def _certified(inst: Instance, order: np.ndarray, bounds: dict[str, float], meth
                start: float, time_limit: float, extra: dict | None = None) -> Result:
     name = max(bounds, key=lambda k: bounds[k])
     left = time_limit - (time.perf_counter() - start)
-    try:
-        sched, comp = permutation_schedule(inst, order, time_limit=max(left, 0.0))
+    try:  # at least FIRST_SECONDS, as exact's first order: a small instance always has one
+        sched, comp = permutation_schedule(inst, order, time_limit=max(left, FIRST_SECONDS))
     except PermutationTimeout:
         return Result(Status.TIME_LIMIT, math.nan, bounds[name], time.perf_counter() - start,
                       method, info={"order": [inst.ids[k] for k in order], "bounds": bounds,
@@ -67,10 +73,13 @@ def pairwise_order(inst: Instance, *, time_limit: float = 60.0) -> Result:
     bounds = _cheap_bounds(inst)
     if inst.num_coflows == 0:  # nothing to order (the LP has no rows)
         return _certified(inst, np.zeros(0, np.int64), bounds, "pairwise-order", start, time_limit)
-    lp_bound, C, info = pairwise_lp(inst, time_limit=time_limit)
+    # the LP with at most half of the time left: the order's schedule needs the rest (the
+    # whole limit left a fallback order no time to be evaluated, and no schedule)
+    left = time_limit - (time.perf_counter() - start)
+    lp_bound, C, info = pairwise_lp(inst, time_limit=max(left / 2, 0.0))
     if C is None:
         order = sincronia_order(inst)
-        extra = {"note": "pairwise LP not solved in time; Sincronia's order used", "lp": info}
+        extra = {"fallback": "pairwise LP not solved in time; Sincronia's order used", "lp": info}
     else:
         bounds["pairwise"] = lp_bound
         order = np.lexsort((np.arange(inst.num_coflows), C))

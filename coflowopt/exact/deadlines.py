@@ -84,14 +84,20 @@ def max_deadlines(
     row, col, val, rj, rl = link_rows(g, xg, xj)
     if rj.size:
         lp.add_rows(row, X[col], val, -math.inf, g.cap[rl] * np.diff(pts)[rj], num=rj.size)
-    relax = lp.solve(relax=True, time_limit=time_limit)
+    # the relaxation (a bound) with at most half of the time left, the MILP with the rest
+    relax = lp.solve(relax=True, time_limit=max(time_limit - (time.perf_counter() - start), 0.0) / 2)
     left = max(time_limit - (time.perf_counter() - start), 0.01)
     sol = lp.solve(time_limit=left, options={"mip_rel_gap": rel_gap})
     runtime = time.perf_counter() - start
     lp_bound = float(relax.bound) if relax.ok else math.nan
+    # the smallest finite of the MILP's bound, the relaxation's and admitting everything
+    # (``min`` with a nan first returned nan: no bound at a time limit, found by a review)
+    bounds = [b for b in (sol.bound, lp_bound) if math.isfinite(b)]
+    upper = float(min(bounds, default=math.inf, key=float))
+    upper = min(upper, float(value.sum()))
     if sol.x is None:
         return Result(Status.TIME_LIMIT if sol.status == "time_limit" else Status.NO_SOLUTION,
-                      math.nan, min(lp_bound, float(value.sum())), runtime, "exact",
+                      math.nan, upper, runtime, "exact",
                       objective_name=name, sense="max",
                       info={"lp_relaxation": lp_bound})
     admit_k = ks[sol.x[A] > 0.5]
@@ -104,9 +110,7 @@ def max_deadlines(
     if rejected == "after" and others.size:
         sched, comp = _serve_after(inst, sched, comp, admit_k, others)
     obj = float(value[np.isin(ks, admit_k)].sum())
-    bound = sol.bound if math.isfinite(sol.bound) else lp_bound
-    bound = float(min(bound, lp_bound)) if math.isfinite(lp_bound) else float(bound)
-    bound = max(bound, obj) + 0.0  # no negative zero
+    bound = max(upper, obj) + 0.0  # no negative zero
     status = Status.OPTIMAL if sol.status == "optimal" else Status.TIME_LIMIT
     return Result(
         status, obj, bound, time.perf_counter() - start, "exact",

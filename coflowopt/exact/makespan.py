@@ -20,6 +20,7 @@ import scipy.sparse as sp
 from scipy.sparse.csgraph import maximum_bipartite_matching
 
 from ..bounds._highs import LPBuilder
+from ..bounds.simple import makespan_bound
 from ..errors import CoflowoptError
 from ..instance import Instance
 from ..metrics import utilization
@@ -60,13 +61,13 @@ def min_makespan(
     rel = inst.flow_release
     if closed_form and np.all(rel == rel[0]):
         found, T, bound, how = _closed_form(inst)
-    else:
-        found, T, bound, how = _release_lp(inst, time_limit)
+    else:  # building the LP counts against the limit
+        found, T, bound, how = _release_lp(inst, time_limit, start)
     sched = found
-    if sched is None:
+    if sched is None:  # the LP not solved in time: the cheap bound (a review saw none)
         return Result(Status.TIME_LIMIT if how == "time_limit" else Status.NO_SOLUTION,
-                      math.nan, math.nan, time.perf_counter() - start, "exact",
-                      objective_name="makespan")
+                      math.nan, makespan_bound(inst), time.perf_counter() - start, "exact",
+                      objective_name="makespan", info={"lp_status": how})
     comp = sched.coflow_completion(inst)
     value = float(comp.max())
     info: dict = {"formulation": how, "utilization": utilization(inst, comp),
@@ -89,7 +90,9 @@ def _closed_form(inst: Instance) -> tuple[Schedule | None, float, float, str]:
     return sched, T, T, "closed form: release + max over links of load / capacity"
 
 
-def _release_lp(inst: Instance, time_limit: float | None) -> tuple[Schedule | None, float, float, str]:
+def _release_lp(
+    inst: Instance, time_limit: float | None, start: float
+) -> tuple[Schedule | None, float, float, str]:
     g = build_groups(inst)
     rho = np.unique(g.release)  # scaled
     R = rho.size
@@ -111,7 +114,8 @@ def _release_lp(inst: Instance, time_limit: float | None) -> tuple[Schedule | No
     hi = np.where(last, -g.cap[rl] * rho[-1], g.cap[rl] * length)
     lp.add_rows(np.concatenate(rows), np.concatenate(cols), np.concatenate(vals), -math.inf, hi,
                 num=rj.size)
-    sol = lp.solve(time_limit=time_limit)
+    left = None if time_limit is None else time_limit - (time.perf_counter() - start)
+    sol = lp.solve(time_limit=left)
     if not sol.ok or sol.x is None:
         return None, math.nan, math.nan, sol.status
     T = float(sol.x[Tcol])

@@ -170,8 +170,10 @@ def permutation_schedule(
     if time_limit is not None:
         deadline = time.perf_counter() + time_limit
 
-        def progress(_: float) -> None:
-            if time.perf_counter() > deadline:
+        def progress(delivered: float) -> None:
+            # a run that has delivered everything is kept, late or not (a first run after
+            # an install spends seconds compiling, and its finished schedule was dropped)
+            if delivered < 1.0 and time.perf_counter() > deadline:
                 raise PermutationTimeout(
                     f"evaluating the order took more than {time_limit:g} s")
 

@@ -24,13 +24,22 @@ from ..instance import Instance
 from ..schedule import Schedule
 from ._common import atomic_writer, parse_json, read_text
 
-__all__ = ["SCHEDULE_TAG", "read_schedule", "write_schedule"]
+__all__ = ["SCHEDULE_TAG", "read_schedule", "read_schedule_file", "write_schedule"]
 
 SCHEDULE_TAG = "coflowopt-schedule/1"
 
 
 def read_schedule(path: str | os.PathLike[str], instance: Instance) -> Schedule:
     """Read a schedule file for ``instance``."""
+    return read_schedule_file(path, instance)[0]
+
+
+def read_schedule_file(
+    path: str | os.PathLike[str], instance: Instance
+) -> tuple[Schedule, dict[str, Any]]:
+    """Read a schedule file for ``instance``: the schedule and the file's metadata (its keys
+    starting with ``_``, without the ``_``; e.g. ``rejected``, the ids of coflows a
+    deadline schedule leaves out)."""
     p = str(path)
     doc = parse_json(read_text(p), p)
     if not isinstance(doc, dict) or doc.get("format") != SCHEDULE_TAG:
@@ -67,7 +76,13 @@ def read_schedule(path: str | os.PathLike[str], instance: Instance) -> Schedule:
                 raise InputError(f"must be a finite number, got {x!r:.60}", path=p,
                                  json_path=f"{where}[{2 + j}]")
             vals[i, j] = x
-    return Schedule(flow, vals[:, 0], vals[:, 1], vals[:, 2])
+    meta = {k[1:]: v for k, v in doc.items() if k.startswith("_")}
+    rejected = meta.get("rejected", [])
+    if not (isinstance(rejected, list) and all(isinstance(c, str) and c in instance.ids
+                                               for c in rejected)):
+        raise InputError("_rejected must be an array of the instance's coflow ids", path=p,
+                         json_path="$._rejected")
+    return Schedule(flow, vals[:, 0], vals[:, 1], vals[:, 2]), meta
 
 
 def _finite(x: float) -> bool:

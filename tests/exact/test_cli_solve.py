@@ -88,3 +88,31 @@ def test_bad_options_exit_2(capsys):
     with pytest.raises(SystemExit):
         main(["solve", str(GAP), "--method", "simplex"])
     capsys.readouterr()
+
+
+def test_a_deadline_schedule_names_the_coflows_it_rejects(tmp_path, capsys):
+    # (a review) the default deadline schedule serves only the admitted coflows, and
+    # validate called it infeasible ("amount") although it is what the solver promised
+    inst = tmp_path / "dl.json"
+    inst.write_text(json.dumps({
+        "format": "coflowopt-instance/1", "ports": {"ingress": [1, 1], "egress": [1, 1]},
+        "coflows": [{"id": "a", "deadline": 1, "flows": [[0, 0, 1]]},
+                    {"id": "b", "deadline": 1, "flows": [[0, 1, 1]]},
+                    {"id": "c", "deadline": 2, "flows": [[1, 1, 1]]}]}))
+    sched = tmp_path / "dl.sch.json"
+    code, _, err = run(capsys, "solve", inst, "--objective", "deadlines", "--method", "exact",
+                       "--schedule", sched)
+    assert code == 0 and "the 1 rejected ones are listed in its _rejected" in err
+    doc = json.loads(sched.read_text())
+    assert len(doc["_rejected"]) == 1 and doc["_rejected"][0] in ("a", "b")
+    code, out, _ = run(capsys, "validate", inst, "--schedule", sched, "--deadlines")
+    assert code == 0 and "checked on the 2 coflows it serves" in out and "feasible" in out
+    # without the list the rejected coflow is missing its data; with a served coflow in it,
+    # the file contradicts itself
+    del doc["_rejected"]
+    sched.write_text(json.dumps(doc))
+    assert run(capsys, "validate", inst, "--schedule", sched)[0] == 1
+    doc["_rejected"] = ["c"]
+    sched.write_text(json.dumps(doc))
+    code, _, err = run(capsys, "validate", inst, "--schedule", sched)
+    assert code == 2 and "coflow 'c' is listed in _rejected but has pieces" in err

@@ -7,6 +7,7 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 
 from coflowopt import Coflow, Fabric, Instance, check_feasible
+from coflowopt.bounds.simple import earliest_completion, makespan_bound
 from coflowopt.errors import CoflowoptError
 from coflowopt.exact.makespan import check_crossbar, crossbar_schedule, min_makespan
 from coflowopt.exact.permutation import permutation_schedule
@@ -45,6 +46,12 @@ def test_release_lp_is_feasible_and_between_bound_and_schedules(inst):
     res = solve(inst, method="exact", objective="makespan")
     assert check_feasible(inst, res.schedule)
     assert res.objective >= horn_bound(inst) * (1 - 1e-7)
+    # the cheap bound reported when the LP runs out of time: the same threshold bound (an
+    # independent loop here), with each coflow's earliest completion, below the optimum
+    cheap = makespan_bound(inst)
+    assert cheap == pytest.approx(max(horn_bound(inst), float(earliest_completion(inst).max())),
+                                  rel=1e-12, abs=0)
+    assert cheap <= res.objective * (1 + 1e-7)
     _, comp = permutation_schedule(inst, np.arange(inst.num_coflows))
     assert res.objective <= comp.max() * (1 + 1e-7)
     assert res.info["utilization"] == pytest.approx(utilization(inst, res.completion))
@@ -96,3 +103,19 @@ def test_makespan_rejects_dependencies_and_nonuniform_crossbar():
     inst = Instance(Fabric([1.0, 2.0], [1.0, 1.0]), (a,))
     with pytest.raises(CoflowoptError, match="equal capacities"):
         min_makespan(inst, crossbar=True)
+
+
+def test_out_of_time_the_makespan_lp_still_reports_a_bound(monkeypatch):
+    # (a review) a 200-coflow instance with releases: status time_limit with bound null
+    import math
+
+    from coflowopt.bounds import _highs
+    from coflowopt.result import Status
+
+    monkeypatch.setattr(_highs.LPBuilder, "solve",
+                        lambda self, **kw: _highs.LPSolution("time_limit", None, math.nan, math.nan, 0.0))
+    inst = Instance(Fabric.uniform(2), (Coflow.from_flows("a", [(0, 1, 2.0)]),
+                                        Coflow.from_flows("b", [(0, 1, 1.0)], release=1.5)))
+    res = solve(inst, method="exact", objective="makespan")
+    assert res.status is Status.TIME_LIMIT and math.isnan(res.objective)
+    assert res.bound == 3.0  # link 0 carries 3 from rho = 0 (from rho = 1.5: 1.5 + 1)
