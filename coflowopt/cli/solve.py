@@ -185,7 +185,9 @@ def run_solve(args: argparse.Namespace) -> int:
     label = {"wcct": "sum of w_k C_k", "makespan": "makespan"}.get(res.objective_name,
                                                                    res.objective_name)
     rows = [[label, _fmt(res.objective)],
-            ["bound (" + ("upper" if res.sense == "max" else "lower") + ")", _fmt(res.bound)],
+            ["bound (" + ("upper" if res.sense == "max" else "lower")
+             + (", over permutation schedules only" if res.method == "permutation" else "") + ")",
+             _fmt(res.bound)],
             ["gap", "-" if not math.isfinite(res.gap) else f"{100 * res.gap:.4g}%"]]
     if res.completion is not None and np.all(np.isfinite(res.completion)):
         rows.append(["sum of w_k (C_k - r_k)",

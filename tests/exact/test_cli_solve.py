@@ -116,3 +116,10 @@ def test_a_deadline_schedule_names_the_coflows_it_rejects(tmp_path, capsys):
     sched.write_text(json.dumps(doc))
     code, _, err = run(capsys, "validate", inst, "--schedule", sched)
     assert code == 2 and "coflow 'c' is listed in _rejected but has pieces" in err
+
+
+def test_the_permutation_bound_says_what_it_bounds(capsys):
+    # 6 is optimal over permutation schedules of the 3x2 shuffle; MADD finishes it by 4
+    shuffle = ROOT / "instances" / "examples" / "dissertation_3_2_shuffle.json"
+    code, out, _ = run(capsys, "solve", shuffle, "--method", "permutation")
+    assert code == 0 and "bound (lower, over permutation schedules only)" in out
