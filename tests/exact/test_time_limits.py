@@ -226,3 +226,14 @@ def test_a_relative_gap_of_one_or_more_is_refused(method):
     inst = _small(seed=2, width=2)
     with pytest.raises(CoflowoptError, match="option rel_gap must be below 1"):
         solve(inst, method=method, rel_gap=1.0)
+
+
+def test_search_bounds_at_a_time_limit_are_at_least_the_cheap_bounds(g40, upper):
+    # (a review) the permutation search stopped with 7.4 against an isolation bound of 357,
+    # and exact with the isolation bound where Sincronia's was far higher
+    cheap, _ = cheap_wcct_bound(g40)
+    for method in ("permutation", "exact"):
+        res = solve(g40, method=method, time_limit=0.01)
+        assert res.status is Status.TIME_LIMIT
+        assert res.bound >= cheap * (1 - 1e-12) or res.bound == res.objective
+        assert_honest(g40, res, upper)
