@@ -8,6 +8,7 @@ import json
 import os
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from coflowopt import InputError, io
@@ -321,3 +322,39 @@ def test_fair_reads_a_pipe_once_with_a_port_rate(tmp_path, capsys):
         os.close(read)
     assert code == 0, err
     assert json.loads(out)["min_cut"] == [5.0]  # the port rate given, not the default
+
+
+def test_generate_summarises_the_file_it_wrote(tmp_path, capsys):
+    # (a review) --to sincronia rounds sizes up to whole MB, which moves coflows of 4-5 MB
+    # into the long bins; the summary used to describe the instance before rounding
+    out = tmp_path / "s.txt"
+    code, text, _ = run(capsys, "generate", "synthetic", "--coflows", "300", "--ports", "20",
+                        "--load", "0.5", "--seed", "11", "-o", out, "--to", "sincronia", "--json")
+    assert code == 0
+    written = io.read(out, port_rate=1.25e8)
+    assert json.loads(text)["bins"] == written.bin_counts()
+
+
+def test_generate_names_the_files_when_a_format_cannot_express_the_result(tmp_path, capsys):
+    src = tmp_path / "in.txt"
+    src.write_text("2 1\n1 0 1 0 1 1:10\n")
+    out = tmp_path / "x.txt"
+    code, _, err = run(capsys, "generate", "deadlines", src, "-o", out, "--to", "benchmark")
+    assert code == 2 and not out.exists()
+    assert f"{src}: cannot write the Coflow-Benchmark format" in err
+    assert f"(nothing written to {out})" in err
+
+
+def test_a_trace_writer_says_which_release_times_do_not_read_back_exactly(tmp_path, capsys):
+    # 699.8112527873285 has no decimal in ms that divides back to it: it reads back 1 ulp off
+    src = tmp_path / "r.json"
+    src.write_text(json.dumps({
+        "format": "coflowopt-instance/1", "ports": {"ingress": [1, 1], "egress": [1, 1]},
+        "coflows": [{"id": "a", "release": 699.8112527873285, "flows": [[0, 1, 1048576]]},
+                    {"id": "b", "release": 0.5, "flows": [[1, 0, 1048576]]}]}))
+    out = tmp_path / "r.txt"
+    code, _, err = run(capsys, "convert", src, out, "--to", "sincronia")
+    assert code == 0
+    assert "1 of 2 release times have no decimal in milliseconds that reads back exactly" in err
+    back = io.read(out, port_rate=1.0).release
+    assert back[1] == 0.5 and abs(back[0] - 699.8112527873285) <= 2 * np.spacing(699.8)

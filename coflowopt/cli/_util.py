@@ -111,6 +111,20 @@ def time_unit(args: argparse.Namespace) -> str:
     return "time units" if getattr(args, "input_format", None) == "json" else "s"
 
 
+def write_instance(args: argparse.Namespace, inst: Any, output: str, fmt: str,
+                   **options: Any) -> list[str]:
+    """Write ``inst`` to ``output`` in ``fmt``; what the format cannot express is an
+    :class:`InputError` naming the input file (if any) and the output not written."""
+    from .. import io
+    from ..errors import InstanceError
+
+    try:
+        return io.write(inst, output, format=fmt, **options)
+    except InstanceError as exc:
+        raise InputError(f"{exc.message} (nothing written to {output})",
+                         path=getattr(args, "file", None)) from None
+
+
 STDOUT_OPTIONS = ("--csv",)
 """Output options that take ``-`` for standard output (the others write files only)."""
 

@@ -6,8 +6,14 @@ import argparse
 import sys
 
 from .. import io
-from ..errors import InputError, InstanceError
-from ._util import add_input_arguments, add_json_argument, check_outputs, emit_json, load_instance
+from ._util import (
+    add_input_arguments,
+    add_json_argument,
+    check_outputs,
+    emit_json,
+    load_instance,
+    write_instance,
+)
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -30,10 +36,7 @@ def run(args: argparse.Namespace) -> int:
     check_outputs(args, [("OUT", args.output)])
     fmt = args.to or "json"
     options = {"mb_rounding": args.mb_rounding} if fmt == "sincronia" else {}
-    try:
-        notes = io.write(inst, args.output, format=fmt, **options)
-    except InstanceError as exc:  # what the format cannot express: name both files
-        raise InputError(f"{exc.message} (nothing written to {args.output})", path=args.file) from None
+    notes = write_instance(args, inst, args.output, fmt, **options)
     if args.json:
         emit_json(
             {

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 
 from .. import io
@@ -19,6 +20,7 @@ from ._util import (
     nonnegative_int,
     positive_float,
     positive_int,
+    write_instance,
 )
 
 
@@ -51,39 +53,51 @@ def register(sub: argparse._SubParsersAction) -> None:
 
     po = kinds.add_parser("poisson", help="re-time arrivals as a Poisson process at a load")
     add_input_arguments(po)
-    po.add_argument("--load", type=positive_float, required=True)
+    po.add_argument("--load", type=positive_float, required=True,
+                    help="expected offered load: arrival rate x mean coflow size / ingress capacity")
     po.set_defaults(func=run_retime)
 
     b = kinds.add_parser("batch", help="arrivals in batches (Poisson batches at a load, or a fixed interval)")
     add_input_arguments(b)
-    b.add_argument("--batch-size", type=positive_int, default=10)
+    b.add_argument("--batch-size", type=positive_int, default=10,
+                   help="coflows per batch, in file order (default 10; MCS)")
     group = b.add_mutually_exclusive_group(required=True)
-    group.add_argument("--load", type=positive_float)
-    group.add_argument("--interval", type=nonnegative_float)
+    group.add_argument("--load", type=positive_float,
+                       help="batches arrive as a Poisson process at this expected offered load")
+    group.add_argument("--interval", type=nonnegative_float,
+                       help="batches arrive every INTERVAL time units")
     b.set_defaults(func=run_retime)
 
     r = kinds.add_parser("rescale", help="stretch inter-arrival times to a target offered load")
     add_input_arguments(r)
-    r.add_argument("--load", type=positive_float, required=True)
+    r.add_argument("--load", type=positive_float, required=True,
+                   help="the offered load the arrivals realise: bytes / (release span x ingress "
+                   "capacity), what `coflowopt info` prints")
     r.set_defaults(func=run_retime)
 
     d = kinds.add_parser("deadlines", help="Varys-style deadlines: max(min, Gamma (1 + U(0, slack)))")
     add_input_arguments(d)
-    d.add_argument("--slack", type=nonnegative_float, default=1.0)
-    d.add_argument("--minimum", type=nonnegative_float, default=0.2, help="in the instance's time unit")
+    d.add_argument("--slack", type=nonnegative_float, default=1.0, help="U's range (default 1)")
+    d.add_argument("--minimum", type=nonnegative_float, default=0.2,
+                   help="in the instance's time unit (default 0.2)")
     d.set_defaults(func=run_retime)
 
     for sp in (s, po, b, r, d):
         sp.add_argument("--seed", type=nonnegative_int, default=0, help="random seed (default 0)")
         sp.add_argument("-o", "--output", required=True, help="file to write")
         sp.add_argument(
-            "--to", choices=sorted(io.FORMATS), default="json", help="output format (default json)"
+            "--to", choices=sorted(io.FORMATS), default="json",
+            help="output format (default json)" + (
+                "; benchmark holds only equal-split full shuffles, which random coflows are "
+                "not, and sincronia rounds sizes up to whole MB" if sp is s else "")
         )
         add_json_argument(sp)
 
 
 def _finish(args: argparse.Namespace, inst: Instance) -> int:
-    notes = io.write(inst, args.output, format=args.to)
+    notes = write_instance(args, inst, args.output, args.to)
+    if args.to != "json":  # the summary is of the file: a trace rounds sizes (and bins)
+        inst = io.read(args.output, format=args.to, port_rate=float(inst.fabric.capacity[0]))
     load = gen.offered_load(inst)
     if args.json:
         emit_json(
@@ -110,6 +124,10 @@ def _finish(args: argparse.Namespace, inst: Instance) -> int:
 
 def run_synthetic(args: argparse.Namespace) -> int:
     check_outputs(args, [("--output", args.output)])
+    if args.max_wide > gen.MAX_WIDTH:
+        raise InputError(f"--max-wide must be at most {gen.MAX_WIDTH:,}, got {args.max_wide:,}")
+    if not math.isfinite(args.max_length_mb * MB):
+        raise InputError(f"--max-length-mb is too large for bytes in float64, got {args.max_length_mb:g}")
     for c in gen.FACEBOOK_BINS:  # the wide and long classes start where the narrow and short end
         if c.name.endswith("W") and args.max_wide < c.width[0]:
             raise InputError(f"--max-wide must be at least {c.width[0]} (wide coflows have more "

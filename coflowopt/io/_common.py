@@ -253,6 +253,27 @@ def shortest_decimal(value: float, decode: Callable[[float], float], target: flo
     return repr(value)
 
 
+def release_ms(release: float) -> str:
+    """A release time as the trace formats write it: milliseconds, in the shortest decimal
+    that reads back (divided by 1000) as ``release``, else ``repr`` (which may not)."""
+    return shortest_decimal(release * 1000.0, lambda v: v / 1000.0, release)
+
+
+def trace_notes(instance: Any) -> list[str]:
+    """What a trace file written from ``instance`` leaves out, for the user."""
+    notes = [
+        f"port capacities ({instance.fabric.capacity[0]:g} per port) are not stored in this "
+        "format; pass the port rate when reading it back"
+    ]
+    if instance.name:
+        notes.append(f"the instance name ({instance.name!r}) is not stored in this format")
+    off = sum(float(release_ms(float(r))) / 1000.0 != r for r in instance.release)
+    if off:
+        notes.append(f"{off} of {instance.num_coflows} release times have no decimal in "
+                     "milliseconds that reads back exactly; they read back within an ulp or two")
+    return notes
+
+
 def _plain(text: str) -> str:
     """Plain digits for exponents -6..15 (``9.711e+04`` -> ``97110``: coflowsim reads
     arrival times with ``Integer.parseInt``); scientific notation beyond."""

@@ -30,7 +30,7 @@ import numpy as np
 
 from ..errors import InputError, InstanceError
 from ..instance import MB, TINY, Coflow, Fabric, Instance
-from ._common import atomic_writer, brief, read_text, shortest_decimal, text_lines
+from ._common import atomic_writer, brief, read_text, release_ms, shortest_decimal, text_lines, trace_notes
 
 __all__ = ["COFLOWSIM_PORT_RATE", "DEFAULT_PORT_RATE", "dumps", "loads", "read", "write"]
 
@@ -261,7 +261,9 @@ def dumps(instance: Instance, *, port_rate: float | None = None) -> str:
     Only instances the format can express are accepted: uniform port
     capacities, unit weights, no deadlines, dependencies or flow delays, and
     every coflow a full mapper x reducer shuffle with equal splits. Numbers
-    are written so that reading the file back gives the same floats.
+    are written so that reading the file back gives the same floats, except
+    release times with no decimal in milliseconds that divides back to them
+    exactly (they read back within an ulp or two; :func:`write` notes them).
     """
     problems = []
     fab = instance.fabric
@@ -291,7 +293,7 @@ def dumps(instance: Instance, *, port_rate: float | None = None) -> str:
         except ValueError as exc:
             raise InstanceError(f"cannot write the Coflow-Benchmark format: {exc}") from None
         m = len(mappers)
-        ms = shortest_decimal(c.release * 1000.0, lambda v: v / 1000.0, c.release)
+        ms = release_ms(c.release)
         red = " ".join(
             f"{rack}:{_mb_text(size, m)}" for rack, size in zip(reducers, sizes, strict=True)
         )
@@ -304,7 +306,4 @@ def write(instance: Instance, path: str | os.PathLike[str]) -> list[str]:
     text = dumps(instance)
     with atomic_writer(path) as fh:
         fh.write(text)
-    return [
-        f"port capacities ({instance.fabric.capacity[0]:g} per port) are not stored in this "
-        "format; pass the port rate when reading it back"
-    ]
+    return trace_notes(instance)

@@ -21,7 +21,7 @@ import numpy as np
 
 from ..errors import InputError, InstanceError
 from ..instance import MB, TINY, Fabric, Instance
-from ._common import atomic_writer, read_text, shortest_decimal, text_lines
+from ._common import atomic_writer, read_text, release_ms, shortest_decimal, text_lines, trace_notes
 from .benchmark import (
     DEFAULT_PORT_RATE,
     _check_bytes,
@@ -157,7 +157,7 @@ def dumps(instance: Instance, *, mb_rounding: Rounding = "ceil") -> tuple[str, i
             whole = np.ceil(mb) if mb_rounding == "ceil" else np.maximum(np.round(mb), 1.0)
             rounded += int(np.count_nonzero(whole != mb))
             sizes = [str(int(v)) for v in whole]
-        ms = shortest_decimal(c.release * 1000.0, lambda v: v / 1000.0, c.release)
+        ms = release_ms(c.release)
         flows = " ".join(
             f"{s} {d} {z}" for s, d, z in zip(c.src.tolist(), c.dst.tolist(), sizes, strict=True)
         )
@@ -172,10 +172,7 @@ def write(instance: Instance, path: str | os.PathLike[str], *, mb_rounding: Roun
     text, rounded = dumps(instance, mb_rounding=mb_rounding)
     with atomic_writer(path) as fh:
         fh.write(text)
-    notes = [
-        f"port capacities ({instance.fabric.capacity[0]:g} per port) are not stored in this "
-        "format; pass the port rate when reading it back"
-    ]
+    notes = trace_notes(instance)
     if rounded:
         notes.append(
             f"{rounded} of {instance.num_flows} flow sizes were not whole megabytes and were "

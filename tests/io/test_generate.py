@@ -79,3 +79,41 @@ def test_varys_deadlines_follow_isolation_times():
     rel = with_dl.deadline - with_dl.release
     assert np.all(rel >= np.maximum(base.gamma, 0.2) - 1e-12)
     assert np.all(rel <= np.maximum(2 * base.gamma, 0.2) + 1e-12)
+
+
+# ---- a review of the generators (stop 23)
+
+
+def test_deadlines_of_delayed_flows_leave_room_for_the_delay():
+    # a flow available 0.32 after its release needs 0.16 more alone; its deadline was set
+    # from load / capacity alone (0.16 x (1 + U)) and could not be met even in isolation
+    from coflowopt import Coflow, Fabric, Instance
+    from coflowopt.bounds.simple import earliest_completion
+
+    inst = Instance(Fabric.uniform(2, 2e7), (
+        Coflow("a", [0], [1], [3.2e6], release=1.0, delay=[0.32]),
+        Coflow("b", [1], [0], [3.2e6])))
+    out = gen.deadlines_from_isolation(inst, slack=0.5, minimum=0.0, seed=1)
+    alone = earliest_completion(inst) - inst.release
+    assert alone[0] == pytest.approx(0.48) and alone[1] == pytest.approx(0.16)
+    assert np.all(out.deadline - out.release >= alone * (1 - 1e-12))
+    assert np.all(out.deadline - out.release <= alone * 1.5 * (1 + 1e-12))
+
+
+def test_extreme_loads_and_batches_are_refused_or_kept_in_range():
+    inst = gen.synthetic(20, 4, load=None, seed=2)
+    for make in (lambda: gen.poisson_arrivals(inst, 1e-320),
+                 lambda: gen.batch_arrivals(inst, 2, load=1e-320),
+                 lambda: gen.rescale_load(gen.poisson_arrivals(inst, 0.5), 1e-320)):
+        with pytest.raises(InstanceError, match=r"a load of 1e-320 puts release times beyond"):
+            make()
+    with pytest.raises(InstanceError, match=r"an interval of 1e\+308 puts release times beyond"):
+        gen.batch_arrivals(inst, 2, interval=1e308)
+    # a batch size beyond 2^63 overflowed NumPy (a traceback); it is one batch
+    one = gen.batch_arrivals(inst, 10**23, interval=1.0)
+    assert np.all(one.release == 0.0)
+    # span x capacity overflowed: a rescale to 1e-300 reported a load of 0
+    far = gen.rescale_load(gen.poisson_arrivals(inst, 0.5), 1e-300)
+    assert gen.offered_load(far) == pytest.approx(1e-300, rel=1e-9)
+    with pytest.raises(InstanceError, match="widths must be at most 1,000,000"):
+        gen.WorkloadClass("W", 1.0, (51, 10**9), (MB, 2 * MB))
