@@ -358,3 +358,20 @@ def test_a_trace_writer_says_which_release_times_do_not_read_back_exactly(tmp_pa
     assert "1 of 2 release times have no decimal in milliseconds that reads back exactly" in err
     back = io.read(out, port_rate=1.0).release
     assert back[1] == 0.5 and abs(back[0] - 699.8112527873285) <= 2 * np.spacing(699.8)
+
+
+@pytest.mark.parametrize("argv", [
+    ["generate", "synthetic", "--coflows", "3", "--ports", "2", "-o", "OUT"],
+    ["info", "TRACE"],
+    ["fair", "TRACE"],
+])
+def test_a_subnormal_port_rate_is_refused_naming_the_option(argv, tmp_path, capsys):
+    # (a review) 1e-320 reached the fabric, whose message named a port's capacity instead
+    trace = tmp_path / "t.txt"
+    trace.write_text("2 1\n1 0 1 0 1 1:10\n")
+    args = [{"OUT": str(tmp_path / "o.json"), "TRACE": str(trace)}.get(a, a) for a in argv]
+    with pytest.raises(SystemExit) as stop:
+        main([*args, "--port-rate", "1e-320"])
+    assert stop.value.code == 2
+    assert "argument --port-rate: expected a capacity of at least 2.23e-308" in capsys.readouterr().err
+    assert not (tmp_path / "o.json").exists()

@@ -45,7 +45,7 @@ def add_input_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--port-rate",
-        type=_positive_float,
+        type=port_rate,
         default=None,
         metavar="R",
         help="capacity of every port in bytes/s for trace formats (default 1.25e8 = 1 Gbit/s)",
@@ -75,6 +75,16 @@ def _positive_float(text: str) -> float:
 
 
 positive_float = _positive_float
+
+
+def port_rate(text: str) -> float:
+    """A port capacity: a finite number no smaller than the smallest normal float64 (a
+    subnormal rate loses its digits, and the fabric refuses it with no option named)."""
+    value = _positive_float(text)
+    if value < sys.float_info.min:
+        raise argparse.ArgumentTypeError(
+            f"expected a capacity of at least {sys.float_info.min:.3g}, got '{text}'")
+    return value
 
 
 def nonnegative_float(text: str) -> float:

@@ -28,6 +28,7 @@ from ._util import (
     emit_json,
     format_table,
     nonnegative_int,
+    port_rate,
     positive_float,
     positive_int,
 )
@@ -50,7 +51,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("file", metavar="FILE", help="demands JSON (coflowopt-demands/1) or instance file")
     p.add_argument("--format", choices=sorted(FORMATS), default=None,
                    help="instance format (default: detected)")
-    p.add_argument("--port-rate", type=positive_float, default=None, metavar="R",
+    p.add_argument("--port-rate", type=port_rate, default=None, metavar="R",
                    help="port capacity for trace formats (default 1.25e8)")
     p.add_argument("--mechanism", default="hug", choices=list(MECHANISMS),
                    help="allocation mechanism (default hug)")

@@ -18,6 +18,7 @@ from ._util import (
     load_instance,
     nonnegative_float,
     nonnegative_int,
+    port_rate,
     positive_float,
     positive_int,
     write_instance,
@@ -38,7 +39,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="Poisson arrivals at this offered load (default: all arrive at 0)",
     )
     s.add_argument(
-        "--port-rate", type=positive_float, default=1.25e8, help="bytes/s per port (default 1.25e8)"
+        "--port-rate", type=port_rate, default=1.25e8, help="bytes/s per port (default 1.25e8)"
     )
     s.add_argument(
         "--max-wide", type=positive_int, default=1000, help="largest width of wide coflows (default 1000)"
