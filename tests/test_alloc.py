@@ -128,14 +128,23 @@ def test_madd_finishes_everything_at_gamma():
 
 
 def test_greedy_over_all_orders_never_beats_max_min_minimum_share_fairness():
-    # sanity link between the two: greedy allocations are Pareto optimal like max-min
+    # flows 0->0, 0->1, 1->1: max-min gives each 1/2; a greedy order serves its first flow at
+    # full rate and so starves a flow sharing a link with it (the smallest share is 0), and
+    # each allocation is maximal: every flow has a full link (a review: `g.sum() <= 2` alone
+    # held for any feasible allocation, zeros included)
     fab = Fabric.uniform(2)
     A = fab.routes([0, 0, 1], [0, 1, 1])
     mm = max_min(A, fab.capacity)
+    assert mm == pytest.approx([0.5, 0.5, 0.5])
     for order in itertools.permutations(range(3)):
         g = greedy(A, fab.capacity, order)
-        assert g.sum() <= 2 + 1e-12
-    assert mm.sum() == pytest.approx(1.5)
+        assert g.min() == 0.0 < mm.min()
+        assert g[order[0]] == 1.0  # the first flow takes its links' whole capacity
+        load = A.T @ g
+        full = np.isclose(load, fab.capacity)
+        assert all(full[A[[f]].indices].any() for f in range(3))  # maximal
+    assert greedy(A, fab.capacity, (0, 1, 2)) == pytest.approx([1.0, 0.0, 1.0])
+    assert greedy(A, fab.capacity, (1, 0, 2)) == pytest.approx([0.0, 1.0, 0.0])
 
 
 def test_max_min_with_weights_twelve_orders_apart_respects_every_link():

@@ -50,9 +50,14 @@ def test_bounds_below_optimum_below_best_permutation(inst):
     pair = solve(inst, method="pairwise-order")
     assert exact.objective <= perm.objective * (1 + 1e-7)
     assert perm.objective <= min(sinc.objective, pair.objective) * (1 + 1e-7)
-    for name, value in all_bounds(inst).items():
+    found = all_bounds(inst)
+    for name, value in found.items():
         assert math.isfinite(value), name
         assert value <= exact.objective * (1 + TOL) + TOL, name
+    # and from below: the LPs' objectives telescope to sum w_k e_k plus nonnegative terms
+    iso = float(np.dot(inst.weight, earliest_completion(inst)))
+    for name in ("interval", "pairwise"):
+        assert found[name] >= iso * (1 - 1e-9) - TOL, name
     for res in (sinc, pair):
         assert res.bound <= exact.objective * (1 + TOL)
         assert res.info["certified_ratio"] >= 1 - 1e-9
@@ -220,3 +225,20 @@ def test_an_overflowing_objective_is_an_error_not_an_unfinished_bound():
     for method in ("best", "isolation", "interval"):
         with pytest.raises(CoflowoptError, match="overflow float64"):
             compute_bound(inst, method)
+
+
+def test_interval_bound_of_identical_coflows_on_one_link_by_hand():
+    # (a review) the interval bound was only checked from above: returning 0 passed. Three
+    # unit coflows on one unit link: at most tau_i of them complete by tau_i (tau_1 = 1,
+    # ratio 1.25), and one completing in (tau_{i-1}, tau_i] is charged max(tau_{i-1}, 1); the
+    # cheapest is to complete as much as possible as early as possible
+    inst = Instance(Fabric.uniform(1), tuple(Coflow.from_flows(f"c{k}", [(0, 0, 1.0)])
+                                             for k in range(3)))
+    tau, done, want = 1.0, 0.0, 0.0
+    prev = 1.0
+    while done < 3.0:
+        now = min(tau, 3.0)
+        want += (now - done) * max(prev, 1.0)
+        done, prev, tau = now, tau, tau * 1.25
+    assert want == pytest.approx(4.5684051513671875, rel=1e-15)
+    assert compute_bound(inst, "interval").bound == pytest.approx(want, rel=1e-9, abs=0)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, example, given, settings
+from scipy.optimize import linprog
 
 from coflowopt import Coflow, Fabric, Instance, check_feasible
 from coflowopt.bounds.simple import earliest_completion, makespan_bound
@@ -55,6 +56,49 @@ def test_release_lp_is_feasible_and_between_bound_and_schedules(inst):
     _, comp = permutation_schedule(inst, np.arange(inst.num_coflows))
     assert res.objective <= comp.max() * (1 + 1e-7)
     assert res.info["utilization"] == pytest.approx(utilization(inst, res.completion))
+
+
+def scipy_makespan(inst: Instance) -> float:
+    """The minimum makespan by an LP written here from the definition (scipy's HiGHS, dense):
+    each flow splits its size over the intervals between sorted release times that start at
+    or after its release, the last interval ending at the makespan T; every link carries at
+    most its capacity times each interval's length."""
+    pts = np.unique(inst.flow_release)
+    J, F = pts.size, inst.num_flows
+    routes = inst.fabric.routes(inst.flow_src, inst.flow_dst).toarray()
+    cap = inst.fabric.capacity
+    ok = pts[None, :] >= inst.flow_release[:, None]  # flow f may run in interval j
+    n = F * J + 1  # x[f, j], then T
+    c = np.zeros(n)
+    c[-1] = 1.0
+    a_eq = np.zeros((F, n))
+    for f in range(F):
+        a_eq[f, f * J:(f + 1) * J] = ok[f]
+    a_ub, b_ub = [], []
+    for link in range(cap.size):
+        for j in range(J):
+            row = np.zeros(n)
+            row[np.arange(F) * J + j] = routes[:, link] * ok[:, j]
+            if j < J - 1:
+                b_ub.append(cap[link] * (pts[j + 1] - pts[j]))
+            else:
+                row[-1] = -cap[link]
+                b_ub.append(-cap[link] * pts[-1])
+            a_ub.append(row)
+    bounds = [(0, None)] * (F * J) + [(pts[-1], None)]
+    res = linprog(c, A_ub=np.array(a_ub), b_ub=b_ub, A_eq=a_eq, b_eq=inst.flow_size,
+                  bounds=bounds, method="highs")
+    assert res.status == 0
+    return float(res.fun)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(instances(max_ports=3, max_coflows=4, max_flows=3, delays=True))
+def test_release_lp_equals_an_independent_lp(inst):
+    # (a review) with releases only bounds on either side were checked: returning the
+    # identity order's permutation schedule as "optimal" passed every test
+    res = solve(inst, method="exact", objective="makespan")
+    assert res.objective == pytest.approx(scipy_makespan(inst), rel=1e-7, abs=0)
 
 
 # found by hypothesis: rounding in the window times once ran a piece past its segment's end

@@ -48,6 +48,13 @@ def test_linear_sweep_uses_equal_sized_queues():
     assert table.column("queues") == [1, 10]
     assert table.column("relative")[0] == pytest.approx(1.0)
     assert table.column("objective")[1] <= table.column("objective")[0]
+    # the ten queues are 1 TB each up to the default 10 TB (written out here: a review found
+    # nothing checked that the queues are equal-sized)
+    tb = 2.0**40
+    equal = single_model(W, queues=10, load=0.5).objective(np.arange(1, 10) * tb)
+    assert table.column("objective")[1] == pytest.approx(equal, rel=1e-12)
+    assert table.column("relative")[1] == pytest.approx(
+        equal / single_model(W, queues=1, load=0.5).objective(np.zeros(0)), rel=1e-12)
 
 
 def test_mcs_sweep_reference_is_the_papers_default():
