@@ -78,6 +78,15 @@ def test_load_sweep_and_threshold_sweep():
     table = load_sweep(loads=(0.2, 0.7), num_coflows=10, num_ports=3, classes=CLASSES, queues=3)
     assert sorted({r["load"] for r in table.as_dicts()}) == [0.2, 0.7]
     assert len(table.rows) == 2 * len(CONFIGS)
+    # each load's rows are validate() on synthetic(..., load, seed 0), as documented
+    for rho in (0.2, 0.7):
+        inst = synthetic(10, 3, classes=CLASSES, load=rho, seed=0)
+        want = validate(inst, load=rho, queues=3, workload="synthetic-0", seed=0).as_dicts()
+        got = [r for r in table.as_dicts() if r["load"] == rho]
+        for a, b in zip(got, want, strict=True):
+            assert a["config"] == b["config"]
+            assert a["simulated_cct"] == pytest.approx(b["simulated_cct"], rel=1e-12)
+            assert a["predicted"] == pytest.approx(b["predicted"], rel=1e-12)
     inst = synthetic(10, 3, classes=CLASSES, load=0.5, seed=4)
     sweep = threshold_sweep(inst, kind="mcs-wide", values=(1 * MB, 4 * MB), queues=3, load=0.5)
     assert sweep.column("value_mb") == [1.0, 4.0]
@@ -85,6 +94,17 @@ def test_load_sweep_and_threshold_sweep():
     queues = threshold_sweep(inst, kind="aalo-queues", values=(1, 3), load=0.5)
     assert queues.column("value") == [1, 3]
     assert queues.column("predicted")[0] == pytest.approx(0.5)  # one queue: rho
+    # what was simulated, from runs made here (a review: the first row's ratios of 1 hold by
+    # construction, and nothing else was checked)
+    for k, cct in zip((1, 3), queues.column("simulated_cct"), strict=True):
+        assert cct == pytest.approx(simulate(inst, "aalo", num_queues=k, record=False).cct.mean(),
+                                    rel=1e-12)
+    q1 = threshold_sweep(inst, kind="aalo", values=(2 * MB,), queues=3, load=0.5)
+    direct = simulate(inst, "aalo", num_queues=3, first_threshold=2 * MB, record=False)
+    assert q1.column("simulated_cct")[0] == pytest.approx(direct.cct.mean(), rel=1e-12)
+    model = single_model(inst, queues=3, load=0.5)
+    assert q1.column("predicted")[0] == pytest.approx(
+        model.objective(np.array([2 * MB, 20 * MB])), rel=1e-12)
 
 
 def test_validate_errors(small):
