@@ -166,7 +166,10 @@ def evaluate(alloc: FairAllocation, truth: FairnessProblem | None = None) -> Fai
     usage = c.sum(axis=0)
     cap = t.capacity
     util = usage.sum()
-    frac = float(as_float(usage * cap).sum() / as_float(cap).sum())
+    # weights relative to the largest capacity: sums of capacities near 1e308 overflowed
+    # to inf and the fraction read nan (a review)
+    rel = as_float(cap) / float(as_float(cap).max()) if t.num_links else as_float(cap)
+    frac = float((as_float(usage) * rel).sum() / rel.sum()) if t.num_links else float("nan")
     norm = p / t.weights
     ig = norm.min()
     fnorm = as_float(norm)

@@ -43,6 +43,7 @@ from .. import io as instance_io
 from ..errors import InputError, InstanceError
 from ..instance import TINY
 from ..io._common import atomic_writer, parse_json, read_text
+from ..io.native import FORMAT_TAG as NATIVE_TAG
 from ..io.native import from_document as native_from_document
 from ._arith import as_float, is_rational, parse_fraction
 from .problem import FairnessProblem
@@ -63,7 +64,10 @@ def _number(value: Any, path: str, where: str, what: str) -> Any:
     if isinstance(value, str):
         try:
             value = parse_fraction(value)
-        except (ValueError, ZeroDivisionError) as exc:
+        except ZeroDivisionError:
+            raise InputError(f"{what} {value!r:.60} divides by zero", path=path,
+                             json_path=where) from None
+        except ValueError as exc:
             raise InputError(
                 f"{what} {value!r:.60} is not a number or fraction ({exc})", path=path,
                 json_path=where
@@ -271,6 +275,11 @@ def load_problem(
     text = read_text(p)
     if format in (None, "json") and (format == "json" or instance_io.detect_format(p, text) == "json"):
         doc = parse_json(text, p)
+        fmt = doc.get("format") if isinstance(doc, dict) else None
+        if isinstance(doc, dict) and fmt not in (DEMANDS_FORMAT, NATIVE_TAG):  # fair reads both
+            raise InputError(f"format must be \"{DEMANDS_FORMAT}\" (a demands file) or "
+                             f"\"{NATIVE_TAG}\" (an instance), got {fmt!r:.60}",
+                             path=p, json_path="$.format")
         if isinstance(doc, dict) and doc.get("format") == DEMANDS_FORMAT:
             if port_rate is not None:
                 raise InputError("a port rate applies to trace files; a demands file states its "
@@ -282,4 +291,6 @@ def load_problem(
         inst = native_from_document(doc, path=p)
     else:
         inst, _ = instance_io.loads(text, path=p, format=format, port_rate=port_rate)
+    if inst.num_coflows == 0:  # named here: from_instance does not know the file
+        raise InputError("the instance has no coflows to share links among", path=p)
     return FairnessProblem.from_instance(inst, elastic=elastic, exact=exact)

@@ -184,6 +184,24 @@ def lexicographic_max_min_lp(
     )
 
 
+def _within_capacity(
+    x: npt.NDArray[np.float64], A: sp.csr_array, free: npt.NDArray[np.float64], n_pairs: int,
+    pair_link: npt.NDArray[np.int64], inel_vectors: npt.NDArray[np.float64],
+) -> npt.NDArray[np.float64]:
+    """Stage 2's extra shares scaled back onto each link's free capacity: HiGHS's feasibility
+    tolerance (1e-7) let a link be allocated 1.000000006 when another coflow's entry was 6e-9
+    (a review). An elastic share is scaled by its link's factor, an inelastic coflow's extra
+    progress by the smallest factor of its links."""
+    used = A @ x
+    with np.errstate(divide="ignore", invalid="ignore"):
+        factor = np.where(used > free, np.where(used > 0, free / used, 0.0), 1.0)
+    x = x.copy()
+    x[:n_pairs] *= factor[pair_link]
+    for j, vec in enumerate(inel_vectors):
+        x[n_pairs + j] *= factor[vec > 0].min(initial=1.0)
+    return x
+
+
 def hug_stage2_lp(
     problem: FairnessProblem,
     guarantee: npt.ArrayLike,
@@ -231,11 +249,11 @@ def hug_stage2_lp(
     extra = None
     value = float("nan")
     if res.x is not None and status is Status.OPTIMAL:
-        x = np.maximum(res.x, 0.0)
+        x = _within_capacity(np.minimum(np.maximum(res.x, 0.0), hi), A, b, n_pairs, ls, d[inel])
         extra = np.zeros((M, L))
         extra[ks, ls] = x[:n_pairs]
         extra[inel] += x[n_pairs:, None] * d[inel]
-        value = base - float(res.fun)
+        value = base - float(c @ x)
     return Result(
         status, value, value, time.perf_counter() - t0, "lp-hug-stage2",
         objective_name="utilization", sense="max",

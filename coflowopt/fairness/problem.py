@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -148,6 +149,16 @@ class FairnessProblem:
         rows_top = vec.max(axis=1)
         if not np.all(rows_top == 1):
             vec = vec / rows_top[:, None]
+        # a positive demand that normalises to 0 (or below the normal floats) would vanish
+        # from the coflow's links without a word (a review: [1e308, 1e-300] became [1, 0])
+        lost = np.argwhere((fv > 0) & (as_float(vec) < sys.float_info.min))
+        if lost.size:
+            k, i = (int(x) for x in lost[0])
+            raise InstanceError(
+                f"coflow '{ids[k]}' demands {float(fv[k, i])!r} on link {names[i]}, below float64's "
+                f"range relative to its largest demand {float(fv[k].max())!r}; rescale its demands",
+                coflow=k,
+            )
 
         w = self._per_coflow(self.weights, M, ids, "weight", exact, default=1)
         b = self._per_coflow(self.bounds, M, ids, "bound", exact, default=math.inf)

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from coflowopt.cli import main
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -71,3 +73,17 @@ def test_errors_exit_2_with_a_message(capsys) -> None:
     assert code == 2 and "no coflow with id 'Z'" in err
     code, _, err = run(capsys, "fair", EX / "missing.json")
     assert code == 2 and "no such file" in err
+
+
+def test_verify_compares_relatively(tmp_path, capsys) -> None:
+    # (a review) with weights 1e7 every guarantee is below 1e-7, so the absolute tolerance
+    # called PS-P's 5e-8 and the LP's optimum 6.7e-8 (25% apart) in agreement
+    path = tmp_path / "heavy.json"
+    path.write_text(json.dumps({"format": "coflowopt-demands/1", "coflows": [
+        {"id": "A", "vector": [1, "1/2"], "weight": 10_000_000},
+        {"id": "B", "vector": ["1/2", 1], "weight": 10_000_000}]}))
+    assert main(["fair", str(path), "--mechanism", "psp", "--verify", "--json"]) == 0
+    checks = json.loads(capsys.readouterr().out)["verify"]
+    assert not checks["lp_agrees"] and checks["relative_difference"] == pytest.approx(0.25)
+    assert main(["fair", str(path), "--mechanism", "drf", "--verify", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["verify"]["lp_agrees"]

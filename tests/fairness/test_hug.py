@@ -183,3 +183,16 @@ def test_unknown_methods_and_options_raise() -> None:
         allocate(prob, "wfq")
     with pytest.raises(InstanceError, match="has no option 'cooperative'"):
         allocate(prob, "drf", cooperative=True)
+
+
+@pytest.mark.parametrize("cooperative", [False, True])
+def test_stage2_lp_stays_within_capacity_beside_a_tiny_entry(cooperative: bool) -> None:
+    # (a review) B's 6e-9 on L0 is below HiGHS's feasibility tolerance: the LP gave A all of
+    # L0, 1.000000006 in all, and the CLI called its own allocation infeasible
+    from coflowopt.fairness.io import parse_demands
+
+    prob = parse_demands({"format": "coflowopt-demands/1", "coflows": [
+        {"id": "A", "vector": [0.2284, 1, 0]}, {"id": "B", "vector": [6e-9, 0, 1]}]})
+    a = hug(prob, cooperative=cooperative, stage2="lp")
+    assert not check_allocation(a)
+    assert as_float(a.allocation).sum(axis=0).max() <= 1.0
