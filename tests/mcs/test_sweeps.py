@@ -92,3 +92,11 @@ def test_plot_needs_matplotlib():
         assert fig.axes[0].get_xlabel() == "queues"
     with pytest.raises((co.InstanceError, co.MissingDependencyError)):
         plot_sweep(table, "nothing")
+
+
+def test_the_default_linear_sweep_runs():
+    # (a review) its default queue counts went to 10,000, past the models' 64: it failed, and
+    # benchmarks/mcs_fb.py with it
+    table = linear_sweep(W, load=0.5)
+    assert table.column("queues")[-1] == 64
+    assert all(0 < r <= 1 + 1e-12 for r in table.column("relative"))
