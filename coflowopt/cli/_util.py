@@ -14,7 +14,7 @@ from typing import Any, TextIO
 import numpy as np
 
 from .. import io
-from ..errors import InputError
+from ..errors import InputError, InstanceError
 from ..instance import Instance
 from ..io._common import check_writable, read_text
 
@@ -125,9 +125,6 @@ def write_instance(args: argparse.Namespace, inst: Any, output: str, fmt: str,
                    **options: Any) -> list[str]:
     """Write ``inst`` to ``output`` in ``fmt``; what the format cannot express is an
     :class:`InputError` naming the input file (if any) and the output not written."""
-    from .. import io
-    from ..errors import InstanceError
-
     try:
         return io.write(inst, output, format=fmt, **options)
     except InstanceError as exc:

@@ -92,9 +92,7 @@ def max_deadlines(
     lp_bound = float(relax.bound) if relax.ok else math.nan
     # the smallest finite of the MILP's bound, the relaxation's and admitting everything
     # (``min`` with a nan first returned nan: no bound at a time limit, found by a review)
-    bounds = [b for b in (sol.bound, lp_bound) if math.isfinite(b)]
-    upper = float(min(bounds, default=math.inf, key=float))
-    upper = min(upper, float(value.sum()))
+    upper = float(min(b for b in (sol.bound, lp_bound, float(value.sum())) if math.isfinite(b)))
     if sol.x is None:
         return Result(Status.TIME_LIMIT if sol.status == "time_limit" else Status.NO_SOLUTION,
                       math.nan, upper, runtime, "exact",

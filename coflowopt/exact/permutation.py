@@ -253,6 +253,8 @@ def best_permutation(
     ratio = inst.weight / np.maximum(inst.gamma, 1e-300)
     candidates.append(list(np.lexsort((-ratio, inst.release))))
     candidates.append(list(np.argsort(-ratio, kind="stable")))
+    from .wcct import FIRST_SECONDS
+
     for cand in candidates:
         o = _check_order(inst, cand)
         # the first order gets at least a second, so that small instances always
@@ -262,7 +264,7 @@ def best_permutation(
         left = time_limit - (time.perf_counter() - start)
         try:
             _, comp = permutation_schedule(
-                inst, o, time_limit=max(left, 1.0 if best_order is None else 0.0))
+                inst, o, time_limit=max(left, FIRST_SECONDS if best_order is None else 0.0))
         except PermutationTimeout:
             break
         val = float(np.dot(w, comp))

@@ -168,8 +168,8 @@ def evaluate(alloc: FairAllocation, truth: FairnessProblem | None = None) -> Fai
     util = usage.sum()
     # weights relative to the largest capacity: sums of capacities near 1e308 overflowed
     # to inf and the fraction read nan (a review)
-    rel = as_float(cap) / float(as_float(cap).max()) if t.num_links else as_float(cap)
-    frac = float((as_float(usage) * rel).sum() / rel.sum()) if t.num_links else float("nan")
+    rel = as_float(cap) / float(as_float(cap).max())  # a problem has at least one link
+    frac = float((as_float(usage) * rel).sum() / rel.sum())
     norm = p / t.weights
     ig = norm.min()
     fnorm = as_float(norm)

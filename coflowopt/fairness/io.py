@@ -280,7 +280,7 @@ def load_problem(
             raise InputError(f"format must be \"{DEMANDS_FORMAT}\" (a demands file) or "
                              f"\"{NATIVE_TAG}\" (an instance), got {fmt!r:.60}",
                              path=p, json_path="$.format")
-        if isinstance(doc, dict) and doc.get("format") == DEMANDS_FORMAT:
+        if fmt == DEMANDS_FORMAT:
             if port_rate is not None:
                 raise InputError("a port rate applies to trace files; a demands file states its "
                                  "capacities", path=p)

@@ -78,8 +78,8 @@ def read_schedule_file(
             vals[i, j] = x
     meta = {k[1:]: v for k, v in doc.items() if k.startswith("_")}
     rejected = meta.get("rejected", [])
-    if not (isinstance(rejected, list) and all(isinstance(c, str) and c in instance.ids
-                                               for c in rejected)):
+    ids = set(instance.ids)
+    if not (isinstance(rejected, list) and all(isinstance(c, str) and c in ids for c in rejected)):
         raise InputError("_rejected must be an array of the instance's coflow ids", path=p,
                          json_path="$._rejected")
     return Schedule(flow, vals[:, 0], vals[:, 1], vals[:, 2]), meta
