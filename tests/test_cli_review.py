@@ -375,3 +375,17 @@ def test_a_subnormal_port_rate_is_refused_naming_the_option(argv, tmp_path, caps
     assert stop.value.code == 2
     assert "argument --port-rate: expected a capacity of at least 2.23e-308" in capsys.readouterr().err
     assert not (tmp_path / "o.json").exists()
+
+
+def test_synthetic_to_benchmark_writes_shuffles(tmp_path, capsys):
+    # --to benchmark was offered but always failed: random flows are no shuffles
+    out = tmp_path / "s.txt"
+    code, text, _ = run(capsys, "generate", "synthetic", "--coflows", "40", "--ports", "10",
+                        "--load", "0.5", "-o", out, "--to", "benchmark", "--json")
+    assert code == 0
+    written = io.read(out, port_rate=1.25e8)
+    assert json.loads(text)["flows"] == written.num_flows > 40
+    code, _, err = run(capsys, "generate", "synthetic", "--coflows", "4", "--ports", "3",
+                       "-o", tmp_path / "f.txt", "--to", "benchmark", "--shape", "flows")
+    assert code == 2 and "--to benchmark holds only full shuffles: use --shape shuffle" in err
+    assert not (tmp_path / "f.txt").exists()

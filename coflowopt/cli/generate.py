@@ -50,6 +50,12 @@ def register(sub: argparse._SubParsersAction) -> None:
         default=1024.0,
         help="largest flow of long coflows in MB (default 1024)",
     )
+    s.add_argument(
+        "--shape", choices=gen.SHAPES, default=None,
+        help="flows: independent flows between random ports; shuffle: MapReduce shuffles "
+        "(mappers send equal parts of each reducer's data), as in the Facebook trace "
+        "(default: shuffle with --to benchmark, which holds only shuffles, else flows)",
+    )
     s.set_defaults(func=run_synthetic)
 
     po = kinds.add_parser("poisson", help="re-time arrivals as a Poisson process at a load")
@@ -89,8 +95,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         sp.add_argument(
             "--to", choices=sorted(io.FORMATS), default="json",
             help="output format (default json)" + (
-                "; benchmark holds only equal-split full shuffles, which random coflows are "
-                "not, and sincronia rounds sizes up to whole MB" if sp is s else "")
+                "; benchmark holds only full shuffles (--shape shuffle), and sincronia rounds "
+                "sizes up to whole MB" if sp is s else "")
         )
         add_json_argument(sp)
 
@@ -145,8 +151,12 @@ def run_synthetic(args: argparse.Namespace) -> int:
         )
         for c in gen.FACEBOOK_BINS
     )
+    shape = args.shape or ("shuffle" if args.to == "benchmark" else "flows")
+    if shape != "shuffle" and args.to == "benchmark":
+        raise InputError("--to benchmark holds only full shuffles: use --shape shuffle")
     inst = gen.synthetic(
-        args.coflows, args.ports, classes=classes, load=args.load, port_rate=args.port_rate, seed=args.seed
+        args.coflows, args.ports, classes=classes, load=args.load, port_rate=args.port_rate,
+        seed=args.seed, shape=shape,
     )
     return _finish(args, inst)
 

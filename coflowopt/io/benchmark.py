@@ -246,13 +246,28 @@ def _shuffle_of(c: Coflow) -> tuple[list[int], list[int], list[float]]:
     return mappers, reducers, sizes
 
 
-def _mb_text(size: float, mappers: int) -> str:
-    """Megabytes that the reader turns back into exactly ``size`` bytes per flow."""
+def _mb_text(size: float, mappers: int) -> tuple[str, bool]:
+    """Megabytes that the reader turns back into ``size`` bytes per flow; whether exactly.
+
+    ``size * mappers / MB`` can miss the float that the reader's ``mb * MB / mappers``
+    maps back to ``size`` by an ulp or two, so its neighbours are tried too; some sizes
+    have no such float (they read back within an ulp or two).
+    """
 
     def decode(mb: float) -> float:
         return mb * MB / mappers
 
-    return shortest_decimal(size * mappers / MB, decode, size)
+    value = size * mappers / MB
+    near = [value]
+    for direction in (math.inf, -math.inf):
+        v = value
+        for _ in range(2):
+            v = math.nextafter(v, direction)
+            near.append(v)
+    for v in near:
+        if decode(v) == size:
+            return shortest_decimal(v, decode, size), True
+    return shortest_decimal(value, decode, size), False
 
 
 def dumps(instance: Instance, *, port_rate: float | None = None) -> str:
@@ -263,8 +278,14 @@ def dumps(instance: Instance, *, port_rate: float | None = None) -> str:
     every coflow a full mapper x reducer shuffle with equal splits. Numbers
     are written so that reading the file back gives the same floats, except
     release times with no decimal in milliseconds that divides back to them
-    exactly (they read back within an ulp or two; :func:`write` notes them).
+    exactly and flow sizes with no decimal in MB that gives them back (both
+    read back within an ulp or two; :func:`write` notes them).
     """
+    return _dump(instance, port_rate)[0]
+
+
+def _dump(instance: Instance, port_rate: float | None = None) -> tuple[str, int, int]:
+    """:func:`dumps`' text, the number of reducers and how many of their sizes read back inexactly."""
     problems = []
     fab = instance.fabric
     if not fab.is_uniform:
@@ -287,6 +308,7 @@ def dumps(instance: Instance, *, port_rate: float | None = None) -> str:
     if problems:
         raise InstanceError("cannot write the Coflow-Benchmark format: " + problems[0])
     lines = [f"{instance.num_ports} {instance.num_coflows}"]
+    total = off = 0
     for c in instance.coflows:
         try:
             mappers, reducers, sizes = _shuffle_of(c)
@@ -294,16 +316,23 @@ def dumps(instance: Instance, *, port_rate: float | None = None) -> str:
             raise InstanceError(f"cannot write the Coflow-Benchmark format: {exc}") from None
         m = len(mappers)
         ms = release_ms(c.release)
-        red = " ".join(
-            f"{rack}:{_mb_text(size, m)}" for rack, size in zip(reducers, sizes, strict=True)
-        )
-        lines.append(f"{c.id} {ms} {m} {' '.join(map(str, mappers))} {len(reducers)} {red}")
-    return "\n".join(lines) + "\n"
+        red = []
+        for rack, size in zip(reducers, sizes, strict=True):
+            text, exact = _mb_text(size, m)
+            red.append(f"{rack}:{text}")
+            off += not exact
+        total += len(reducers)
+        lines.append(f"{c.id} {ms} {m} {' '.join(map(str, mappers))} {len(reducers)} {' '.join(red)}")
+    return "\n".join(lines) + "\n", total, off
 
 
 def write(instance: Instance, path: str | os.PathLike[str]) -> list[str]:
     """Write a Coflow-Benchmark trace atomically. Returns notes for the user."""
-    text = dumps(instance)
+    text, total, off = _dump(instance)
     with atomic_writer(path) as fh:
         fh.write(text)
-    return trace_notes(instance)
+    notes = trace_notes(instance)
+    if off:
+        notes.append(f"{off} of {total} reducers' flow sizes have no decimal in MB that reads "
+                     "back exactly; they read back within an ulp or two")
+    return notes

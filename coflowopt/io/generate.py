@@ -31,6 +31,7 @@ from .benchmark import MAX_PORTS
 
 __all__ = [
     "FACEBOOK_BINS",
+    "SHAPES",
     "WorkloadClass",
     "batch_arrivals",
     "deadlines_from_isolation",
@@ -130,6 +131,9 @@ def _retimed(instance: Instance, releases: np.ndarray, what: str) -> Instance:
     return instance.with_releases(releases)
 
 
+SHAPES = ("flows", "shuffle")
+"""What :func:`synthetic` makes of a coflow's width: independent flows, or a full shuffle."""
+
 MAX_GENERATED = 10_000_000
 """The most coflows :func:`synthetic` makes (each a Python object: gigabytes beyond)."""
 
@@ -143,15 +147,25 @@ def synthetic(
     port_rate: float = 1.25e8,
     seed: int | None = 0,
     name: str = "",
+    shape: str = "flows",
 ) -> Instance:
     """Random coflows drawn from classes of width and length (default: the FB bins).
 
     Each coflow picks a class with the classes' fractions, a width and a
-    length in the class's ranges, and that many flows between uniformly
-    random ports (pairs may repeat). With ``load`` set, arrivals are a Poisson
-    process at that offered load (first arrival at 0); with ``load=None`` all
-    coflows arrive at 0.
+    length in the class's ranges. ``shape="flows"``: that many flows between
+    uniformly random ports (pairs may repeat), sizes as the class says.
+    ``shape="shuffle"``: a MapReduce shuffle, the structure of the Facebook
+    trace (and all the Coflow-Benchmark format can hold): ``m`` mappers on
+    random ports (they may share one) send equal parts of each of ``r``
+    reducers' data, reducers on distinct ports, ``m * r`` the width (``m`` a
+    divisor of it, drawn uniformly among those that leave at most as many
+    reducers as ports); the class's size rule applies per reducer (every
+    flow into a reducer has its size; the longest is the length). With
+    ``load`` set, arrivals are a Poisson process at that offered load (first
+    arrival at 0); with ``load=None`` all coflows arrive at 0.
     """
+    if shape not in SHAPES:
+        raise InstanceError(f"shape must be one of {', '.join(SHAPES)}, got {shape!r}")
     if int(num_coflows) != num_coflows or num_coflows < 1:
         raise InstanceError(f"number of coflows must be a positive integer, got {num_coflows!r}")
     if num_coflows > MAX_GENERATED:
@@ -170,15 +184,40 @@ def synthetic(
         length = _log_uniform(rng, cls.length[0], cls.length[1])
         if cls.length[1] > cls.length[0]:
             length = min(length, np.nextafter(cls.length[1], 0))
-        sizes = rng.uniform(cls.min_share * length, length, size=width)
-        sizes[rng.integers(width)] = length
-        src = rng.integers(0, num_ports, size=width)
-        dst = rng.integers(0, num_ports, size=width)
+        if shape == "shuffle":
+            src, dst, sizes = _shuffle(rng, width, length, cls.min_share, int(num_ports))
+        else:
+            sizes = rng.uniform(cls.min_share * length, length, size=width)
+            sizes[rng.integers(width)] = length
+            src = rng.integers(0, num_ports, size=width)
+            dst = rng.integers(0, num_ports, size=width)
         coflows.append(Coflow(str(k), src, dst, sizes))
     inst = Instance(Fabric.uniform(num_ports, port_rate), tuple(coflows), name=name or f"synthetic-{seed}")
     if load is None:
         return inst
     return poisson_arrivals(inst, load, seed=None if seed is None else seed + 1)
+
+
+def _shuffle(
+    rng: np.random.Generator, width: int, length: float, min_share: float, num_ports: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Flows of a random full shuffle of ``width`` flows (see :func:`synthetic`).
+
+    Flows are listed reducer by reducer, mappers in the same order within each
+    (the Coflow-Benchmark format's order, so the instance reads back as written).
+    """
+    small = [d for d in range(1, math.isqrt(width) + 1) if width % d == 0]
+    div = sorted({x for d in small for x in (d, width // d) if width // x <= num_ports})
+    m = div[int(rng.integers(len(div)))]
+    r = width // m
+    per_reducer = rng.uniform(min_share * length, length, size=r)
+    per_reducer[rng.integers(r)] = length
+    # bytes per flow as the Coflow-Benchmark reader makes them of a reducer's MB (the
+    # format's unit), so that a trace written from the instance reads back exactly
+    per_reducer = (per_reducer * m / MB) * MB / m
+    mappers = rng.integers(0, num_ports, size=m)
+    reducers = rng.choice(num_ports, size=r, replace=False)
+    return np.tile(mappers, r), np.repeat(reducers, m), np.repeat(per_reducer, m)
 
 
 def poisson_arrivals(instance: Instance, load: float, *, seed: int | None = 0) -> Instance:

@@ -161,3 +161,19 @@ def test_detection_by_suffix_and_content(tmp_path):
     odd = tmp_path / "instance.data"
     odd.write_text((DATA / "good_instance.json").read_text())
     assert io.detect_format(odd) == "json"
+
+
+def test_benchmark_writer_notes_sizes_without_an_exact_decimal(tmp_path):
+    # 3 mappers: of the floats next to size * 3 / MB, none gives size back as mb * MB / 3
+    size = next(s for s in np.linspace(1e6, 2e6, 2000)
+                if not benchmark._mb_text(float(s), 3)[1])
+    c = Coflow("0", np.array([0, 1, 2]), np.array([1, 1, 1]), np.full(3, size))
+    inst = Instance(Fabric.uniform(3, 1.0), (c,))
+    notes = benchmark.write(inst, tmp_path / "t.txt")
+    assert any("1 of 1 reducers' flow sizes" in n for n in notes)
+    back = benchmark.read(tmp_path / "t.txt", port_rate=1.0)
+    assert back.coflows[0].sizes[0] == pytest.approx(size, rel=4e-16, abs=0)
+    # a size the reader makes of a decimal: written exactly, no note
+    exact = Coflow("0", np.array([0, 1, 2]), np.array([1, 1, 1]), np.full(3, 1.7 * MB / 3))
+    assert not any("flow sizes" in n
+                   for n in benchmark.write(Instance(Fabric.uniform(3, 1.0), (exact,)), tmp_path / "u.txt"))

@@ -117,3 +117,46 @@ def test_extreme_loads_and_batches_are_refused_or_kept_in_range():
     assert gen.offered_load(far) == pytest.approx(1e-300, rel=1e-9)
     with pytest.raises(InstanceError, match="widths must be at most 1,000,000"):
         gen.WorkloadClass("W", 1.0, (51, 10**9), (MB, 2 * MB))
+
+
+def test_shuffles_are_full_shuffles_in_their_class_and_read_back_exactly():
+    from coflowopt.io import benchmark
+
+    a = gen.synthetic(300, 12, load=0.5, seed=5, shape="shuffle")
+    assert a == gen.synthetic(300, 12, load=0.5, seed=5, shape="shuffle")
+    assert a.coflows != gen.synthetic(300, 12, load=0.5, seed=5).coflows
+    for c in a.coflows:
+        reducers = list(dict.fromkeys(c.dst.tolist()))
+        m = c.width // len(reducers)
+        assert m * len(reducers) == c.width and len(reducers) <= 12
+        for j, rack in enumerate(reducers):  # listed reducer by reducer, the same mappers
+            rows = slice(j * m, (j + 1) * m)
+            assert np.all(c.dst[rows] == rack)
+            assert c.src[rows].tolist() == c.src[:m].tolist()
+            assert np.all(c.sizes[rows] == c.sizes[j * m])
+        w, length = c.width, float(c.sizes.max())
+        assert 1 <= w <= 1000 and 1 * MB <= length <= 1024 * MB
+        # the class's rule per reducer: the longest reducer's flows have the length,
+        # the others at least a tenth of it (up to the MB snapping's ulp)
+        assert float(c.sizes.min()) >= 0.1 * length * (1 - 1e-15)
+    text, total, off = benchmark._dump(a)
+    assert total > 300 and off == 0
+    back = benchmark.loads(text)
+    for c, d in zip(a.coflows, back.coflows, strict=True):
+        # flows exactly; releases within an ulp (some have no exact decimal in ms)
+        assert np.array_equal(c.src, d.src) and np.array_equal(c.dst, d.dst)
+        assert np.array_equal(c.sizes, d.sizes)
+        assert d.release == pytest.approx(c.release, rel=3e-16, abs=0)
+    at_once = gen.synthetic(50, 12, load=None, seed=5, shape="shuffle")
+    assert benchmark.loads(benchmark.dumps(at_once)).coflows == at_once.coflows
+
+
+def test_shuffle_reducers_fit_the_ports():
+    wide = (gen.WorkloadClass("w", 1.0, (60, 60), (1 * MB, 1 * MB)),)
+    for seed in range(20):
+        inst = gen.synthetic(3, 4, classes=wide, load=None, seed=seed, shape="shuffle")
+        for c in inst.coflows:  # 60 = m * r with r <= 4 reducers on distinct ports
+            r = len(set(c.dst.tolist()))
+            assert r <= 4 and c.width == 60 and 60 % r == 0
+    with pytest.raises(InstanceError, match="shape must be one of flows, shuffle"):
+        gen.synthetic(3, 4, shape="star")
