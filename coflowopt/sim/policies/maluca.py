@@ -36,6 +36,16 @@ network" (``reschedule="coflow"``, default):
    their priorities", so the busier uplinks backfill first. The two differ
    when uplinks compete for a downlink's spare capacity.
 
+Between decisions the rates stay fixed, so with ``reschedule="coflow"`` a
+finished flow's bandwidth stays idle until a coflow arrives or departs: the
+schedule is not dense, and the paper's claim that Maluca is 2-approximate in
+makespan offline with identical links fails for it, without bound
+(``proofs/test_maluca_2_approx.py``: 2 ports, makespan 496 against an
+optimum of 102; a family tends to ``(n + 1)^2``). With
+``reschedule="flow"`` (re-decided at every flow completion) it is dense, and
+makespan <= 2 x optimum held on every instance checked there (2 - 1/m on a
+family: the factor is tight).
+
 Maluca is defined on access links (an uplink and a downlink per flow); the
 policy requires a two-link fabric.
 
