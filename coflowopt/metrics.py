@@ -15,7 +15,7 @@ import numpy as np
 import numpy.typing as npt
 
 from .instance import BINS, MB, Instance
-from .schedule import Schedule
+from .schedule import TIME_ROUNDING, Schedule
 
 __all__ = [
     "LinkUtilization",
@@ -45,10 +45,18 @@ def cct(instance: Instance, completion: npt.ArrayLike) -> FloatArray:
 def deadlines_met(
     instance: Instance, completion: npt.ArrayLike, *, rtol: float = 1e-9
 ) -> npt.NDArray[np.bool_]:
-    """Which coflows with a deadline finish by it (coflows without one: False)."""
+    """Which coflows with a deadline finish by it (coflows without one: False).
+
+    A completion counts as on time up to ``rtol`` of the coflow's window (deadline less
+    release) plus the simulator's time resolution at the deadline
+    (:data:`~coflowopt.schedule.TIME_ROUNDING` of ``max(1, |D_k|)``): MADD at the deadline
+    finishes there only up to rounding. Not ``rtol`` of ``|D_k|`` itself: with times on a
+    Unix clock (1.7e9 s) that let a coflow 1.25 s late count as met (a review).
+    """
     c = _completion(instance, completion)
     d = instance.deadline
-    slack = rtol * np.maximum(np.abs(d), 1.0)
+    with np.errstate(invalid="ignore"):
+        slack = rtol * (d - instance.release) + TIME_ROUNDING * np.maximum(np.abs(d), 1.0)
     return np.isfinite(d) & (c <= d + np.where(np.isfinite(slack), slack, 0.0))
 
 

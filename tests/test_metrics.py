@@ -33,6 +33,19 @@ def test_summary_of_hand_computed_completions():
     assert d["bin_count"]["SN"] == 3
 
 
+def test_deadline_slack_follows_the_window_not_the_clock():
+    # (a review) on a Unix clock (1.7e9 s) a slack of 1e-9 |D| let a coflow 1.25 s late count
+    t0 = 1.7e9
+    cs = tuple(Coflow.from_flows(c, [(0, 0, 1.0)], release=t0, deadline=t0 + 0.2) for c in "ab")
+    inst = Instance(Fabric.uniform(1), cs)
+    assert deadlines_met(inst, [t0 + 0.2, t0 + 1.45]).tolist() == [True, False]
+    # within the simulator's time resolution at the deadline (1e-12 of it): met
+    assert deadlines_met(inst, [t0 + 0.2 + 1e-3, t0 + 0.2 + 3e-3]).tolist() == [True, False]
+    near = Instance(Fabric.uniform(1), (Coflow.from_flows("c", [(0, 0, 1.0)], deadline=10.0),))
+    assert deadlines_met(near, [10.0 + 9e-9]).tolist() == [True]  # 1e-9 of the window of 10
+    assert deadlines_met(near, [10.0 + 2e-8]).tolist() == [False]
+
+
 def test_percentiles_with_unfinished_coflows_are_infinite_not_nan():
     cs = tuple(Coflow.from_flows(f"c{i}", [(0, 1, 1.0)]) for i in range(5))
     inst = Instance(Fabric.uniform(2), cs)

@@ -14,17 +14,30 @@ traces in bytes and seconds.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import dataclasses
+from dataclasses import dataclass, replace
 
 import numpy as np
 import numpy.typing as npt
 import scipy.sparse as sp
 
 from ..instance import Instance, _readonly
+from ..result import Result
 from ..schedule import Schedule, _ranges
 
-__all__ = ["MAX_COLUMNS", "MAX_NONZEROS", "MAX_SPAN", "Groups", "build_groups", "check_size", "check_span",
-           "link_rows", "spread"]
+__all__ = [
+    "MAX_COLUMNS",
+    "MAX_NONZEROS",
+    "MAX_SPAN",
+    "Groups",
+    "back_from_origin",
+    "build_groups",
+    "check_size",
+    "check_span",
+    "from_origin",
+    "link_rows",
+    "spread",
+]
 
 MAX_COLUMNS = 3_000_000
 """Largest LP (amount columns) the exact formulations accept; beyond it they refuse
@@ -59,6 +72,42 @@ def check_span(g: Groups) -> None:
             f"up to {float(inst.release.max(initial=0.0)):.3g} beside transfers that short; "
             "shift or rescale the times, or use a lower bound (coflowopt bound)")
     check_objective_range(inst, "the exact formulations")
+
+
+def from_origin(inst: Instance) -> tuple[Instance, float]:
+    """``inst`` with every time moved so that the first release is 0, and the move.
+
+    The interval formulations (makespan, deadlines) work with differences of breakpoints;
+    computed from absolute times near ``1e16`` those lose all precision (a review: two
+    coflows of 1 and 1,024 units, deadline 1,024 after a release of 1e16, were both
+    admitted, "optimal"). Moved to 0 the breakpoints keep the precision of the input's own
+    differences; the results are moved back (their times then round at the input's scale).
+    """
+    o = float(inst.release.min()) if inst.num_coflows else 0.0
+    if o == 0.0:
+        return inst, 0.0
+    moved = tuple(
+        replace(c, release=c.release - o, deadline=None if c.deadline is None else c.deadline - o)
+        for c in inst.coflows
+    )
+    return inst.replace(coflows=moved), o
+
+
+def back_from_origin(res: Result, o: float, *, times: bool = False) -> Result:
+    """A result found on :func:`from_origin`'s instance, moved back by ``o``.
+
+    Completion times and the schedule move; with ``times`` the objective and the bound
+    too (they are times: the makespan).
+    """
+    if o == 0.0:
+        return res
+    changes: dict = {
+        "schedule": None if res.schedule is None else res.schedule.shifted(o),
+        "completion": None if res.completion is None else res.completion + o,
+    }
+    if times:
+        changes.update(objective=res.objective + o, bound=res.bound + o)
+    return dataclasses.replace(res, **changes)
 
 
 def count_text(n: int) -> str:

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import math
 import time
+from dataclasses import replace
 
 import numpy as np
 
@@ -30,7 +31,7 @@ from ..errors import CoflowoptError
 from ..instance import Instance
 from ..result import Result, Status
 from ..schedule import Schedule
-from ._groups import build_groups, check_size, link_rows, spread
+from ._groups import back_from_origin, build_groups, check_size, from_origin, link_rows, spread
 
 __all__ = ["max_deadlines"]
 
@@ -41,7 +42,17 @@ def max_deadlines(
     inst: Instance, *, time_limit: float = 60.0, weighted: bool = False,
     rejected: str = "drop", rel_gap: float = 1e-9,
 ) -> Result:
-    """Admit as many coflows (or as much weight) as can all meet their deadlines."""
+    """Admit as many coflows (or as much weight) as can all meet their deadlines.
+
+    Solved with the first release moved to 0 (:func:`._groups.from_origin`).
+    """
+    moved, o = from_origin(inst)
+    return back_from_origin(_max_deadlines(moved, time_limit, weighted, rejected, rel_gap), o)
+
+
+def _max_deadlines(
+    inst: Instance, time_limit: float, weighted: bool, rejected: str, rel_gap: float,
+) -> Result:
     if rejected not in _REJECTED:
         raise CoflowoptError(f"rejected must be one of {', '.join(_REJECTED)}; got {rejected!r}")
     if inst.has_dependencies:
@@ -128,7 +139,14 @@ def _serve_after(
 
     t_end = float(comp[admit].max()) if admit.size else 0.0
     sub = inst.subset(others, drop_dependencies=True)
-    sub = sub.with_releases(np.maximum(sub.release, t_end))
+    # each flow from when it is there, or t_end if later (moving the coflow's release and
+    # keeping its delays made a delayed flow wait its delay again after t_end: a review)
+    moved = []
+    for c in sub.coflows:
+        r = max(c.release, t_end)
+        delay = None if c.delay is None else np.maximum(c.release + c.delay - r, 0.0)
+        moved.append(replace(c, release=r, delay=delay, deadline=None))
+    sub = sub.replace(coflows=tuple(moved))
     res = min_makespan(sub)
     assert res.schedule is not None and res.completion is not None
     # map the sub-instance's flows back to the instance's flow indices

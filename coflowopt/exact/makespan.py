@@ -26,7 +26,7 @@ from ..instance import Instance
 from ..metrics import utilization
 from ..result import Result, Status
 from ..schedule import Schedule, ScheduleBuilder
-from ._groups import build_groups, check_size, link_rows, spread
+from ._groups import build_groups, check_size, from_origin, link_rows, spread
 
 __all__ = ["check_crossbar", "crossbar_schedule", "min_makespan"]
 
@@ -93,6 +93,7 @@ def _closed_form(inst: Instance) -> tuple[Schedule | None, float, float, str]:
 def _release_lp(
     inst: Instance, time_limit: float | None, start: float
 ) -> tuple[Schedule | None, float, float, str]:
+    inst, o = from_origin(inst)  # breakpoints' differences keep their precision
     g = build_groups(inst)
     rho = np.unique(g.release)  # scaled
     R = rho.size
@@ -121,7 +122,7 @@ def _release_lp(
     T = float(sol.x[Tcol])
     times = np.append(rho, T)
     sched = g.schedule(times, g.amounts(R, xj, xg, sol.x[X]))
-    return (sched, T * g.time_unit, float(sol.bound) * g.time_unit,
+    return (sched.shifted(o), T * g.time_unit + o, float(sol.bound) * g.time_unit + o,
             "LP over the intervals between sorted release times")
 
 

@@ -300,27 +300,36 @@ def deadlines_from_isolation(
     """Deadlines as in Varys' evaluation (dissertation §5.7.1).
 
     ``deadline = release + max(minimum, Gamma * (1 + U(0, slack)))`` where
-    ``Gamma`` is the coflow's isolation time (its CCT in an empty network:
-    :func:`coflowopt.bounds.simple.earliest_completion` less its release,
-    which with delayed flows is more than its load over capacity; until
-    stop 23 that load alone was used, and a review found coflows whose
-    deadline could not be met even alone). ``minimum`` is 200 ms in the
-    dissertation (time units of the instance).
+    ``Gamma`` is the coflow's isolation time, its CCT in an empty network:
+    its load over capacity when every flow is there at the release, else
+    (delayed flows) the minimum makespan of the coflow alone
+    (:func:`coflowopt.exact.makespan.min_makespan`; lower bounds were used
+    before, and reviews found deadlines that could not be met even alone).
+    ``minimum`` is 200 ms in the dissertation (time units of the instance). A
+    deadline is at least the next float after the release.
     """
     if not (math.isfinite(slack) and slack >= 0):
         raise InstanceError(f"slack must be finite and >= 0, got {slack!r}")
     if not (math.isfinite(minimum) and minimum >= 0):
         raise InstanceError(f"minimum must be finite and >= 0, got {minimum!r}")
-    from ..bounds.simple import earliest_completion
-
     u = _rng(seed).uniform(0.0, slack, size=instance.num_coflows)
-    alone = instance.gamma  # exact when every flow is there at the release
-    if instance.is_multi_wave:
-        alone = np.maximum(alone, earliest_completion(instance) - instance.release)
-    rel = np.maximum(alone * (1.0 + u), minimum)
-    rel = np.where(rel > 0, rel, np.nextafter(0.0, 1.0))
+    rel = np.maximum(_isolation(instance) * (1.0 + u), minimum)
     return instance.replace(
         coflows=tuple(
-            replace(c, deadline=c.release + float(d)) for c, d in zip(instance.coflows, rel, strict=True)
+            replace(c, deadline=max(c.release + float(d), math.nextafter(c.release, math.inf)))
+            for c, d in zip(instance.coflows, rel, strict=True)
         )
     )
+
+
+def _isolation(instance: Instance) -> np.ndarray:
+    """Each coflow's CCT alone in the empty fabric (dependencies set aside)."""
+    from ..exact.makespan import min_makespan
+
+    alone = instance.gamma.copy()  # exact when every flow is there at the release
+    for k, c in enumerate(instance.coflows):
+        if c.delay is not None and np.any(c.delay > 0):
+            solo = replace(c, deadline=None, starts_after=(), finishes_before=())
+            res = min_makespan(Instance(instance.fabric, (solo,)), time_limit=None)
+            alone[k] = max(alone[k], res.objective - c.release)
+    return alone

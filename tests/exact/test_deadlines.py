@@ -152,3 +152,28 @@ def test_deadline_options_and_inputs():
     with pytest.raises(CoflowoptError, match="rejected must be one of"):
         solve(Instance(Fabric.uniform(1), (b,)), method="exact", objective="deadlines",
               rejected="later")
+
+
+def test_deadlines_far_from_time_zero_are_solved_from_the_first_release():
+    # (a review) breakpoints near 1e16 lost their differences: coflows of 1 and 1,024 units
+    # with deadline 1,024 on one unit port were both admitted, "optimal"
+    for shift in (0.0, 1e9, 1e16, 3e16):
+        d = 1024.0
+        inst = Instance(Fabric([1.0], [1.0]), (
+            Coflow("a", [0], [0], [1.0], release=shift, deadline=shift + d),
+            Coflow("b", [0], [0], [d], release=shift, deadline=shift + d)))
+        res = solve(inst, method="exact", objective="deadlines")
+        assert res.status is Status.OPTIMAL and res.objective == 1, shift
+        assert res.info["admitted"] == ["a"]
+        assert res.completion[0] >= shift and res.completion[0] <= shift + d
+
+
+def test_rejected_after_does_not_wait_a_delay_twice():
+    # (a review) x's flow is there at 3; a finishes at 4; x was served from 4 + 3 = 7
+    inst = Instance(Fabric([1.0, 1.0], [1.0, 1.0]), (
+        Coflow("a", [0], [0], [4.0], deadline=4.0),
+        Coflow("x", [1], [1], [1.0], delay=[3.0])))
+    res = solve(inst, method="exact", objective="deadlines", rejected="after")
+    assert res.info["admitted"] == ["a"]
+    assert res.completion.tolist() == [4.0, 5.0]
+    assert check_feasible(inst, res.schedule)

@@ -100,6 +100,23 @@ def test_deadlines_of_delayed_flows_leave_room_for_the_delay():
     assert np.all(out.deadline - out.release <= alone * 1.5 * (1 + 1e-12))
 
 
+def test_deadlines_of_multi_wave_coflows_use_their_minimum_makespan_alone():
+    # (a review) earliest_completion is only a lower bound with several waves: 5 here, but
+    # the coflow needs 5.5 alone (two flows into egress 0/1 after a delay of 2), and a
+    # deadline of 5.43 could not be met
+    from coflowopt import Coflow, Fabric, Instance, solve
+
+    a = Coflow("a", [2, 1, 0, 0], [1, 0, 0, 1], [2.0, 2.0, 2.0, 3.0], delay=[2.0, 2.0, 0.0, 0.0])
+    inst = Instance(Fabric.uniform(3), (a,))
+    out = gen.deadlines_from_isolation(inst, slack=1.0, minimum=0.0, seed=3)
+    assert out.deadline[0] >= 5.5
+    assert solve(out, objective="deadlines", method="exact").objective == 1
+    # a deadline that would round onto a late release is the next float after it
+    late = Instance(Fabric.uniform(1), (Coflow("a", [0], [0], [1e-12], release=1e6),))
+    d = gen.deadlines_from_isolation(late, minimum=0.0).deadline[0]
+    assert d == np.nextafter(1e6, np.inf)
+
+
 def test_extreme_loads_and_batches_are_refused_or_kept_in_range():
     inst = gen.synthetic(20, 4, load=None, seed=2)
     for make in (lambda: gen.poisson_arrivals(inst, 1e-320),

@@ -50,7 +50,8 @@ arrival order, each against what the previous left): admitted iff its Γ on
 what is left (Eq. 4.1 on ``Rem(.)``, infinite when a link it needs has
 nothing left) is ``<= (D - t)(1 + 1e-12)`` (the policy's documented slack).
 Then the admitted coflows are backfilled
-(``backfill``, as in ``varys``, in arrival order), then every other coflow
+(``backfill``, as in ``varys``, in arrival order; ``greedy`` in deadline order,
+ties by arrival), then every other coflow
 (rejected or without deadline) is served flow by flow in arrival order, each
 flow taking the min of its two links' spare (always, whatever ``backfill``; the
 greedy rule above, ``GREEDY_FULL`` included).
@@ -346,8 +347,8 @@ class Deadline(Policy):
         saturate(left, fab.cap)
         if self.backfill == "proportional":
             fab.backfill_proportional(adm, rate, left)
-        elif self.backfill == "greedy":
-            fab.greedy(adm, rate, left)
+        elif self.backfill == "greedy":  # earliest deadline first (coflowsim's refill)
+            fab.greedy(sorted(adm, key=lambda k: self.deadline[k]), rate, left)
         else:
             assert self.backfill == "none"
         fab.greedy([k for k in fab.arrival_order(active) if k not in adm], rate, left)

@@ -247,3 +247,16 @@ def test_a_link_within_sat_of_full_gives_nothing_more(backfill, compiled):
     params = {"backfill": backfill, "order": "remaining", "reschedule": "coflow"}
     assert_varys_agrees(case, params, compiled)
     assert float(simulate_varys(*case, **params)[1]) == pytest.approx(2010.0, rel=1e-12)
+
+
+@pytest.mark.parametrize("compiled", [True, False])
+def test_greedy_deadline_backfill_goes_earliest_deadline_first(compiled):
+    # (a review) coflowsim's deadline mode refills admitted coflows by EDF: b (deadline 2)
+    # takes the spare 0.4 before a (deadline 10), though a arrived first
+    inst = Instance(Fabric.uniform(1), (Coflow("a", [0], [0], [1.0], deadline=10.0),
+                                        Coflow("b", [0], [0], [1.0], deadline=2.0)))
+    res = simulate(inst, "varys-deadline", backfill="greedy", compiled=compiled)
+    assert res.completion == pytest.approx([2.0, 10 / 9], rel=1e-12)
+    want = simulate_deadline([1.0], [1.0], [(0.0, [(0, 0, 1.0)], 10.0), (0.0, [(0, 0, 1.0)], 2.0)],
+                             backfill="greedy")
+    assert [float(c) for c in want.completion] == pytest.approx([2.0, 10 / 9], rel=1e-15)

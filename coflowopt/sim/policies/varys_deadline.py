@@ -10,12 +10,18 @@ relative 1e-12: a deadline set to release + Γ in floating point can come out an
 ulp short of it); admitted coflows are never preempted, so they all finish by
 their deadlines (to that rounding). Spare
 capacity then goes to the admitted coflows by backfilling (``backfill``, as
-in :mod:`.varys`: proportional by default).
+in :mod:`.varys`: proportional by default, as §5.5.3's text; ``greedy`` takes
+them in earliest-deadline order, ties by arrival, as coflowsim's deadline mode
+refills: "Sort coflows by EDF and then refill").
 
 Coflows that are not admitted, and coflows without a deadline, are not
 dropped (a schedule must deliver every byte): they are served best effort
 from whatever capacity is left after that, flow by flow in arrival order
-(coflowsim's work-conservation pass). Varys counts a rejected coflow as
+(the greedy rule of coflowsim's work-conservation pass). A deviation from
+the source: the dissertation has rejected coflows resubmitted later
+(§5.4.2: "rejected coflows must be resubmitted later"; Pseudocode 2 gives
+spare bandwidth only to the admitted set), and coflowsim skips them and
+never serves them. Varys counts a rejected coflow as
 missing its deadline: that count is ``info["deadline_admitted"]`` of
 ``info["deadline_coflows"]``. The summary's ``deadlines_met`` is the
 policy-free metric (every coflow that finishes by its deadline), so a
@@ -59,7 +65,7 @@ from .varys import BACKFILLS, backfill_greedy, backfill_proportional
 @dataclass(frozen=True, slots=True)
 class DeadlineParams(Params):
     backfill: str = "proportional"
-    """Spare capacity for admitted coflows: "proportional", "greedy" or "none"."""
+    """Spare capacity for admitted coflows: "proportional", "greedy" (earliest deadline first) or "none"."""
     reschedule: str = "coflow"
     """Re-allocate on coflow events ("coflow") or also on every flow completion ("flow")."""
 
@@ -137,8 +143,12 @@ class VarysDeadline(Policy):
         residual[saturated(residual, view.capacity)] = 0.0
         if p.backfill == "proportional":
             extra = backfill_proportional(view, list(zip(flows, rems, strict=True)), residual)
-        elif p.backfill == "greedy":
-            extra = backfill_greedy(view, flows, residual)
+        elif p.backfill == "greedy":  # coflowsim refills in earliest-deadline order
+            edf = sorted(range(len(flows)), key=lambda i: self.deadline[self.admitted[i]])
+            got = backfill_greedy(view, [flows[i] for i in edf], residual)
+            extra = [np.zeros(0)] * len(flows)
+            for i, x in zip(edf, got, strict=True):
+                extra[i] = x
         else:
             extra = [np.zeros(f.size) for f in flows]
         rates = [r + e for r, e in zip(rates, extra, strict=True)]
