@@ -503,8 +503,9 @@ class Instance(Frozen):
             size = np.add.reduceat(fsize, starts)
             length = np.maximum.reduceat(fsize, starts)
             mean = size / widths
-            var = np.add.reduceat((fsize - mean[fcoflow]) ** 2, starts) / widths
-            skew = np.sqrt(var) / mean
+            # relative deviations first: sizes near 1e160 squared to inf
+            dev = (fsize - mean[fcoflow]) / mean[fcoflow]
+            skew = np.sqrt(np.add.reduceat(dev * dev, starts) / widths)
         else:
             size = length = skew = np.zeros(0)
         set_(self, "size", _readonly(size))

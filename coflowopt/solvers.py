@@ -117,8 +117,11 @@ best permutation schedule."""
 
 
 def cheap_wcct_bound(inst: Instance) -> tuple[float, str]:
-    """The largest of :func:`~coflowopt.exact.certified.cheap_bounds`, and its name."""
-    found = cheap_bounds(inst)
+    """The largest finite one of :func:`~coflowopt.exact.certified.cheap_bounds`, and its
+    name (``nan`` if none is finite: one that overflowed bounds nothing)."""
+    found = {k: v for k, v in cheap_bounds(inst).items() if math.isfinite(v)}
+    if not found:
+        return math.nan, ""
     name = max(found, key=lambda k: found[k])
     return found[name], name
 
@@ -126,7 +129,7 @@ def cheap_wcct_bound(inst: Instance) -> tuple[float, str]:
 def _with_cheap_bound(inst: Instance, res: Result) -> Result:
     """``res`` with its bound raised to :func:`cheap_wcct_bound` where that is higher."""
     value, name = cheap_wcct_bound(inst)
-    if math.isfinite(res.bound) and res.bound >= value:
+    if not math.isfinite(value) or (math.isfinite(res.bound) and res.bound >= value):
         return res
     if math.isfinite(res.objective):
         value = min(value, res.objective)

@@ -152,7 +152,7 @@ def single_machine_bound(
     order = np.argsort(r, kind="stable")
     # priority: SRPT uses remaining time (changes), WSPT uses the fixed ratio
     rem = p.astype(np.float64).copy()
-    busy = np.zeros(n)  # integral of t over the job's processing
+    busy = np.zeros(n)  # mean busy time: integral of t over the job's processing, over p
     comp = np.zeros(n)
     heap: list[tuple[float, int]] = []
     t = float(r[order[0]])
@@ -168,7 +168,7 @@ def single_machine_bound(
         key, j = heapq.heappop(heap)
         nxt = float(r[order[i]]) if i < n else math.inf
         run = min(rem[j], nxt - t)
-        busy[j] += run * (t + run / 2)
+        busy[j] += (run / p[j]) * (t + run / 2)  # its mean busy time (fraction first: 1e160^2)
         rem[j] -= run
         t += run
         if rem[j] <= 1e-12 * p[j]:
@@ -177,8 +177,7 @@ def single_machine_bound(
             heapq.heappush(heap, (rem[j] if unweighted else key, j))
     if unweighted:
         return float(math.fsum(w * comp))
-    mean_busy = busy / p
-    return float(math.fsum(w * (mean_busy + p / 2)))
+    return float(math.fsum(w * (busy + p / 2)))
 
 
 def port_bound(inst: Instance, *, time_limit: float | None = None) -> Result:

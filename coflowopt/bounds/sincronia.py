@@ -24,7 +24,8 @@ import numpy as np
 import numpy.typing as npt
 
 from ..instance import Instance
-from ..orders import bssi
+from ..kernels.ties import tie_keys
+from ..orders import bssi, drop_load
 from ..result import Result, Status
 from .simple import earliest_completion
 
@@ -47,8 +48,9 @@ def _dual_of_steps(
         S = order[: n - step]
         col = v[S, b]
         vs = float(col.sum())
-        total += float(beta[step]) * (float(release[S].min()) * vs
-                                      + 0.5 * (vs * vs + float((col * col).sum())))
+        bs = float(beta[step])  # beta times a load first (see orders.bssi)
+        total += bs * float(release[S].min()) * vs + 0.5 * ((bs * vs) * vs
+                                                          + float(((bs * col) * col).sum()))
     return total
 
 
@@ -65,7 +67,8 @@ def bssi_release(
     BSSI's (``beta`` on the set ``S`` at ``b``, evaluated with the
     release-aware right-hand side). Residual weights never go negative, so
     the dual point is feasible and its value is a lower bound whatever the
-    rule; the rule only shapes the order.
+    rule; the rule only shapes the order. Ties (links, ratios) go to the lowest
+    index, compared as :func:`coflowopt.orders.bssi` compares them.
     """
     load = np.asarray(v, dtype=np.float64)
     n = load.shape[0]
@@ -78,7 +81,7 @@ def bssi_release(
     order = np.empty(n, np.int64)
     dual = 0.0
     for step in range(n):
-        b = int(np.argmax(total))
+        b = int(np.argmax(tie_keys(total)))  # ties as in orders.bssi: the lowest index
         col = load[:, b]
         live = np.flatnonzero(unordered)
         vb = float(col[live].sum())
@@ -91,16 +94,16 @@ def bssi_release(
         else:
             ratio = np.full(n, np.inf)
             ratio[cand] = resid[cand] / col[cand]
-            c = int(np.argmin(ratio))
-            beta = max(float(ratio[c]), 0.0)
+            c = int(np.argmin(tie_keys(ratio)))
+            beta = max(float(ratio.min()), 0.0)  # the least ratio (see orders.bssi)
             s_col = col[live]
-            dual += beta * (float(rel[live].min()) * vb
-                            + 0.5 * (vb * vb + float((s_col**2).sum())))
+            dual += beta * float(rel[live].min()) * vb + 0.5 * (
+                (beta * vb) * vb + float(((beta * s_col) * s_col).sum()))
             resid[live] -= beta * col[live]
             np.maximum(resid, 0.0, out=resid)
         order[n - 1 - step] = c
         unordered[c] = False
-        total -= load[c]
+        total = drop_load(total, load, c, unordered)
     return order, float(dual)
 
 

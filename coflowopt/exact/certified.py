@@ -34,7 +34,9 @@ __all__ = ["cheap_bounds", "pairwise_order", "sincronia_greedy"]
 
 def _certified(inst: Instance, order: np.ndarray, bounds: dict[str, float], method: str,
                start: float, time_limit: float, extra: dict | None = None) -> Result:
-    name = max(bounds, key=lambda k: bounds[k])
+    # a bound that overflowed (inf) or failed (nan) bounds nothing (a review: an infinite
+    # port bound made every order "certified" optimal)
+    name = max(bounds, key=lambda k: bounds[k] if math.isfinite(bounds[k]) else -math.inf)
     left = time_limit - (time.perf_counter() - start)
     try:  # at least FIRST_SECONDS, as exact's first order: a small instance always has one
         sched, comp = permutation_schedule(inst, order, time_limit=max(left, FIRST_SECONDS))
@@ -45,7 +47,7 @@ def _certified(inst: Instance, order: np.ndarray, bounds: dict[str, float], meth
                                     "note": "the order was not evaluated within the time limit",
                                     **(extra or {})})
     value = float(np.dot(inst.weight, comp))
-    bound = min(bounds[name], value)
+    bound = min(bounds[name], value) if math.isfinite(bounds[name]) else math.nan
     ratio = value / bound if bound > 0 else math.inf
     info = {"order": [inst.ids[k] for k in order], "certified_ratio": ratio,
             "bound_method": name, "bounds": bounds, **(extra or {})}

@@ -184,3 +184,15 @@ def test_weights_used_up_exactly_tie_at_zero(compiled):
                   [0.578125, 0, 0.25, 0.65625], [0.328125, 2.0, 2.0, 0.65625]])
     assert list(bssi(v, np.ones(5)).order) == [0, 4, 3, 2, 1]
     assert_agrees(case, compiled, "coflow")
+
+
+@pytest.mark.parametrize("compiled", [True, False])
+def test_a_later_wave_reorders(compiled):
+    # (a review) the order was recomputed only at first admissions: A's second wave (10
+    # units at 0.5) kept A ahead of B (2 units) with 10.5 units left; BSSI on what is
+    # left at 0.5 puts B first
+    inst = Instance(Fabric.uniform(1), (
+        Coflow.from_flows("A", [(0, 0, 1.0, 0.0), (0, 0, 10.0, 0.5)]),
+        Coflow.from_flows("B", [(0, 0, 2.0)])))
+    res = simulate(inst, "sincronia", compiled=compiled)
+    assert res.completion == pytest.approx([13.0, 2.5], rel=1e-12)

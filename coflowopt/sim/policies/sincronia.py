@@ -3,8 +3,9 @@
 Sincronia (Agarwal et al., SIGCOMM 2018; THEORY.md, "Lower bounds"): the
 coflow order comes from :func:`coflowopt.orders.bssi` on the coflows'
 *remaining* loads (``v[k, l]`` = data coflow ``k`` still has to send over
-link ``l`` divided by its capacity) and their weights, recomputed whenever
-a coflow arrives or departs. Rates are the greedy order-preserving
+link ``l`` divided by its capacity, over its flows admitted so far) and
+their weights, recomputed whenever a coflow arrives or departs, or more of a
+coflow's flows are admitted (its later waves). Rates are the greedy order-preserving
 allocation: flows in coflow order (within a coflow by flow index) each take
 all their links still have (:func:`coflowopt.alloc.greedy`), recomputed at
 every flow completion so the allocation stays work-conserving, as
@@ -61,7 +62,8 @@ class Sincronia(Policy):
         self.order = [ks[i] for i in res.order]
 
     def decide(self, view: SimView) -> Allocation:
-        if view.arrived_coflows or view.completed_coflows or not self.order:
+        # any flows admitted (a coflow's later waves too: a review), or a coflow departed
+        if view.arrived_flows.size or view.completed_coflows or not self.order:
             self._reorder(view)
         active = set(view.active_coflows)
         self.order = [k for k in self.order if k in active]
