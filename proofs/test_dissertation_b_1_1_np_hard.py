@@ -54,9 +54,9 @@ at time 0, with weights w_k:
 What it does not verify. NP-hardness itself: it is the cited result on
 concurrent open shop (the dissertation's [180]; its chapter 5 adds
 "strongly NP-hard for even two machines"), not checked here, and neither is
-that the map is polynomial (it is plainly linear). Only that the map is
-value-preserving on small instances; the solver is trusted to be exact only
-on them. Release times, P > 2 and the other flows of a 2-port coflow are
+that the map is polynomial (it is plainly linear). Only that the map
+preserves values, on small instances (so it also checks the exact solver
+there). Release times, P > 2 and the other flows of a 2-port coflow are
 outside the reduction and not checked.
 """
 
@@ -69,7 +69,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from coflowopt import Coflow, Fabric, Instance, ScheduleBuilder, check_feasible, solve
+from coflowopt import Coflow, Fabric, Instance, Schedule, ScheduleBuilder, check_feasible, solve
 
 Job = tuple[int, int]  # (work on machine 1 = flow 0 -> 1, work on machine 2 = flow 1 -> 0)
 
@@ -116,7 +116,7 @@ def open_shop_on_time(jobs: list[Job], deadlines: list[int]) -> int:
                for c in (permutation_completions(jobs, o) for o in itertools.permutations(range(len(jobs)))))
 
 
-def permutation_schedule(inst: Instance, jobs: list[Job], order: tuple[int, ...]):
+def permutation_schedule(inst: Instance, order: tuple[int, ...]) -> Schedule:
     """The permutation schedule of ``order`` as a coflow schedule: each machine (flow
     direction) serves its flows back to back at rate 1 in ``order``."""
     b = ScheduleBuilder()
@@ -136,7 +136,7 @@ def check_reduction(jobs: list[Job], weights: list[int]) -> Fraction:
     # 2. forward: each order's open shop schedule is a feasible coflow schedule of that value
     for order in itertools.permutations(range(len(jobs))):
         c = permutation_completions(jobs, order)
-        s = permutation_schedule(inst, jobs, order)
+        s = permutation_schedule(inst, order)
         assert check_feasible(inst, s)
         got = s.coflow_completion(inst)
         np.testing.assert_allclose(got, [float(c[k]) for k in range(len(jobs))], rtol=1e-12)

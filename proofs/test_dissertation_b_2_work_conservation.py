@@ -60,10 +60,8 @@ What this verifies.
    by construction, so on no reading does work conservation cost anything.
    The optimum average CCT is 1.5 only where a port carries 3 units, so no
    schedule there finishes within 2.5: no reading of the text gives the
-   stated optimum. (The general fact behind this: from any schedule, giving
-   an unblocked flow the spare rate early and taking it from its own last
-   pieces never delays anyone, sweeping forward in time; this argument is
-   not checked here beyond these instances.)
+   stated optimum. (Whether work conservation can cost anything in the fluid
+   model in general is not claimed here.)
 4. Remark B.3.2 on ``instances/permutation_gap.json``. That file is not
    Figure B.2: the figure (drawn, not in the text) has two coflows, C1 and
    C2 (the only ones Theorem B.3.1's proof names), with equal bottlenecks
@@ -80,9 +78,8 @@ What this verifies.
 What it does not verify. That the reading above is the figure's (it is the
 only one reproducing both schedules' numbers by the simulator's fair and
 fifo policies, an inference); the figure itself; any model but the fluid one
-(e.g. non-preemptible flows, where waiting for an arrival can pay off); the
-general work-conservation argument beyond these instances; Figure B.2's own
-instance.
+(e.g. non-preemptible flows, where waiting for an arrival can pay off); any
+instance but these; Figure B.2's own instance.
 """
 
 from __future__ import annotations
