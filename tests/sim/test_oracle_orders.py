@@ -226,3 +226,42 @@ def test_a_link_within_sat_of_full_gives_nothing_more(backfill, compiled, name, 
     assert float(got[1]) == pytest.approx(want, rel=1e-12)
     if name == "varys" and backfill == "proportional":  # the defaults' oracle too
         assert float(oracle_varys.simulate(*case)[1]) == pytest.approx(want, rel=1e-12)
+
+
+# ---- a review of the simpler policies (stop 24)
+
+
+@pytest.mark.parametrize("name", ["scf", "tcf", "varys"])
+def test_static_keys_count_the_later_waves(name):
+    # A: 1 unit now and 10 at 0.5; B: 3 units. With A's whole size B goes first;
+    # the key was taken from A's first wave alone (1 < 3) and A went first
+    from coflowopt import Coflow, Fabric, Instance
+
+    inst = Instance(Fabric.uniform(1), (
+        Coflow.from_flows("A", [(0, 0, 1.0, 0.0), (0, 0, 10.0, 0.5)]),
+        Coflow.from_flows("B", [(0, 0, 3.0)])))
+    res = simulate(inst, name, order="static")
+    assert res.completion[1] == pytest.approx(3.0, rel=1e-12)  # B from 0, alone
+    assert res.completion[0] == pytest.approx(14.0, rel=1e-12)
+
+
+def test_ncf_static_key_is_the_full_width():
+    from coflowopt import Coflow, Fabric, Instance
+
+    inst = Instance(Fabric.uniform(3), (
+        Coflow.from_flows("A", [(0, 0, 1.0, 0.0), (1, 1, 1.0, 0.5), (2, 2, 1.0, 0.5)]),
+        Coflow.from_flows("B", [(0, 0, 1.0), (1, 1, 1.0)])))
+    res = simulate(inst, "ncf", order="static")  # B (2 flows) before A (3)
+    assert res.completion.tolist() == pytest.approx([2.0, 1.0], rel=1e-12)
+
+
+def test_flags_and_orders_are_checked_in_the_api():
+    from coflowopt.sim import SimulationError, make_policy
+
+    for name, key in (("hug", "cooperative"), ("psp", "elastic"), ("drf", "elastic")):
+        with pytest.raises(SimulationError, match=f"parameter {key} must be true or false"):
+            make_policy(name, {key: "false"})
+    assert make_policy("static-order", {"order": "c2"}).params.order == ("c2",)
+    assert make_policy("static-order", {"order": 5}).params.order == (5,)
+    with pytest.raises(SimulationError, match="must list coflow ids or indices"):
+        make_policy("static-order", {"order": 5.5})

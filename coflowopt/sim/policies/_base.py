@@ -51,6 +51,12 @@ def check_positive(value: float | None, name: str, *, allow_none: bool = False,
         raise SimulationError(f"parameter {name} must be a finite number {need}, got {value!r}")
 
 
+def check_bool(value: bool, name: str) -> None:
+    """A flag must be a bool: the string "false" is truthy and read as True (a review)."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise SimulationError(f"parameter {name} must be true or false, got {value!r}")
+
+
 def check_choice(value: str, name: str, choices: tuple[str, ...]) -> None:
     if value not in choices:
         raise SimulationError(

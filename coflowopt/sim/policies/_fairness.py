@@ -20,7 +20,9 @@ among its flows (``split``):
                  flow cannot use goes to the coflow's other flows. Exact but
                  slow on large traces.
 
-Rates stay within every link's capacity because the shares do.
+Rates stay within every link's capacity because the shares do. Share that a
+coflow's flows cannot use (their other link offers less) is not passed on:
+at flow level none of the three policies is work-conserving.
 
 Parameters (all three policies):
 
@@ -53,7 +55,7 @@ import scipy.sparse as sp
 from ... import alloc
 from ...fairness import FairnessProblem, allocate
 from ..engine import Allocation, SimView
-from ._base import Params, Policy, check_choice
+from ._base import Params, Policy, check_bool, check_choice
 
 __all__ = ["CoflowFairness", "FairnessParams"]
 
@@ -77,6 +79,7 @@ class FairnessParams(Params):
         check_choice(self.reschedule, "reschedule", RESCHEDULES)
         check_choice(self.vectors, "vectors", VECTORS)
         check_choice(self.split, "split", SPLITS)
+        check_bool(self.elastic, "elastic")
 
 
 class CoflowFairness(Policy):

@@ -21,8 +21,10 @@ its flows there wait for another link (the link does not know why they do not
 send, as a switch would not), so the coflows behind it on that link wait too
 and the link may idle. The allocation is work-conserving only among the
 coflows allowed to send. A switch with strict-priority queues would instead
-pass the unused capacity to the next coflow in line; the seed does not say
-which its simulation did. Measured on the Facebook trace (1 Gbit/s, default
+pass the unused capacity to the next coflow in line; the dissertation does
+not say which its simulation did, and Baraat's own design schedules a
+lower-priority task when the highest-priority one is bottlenecked at another
+link (which this reading does not). Measured on the Facebook trace (1 Gbit/s, default
 80th-percentile threshold): mean CCT 473.2 s, 11.4x Aalo's (the seed
 reports FIFO-LM "significantly worse than Aalo (18.6x)", on its own metric).
 """

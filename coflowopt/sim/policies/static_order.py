@@ -28,10 +28,19 @@ from ._base import Params, Policy
 @dataclass(frozen=True, slots=True)
 class StaticOrderParams(Params):
     order: tuple[str | int, ...] = ()
-    """Every coflow once, highest priority first: ids (str) or indices (int)."""
+    """Every coflow once, highest priority first: ids (str) or indices (int). A string is
+    the coflow with that id if there is one, else (digits, as the command line passes
+    them) an index: with numeric ids that are not positions, ``order=0,1,2`` names ids."""
 
     def __post_init__(self) -> None:
-        vals = tuple(self.order)
+        order = self.order
+        if isinstance(order, (str, int, np.integer)):
+            order = (order,)  # one coflow ("c2" was split into "c" and "2")
+        try:
+            vals = tuple(order)
+        except TypeError:
+            raise SimulationError(
+                f"parameter order must list coflow ids or indices, got {self.order!r}") from None
         for v in vals:
             if isinstance(v, bool) or not isinstance(v, (str, int, np.integer)):
                 raise SimulationError(f"parameter order holds coflow ids or indices, got {v!r}")

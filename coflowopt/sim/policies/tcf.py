@@ -1,9 +1,10 @@
 """``tcf``: smallest total coflow first (dissertation §5.5.3: "smallesT-Coflow-First").
 
 The key is the coflow's total size: remaining bytes with the default
-``order="remaining"`` (coflowsim's LCF comparator), the full size with
-``order="static"``. Rates, backfilling and re-allocation events are Varys'
-(:mod:`.varys`).
+``order="remaining"``, the full size with ``order="static"``. (coflowsim's
+LCF does neither: it inserts a new coflow once, comparing its full size with
+the others' remaining bytes at that moment, and never re-sorts.) Rates,
+backfilling and re-allocation events are Varys' (:mod:`.varys`).
 """
 
 from __future__ import annotations

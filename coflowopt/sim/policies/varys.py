@@ -311,9 +311,10 @@ class OrderedMADD(Policy):
             st.links_b = np.bincount(view.link_b[f], minlength=view.num_links) > 0
         p: VarysParams = self.params
         if p.order == "static":
-            if k not in self.static_key:
-                size = view.size(f)
-                self.static_key[k] = self.key(view, st, size, view.link_sum(f, size))
+            if k not in self.static_key:  # the whole coflow: later waves and a held-back
+                fa = view.all_flows_of(k)   # anchor too (its first wave alone: a review)
+                size = view.size(fa)
+                self.static_key[k] = self.key(view, st, size, view.link_sum(fa, size))
             st.key = self.static_key[k]
         else:
             st.key = self.key(view, st, rem, st.load)
