@@ -127,6 +127,25 @@ def test_work_conserving_policies_leave_no_flow_idle(name, inst):
     assert idle_flows(inst, res) == []
 
 
+@settings(**SETTINGS)
+@given(inst=instances(delays=True), threshold=st.sampled_from([0.5, 2.0, 1e9]))
+def test_baraat_passing_spare_on_leaves_no_flow_idle(inst, threshold):
+    res = check_run(inst, "baraat", heavy_threshold=threshold, spare="next")
+    assert idle_flows(inst, res) == []
+
+
+def test_baraat_passes_a_blocked_coflows_link_on_only_when_asked():
+    # (a review) A's flow 0->1 waits for ingress 0 (X's), A still holds egress 1, and B
+    # (2 -> 1, both ports free) waited behind it until 12; Baraat's design serves B at once
+    inst = co.Instance(co.Fabric.uniform(3), (
+        co.Coflow("X", [0], [0], [10.0]), co.Coflow("A", [0], [1], [1.0], release=0.1),
+        co.Coflow("B", [2], [1], [1.0], release=0.2)))
+    idle = simulate(inst, "baraat", heavy_threshold=100.0)
+    passed = simulate(inst, "baraat", heavy_threshold=100.0, spare="next")
+    assert idle.completion.tolist() == pytest.approx([10.0, 11.0, 12.0], rel=1e-12)
+    assert passed.completion.tolist() == pytest.approx([10.0, 11.0, 1.2], rel=1e-12)
+
+
 @pytest.mark.parametrize("backfill", ["proportional", "greedy"])
 @settings(**SETTINGS)
 @given(inst=instances())
