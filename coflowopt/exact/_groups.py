@@ -237,6 +237,7 @@ class Groups:
         if np.any(need > dt):
             dt = np.maximum(dt, need)
             t = t[0] + np.concatenate([[0.0], np.cumsum(dt)])
+        T = _room_for(t * self.time_unit, need * self.time_unit)
         keep = dt > 0
         seg, g = np.nonzero((a > 0) & keep[:, None])
         rate_g = a[seg, g] / dt[seg]  # scaled amount per scaled time
@@ -248,8 +249,8 @@ class Groups:
         offs = np.arange(rep.size) - np.repeat(np.cumsum(counts) - counts, counts)
         flows = order[starts[g][rep] + offs]
         scale = self.amount_unit / self.time_unit
-        t0 = t[seg][rep] * self.time_unit
-        t1 = t[seg + 1][rep] * self.time_unit
+        t0 = T[seg][rep]
+        t1 = T[seg + 1][rep]
         # the rate from the pieces' own times, so that rate * (t1 - t0) is the amount: an
         # interval short against its time (1e-8 of it) loses that much of its length's
         # digits when scaled back, and a flow would then never quite complete
@@ -258,6 +259,36 @@ class Groups:
         rate = np.where(span > 0, amount / np.where(span > 0, span, 1.0),
                         rate_g[rep] * self.flow_share[flows] * scale)
         return Schedule(flows, t0, t1, rate)
+
+
+SHORT = 1e-9
+"""An interval shorter than its data's time by more than this share is lengthened (below it
+the rates exceed capacity by less than the feasibility check's tolerance, 1e-6, and moving
+breakpoints an ulp would move completion times past deadlines for nothing)."""
+
+
+def _room_for(T: FloatArray, need: FloatArray) -> FloatArray:
+    """Breakpoints ``T`` moved later where an interval, as floats hold it, is shorter than
+    the time ``need`` its data take at full capacity.
+
+    An interval 1e-10 long at time 3 keeps its length only to 4e-6 of it (the spacing
+    of floats near 3): its rates came out 3e-6 above capacity and the schedule failed
+    the feasibility check (hypothesis). Later breakpoints move by the same amount.
+    """
+    short = np.diff(T) < need * (1 - SHORT)
+    if not short.any():
+        return T
+    T = T.copy()
+    for i in range(int(np.argmax(short)), need.size):  # a move rounds the later lengths too
+        if T[i + 1] - T[i] >= need[i] * (1 - SHORT):
+            continue
+        end = T[i] + need[i]
+        while end - T[i] < need[i]:
+            end = np.nextafter(end, np.inf)
+        if T[i + 1] < end:
+            T[i + 1:] += end - T[i + 1]
+            T[i + 1] = end
+    return T
 
 
 def build_groups(instance: Instance) -> Groups:
