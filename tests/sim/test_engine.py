@@ -51,7 +51,7 @@ def test_unknown_scheduler_and_parameters_are_rejected():
 
 
 def test_parameters_from_strings_are_typed():
-    p = make_policy("aalo", {"sharing": "strict", "num_queues": "4", "weights": "4,3,2,1"},
+    p = make_policy("aalo", {"sharing": "weighted", "num_queues": "4", "weights": "4,3,2,1"},
                     strings=True)
     assert p.params.num_queues == 4 and p.params.weights == (4.0, 3.0, 2.0, 1.0)
     q = make_policy("varys", {"starvation_period": "none"}, strings=True)
@@ -358,3 +358,15 @@ def test_a_batch_interval_below_the_time_resolution_is_refused():
                        r"resolution at time 1e\+07"):
         simulate(inst, "fifo", batch_interval=1e-6)
     assert simulate(inst, "fifo", batch_interval=1e-3).completion[1] == pytest.approx(1e7 + 1)
+
+
+def test_aalo_weights_are_checked_against_the_seed():
+    # (a review) increasing weights, weights with strict priority, and weights whose sum
+    # overflows (every share 0: strict priority in disguise) were accepted
+    for params, match in (({"num_queues": 2, "weights": (1.0, 2.0)}, "must not increase"),
+                          ({"num_queues": 2, "weights": (2.0, 1.0), "sharing": "strict"},
+                           "applies to sharing=weighted only"),
+                          ({"num_queues": 2, "weights": (1e308, 1e308)}, "finite sum")):
+        with pytest.raises(SimulationError, match=match):
+            make_policy("aalo", params)
+    assert make_policy("aalo", {"num_queues": 2, "weights": (2.0, 2.0)}).params.weights == (2.0, 2.0)

@@ -21,7 +21,9 @@ stays spare and is split again in the next round among the queues that can
 (line 10 / 19: unused share goes to the other queues by weighted max-min).
 Rounds stop when no rate grows by more than a relative 1e-9, after at most
 ``MAX_ROUNDS``; a final strict-priority pass hands out any remainder so the
-allocation is work-conserving.
+allocation is work-conserving. A coflow's rates are the sum of its max-min
+rates over the rounds and that pass: not necessarily max-min over its flows
+(see :mod:`.aalo`, "Deviations").
 """
 
 from __future__ import annotations
