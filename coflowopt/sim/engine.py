@@ -311,6 +311,7 @@ class Engine:
         self.topo_rank = np.empty(K, np.int64)
         self.topo_rank[instance.topological_order] = np.arange(K)
         self.topo_rank.setflags(write=False)
+        self.dag = _dags(instance)
         self.active_coflows: list[int] = []
         # recording
         self._pieces: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []
@@ -1175,6 +1176,29 @@ def _usage(e: Engine, f: IntArray) -> sp.csr_array:
     )
 
 
+
+def _dags(instance: Instance) -> IntArray:
+    """Connected components of the coflows' dependencies, by smallest member (union-find)."""
+    parent = np.arange(instance.num_coflows, dtype=np.int64)
+    if not instance.has_dependencies:
+        parent.setflags(write=False)
+        return parent
+
+    def root(k: int) -> int:
+        while parent[k] != k:
+            parent[k] = parent[parent[k]]
+            k = int(parent[k])
+        return k
+
+    for k in range(instance.num_coflows):
+        for j in np.concatenate([instance.starts_after[k], instance.finishes_before[k]]):
+            a, b = root(k), root(int(j))
+            if a != b:
+                parent[max(a, b)] = min(a, b)
+    out = np.array([root(k) for k in range(instance.num_coflows)], np.int64)
+    out.setflags(write=False)
+    return out
+
 class SimView:
     """What a policy sees of the running simulation.
 
@@ -1307,6 +1331,12 @@ class SimView:
     def topological_rank(self) -> IntArray:
         """Position of each coflow in a dependency-respecting order (computed once per run)."""
         return self._e.topo_rank
+
+    @property
+    def dag(self) -> IntArray:
+        """Each coflow's DAG: its connected component under the dependencies (either kind),
+        labelled by the component's smallest coflow index; a coflow without any is its own."""
+        return self._e.dag
 
     @property
     def has_dependents(self) -> npt.NDArray[np.bool_]:

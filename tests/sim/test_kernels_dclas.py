@@ -294,3 +294,28 @@ def test_a_row_joining_a_slot_with_a_large_clock_keeps_its_own_precision(t0, eps
     rows = simulate(inst, "aalo", **kw)
     assert np.array_equal(clocks.completion, rows.completion)
     assert clocks.events == rows.events
+
+
+# ---- a fidelity review of Aalo (stop 24): a DAG's coflows queue under the DAG's CoflowId
+
+
+@pytest.mark.parametrize("sharing", ["strict", "weighted"])
+@pytest.mark.parametrize("compiled", [True, False])
+def test_a_dag_queues_under_its_first_admission(sharing, compiled):
+    one = Fabric.uniform(1)
+    # B starts after A (admitted at 1, when A ends) but belongs to A's DAG (arrived at 0):
+    # it goes before C (arrived at 0.5); each coflow's own admission time put C first
+    chain = Instance(one, (
+        Coflow("A", [0], [0], [1.0]),
+        Coflow("B", [0], [0], [1.0], starts_after=("A",)),
+        Coflow("C", [0], [0], [5.0], release=0.5)))
+    res = simulate(chain, "aalo", sharing=sharing, compiled=compiled)
+    assert res.completion.tolist() == pytest.approx([1.0, 2.0, 7.0], rel=1e-12)
+    # all admitted at 0: A's DAG (A, then B, which finishes before A... after it in rank)
+    # before C, which came after A in the file; the dependency rank alone put C between
+    fb = Instance(one, (
+        Coflow("A", [0], [0], [1.0]),
+        Coflow("C", [0], [0], [5.0]),
+        Coflow("B", [0, 0], [0, 0], [1.0, 2.0], finishes_before=("A",))))
+    res = simulate(fb, "aalo", sharing=sharing, compiled=compiled)
+    assert res.completion.tolist() == pytest.approx([1.0, 9.0, 4.0], rel=1e-12)

@@ -10,9 +10,12 @@ Dissertation §6.5.2-6.5.4 and Pseudocode 4; defaults from §6.8.1 (K = E =
   moment its bytes sent reach the queue's upper threshold; the engine is
   woken exactly then (the crossing time follows from the coflow's current
   total rate), so demotions are exact, not checked every Δ.
-- Within a queue coflows are served FIFO by admission time (ties: a
-  coflow's position in a dependency-respecting order, then its index: the
-  CoflowId ordering of §6.6.1 for coflows of one DAG); within a coflow flows
+- Within a queue coflows are served FIFO by their DAG's first admission time
+  (a DAG: coflows joined by dependencies; a coflow without any is its own),
+  ties by the DAG's first coflow, then a coflow's position in a
+  dependency-respecting order, then its index: the external and internal
+  CoflowIds of §6.6.1 (:func:`fifo_order`);
+  within a coflow flows
   share by max-min fairness; across queues ``sharing="weighted"`` (default,
   weights ``K - i + 1`` as in §6.8.1, or ``weights`` given) or
   ``sharing="strict"`` (strict priority across queues, as coflowsim's
@@ -28,10 +31,9 @@ Dissertation §6.5.2-6.5.4 and Pseudocode 4; defaults from §6.8.1 (K = E =
   = 8 and the strict pass hands out the rest: when the shares have not
   settled by then (67 of 26,504 random decisions) a low queue can get a
   third of its converged rate; completion times moved by at most 6e-4
-  relative in those runs. Dependencies: Aalo gives a DAG's coflows the DAG's
-  external CoflowId, so a queue serves a whole DAG in the DAG's arrival order;
-  here each coflow keeps its own admission time, and coflows of different
-  DAGs interleave.
+  relative in those runs. (Until stop 24 coflows of a DAG kept their own
+  admission times, so DAGs interleaved; they now share their DAG's first
+  admission, Aalo's external CoflowId.)
 - Non-clairvoyant: the policy sees bytes sent, never sizes or widths.
   Re-allocation at every flow arrival and completion and every demotion
   (Aalo's coordinator recomputes every Δ = 10 ms; the fluid model does it
@@ -41,7 +43,7 @@ Dissertation §6.5.2-6.5.4 and Pseudocode 4; defaults from §6.8.1 (K = E =
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -58,7 +60,7 @@ from ._queues import MAX_QUEUES, MAX_ROUNDS, queue_rates
 
 __all__ = [
     "DENSE_ROWS", "HORIZON", "Aalo", "AaloParams", "compiled_queues", "demotion_wake", "exceeded",
-    "exceeded_any", "fifo_key", "kernel_work", "new_work", "reached",
+    "exceeded_any", "fifo_order", "kernel_work", "new_work", "reached",
 ]
 
 REACH_TOL = 1e-12
@@ -122,9 +124,16 @@ class AaloParams(Params):
         return self.first_threshold * self.multiplier ** np.arange(self.num_queues - 1)
 
 
-def fifo_key(view: SimView, k: int) -> tuple[float, int, int]:
-    """FIFO position: admission time, then dependency rank, then index."""
-    return (float(view.coflow_admitted[k]), int(view.topological_rank[k]), k)
+def fifo_order(view: SimView, coflows: Iterable[int]) -> list[int]:
+    """``coflows`` in FIFO order: by their DAG's first admission, then the DAG (its first
+    coflow in the instance: the DAG's external CoflowId of §6.6.1, so a queue serves a
+    DAG's coflows together, in the DAG's arrival order), then dependency rank, then
+    index. A coflow without dependencies is a DAG of its own."""
+    dag = view.dag
+    first = np.full(dag.size, np.inf)
+    np.minimum.at(first, dag, view.coflow_admitted)
+    rank = view.topological_rank
+    return sorted(coflows, key=lambda k: (float(first[dag[k]]), int(dag[k]), int(rank[k]), k))
 
 
 def reached(sent: float, rate: float, threshold: float, tol: float) -> bool:
@@ -208,7 +217,7 @@ def compiled_queues(
     """
     if not (view.compiled_two_link and classes.split is not None):
         return None
-    cos = np.array(sorted(view.active_coflows, key=lambda k: fifo_key(view, k)), np.int64)
+    cos = np.array(fifo_order(view, view.active_coflows), np.int64)
     w = np.zeros(0) if weights is None else np.asarray(weights, float)
     # the bytes of each wide coflow's longest flow so far, finished flows included
     longest = np.zeros(view.num_coflows)
@@ -217,6 +226,12 @@ def compiled_queues(
     flows = view.active_flows()
     # weighted sharing: measured slower with admissions in the kernel (see HORIZON)
     admits, adm_t = view.upcoming(*HORIZON) if not w.size else view.upcoming(0, 0)
+    # the kernel queues its admissions behind the active coflows: a coflow of a DAG with
+    # others may belong ahead of them (its DAG's CoflowId), so the engine admits it
+    alone = np.bincount(view.dag, minlength=view.num_coflows)[view.dag[admits]] == 1
+    if not alone.all():
+        cut = int(np.argmin(alone))
+        admits, adm_t = admits[:cut], adm_t[:cut]
     if admits.size:
         if enter is not None:
             enter(view, admits)
@@ -290,7 +305,7 @@ class Aalo(Policy):
         if fast is not None:
             return fast
         queues: list[list[int]] = [[] for _ in self.hi]
-        for k in sorted(view.active_coflows, key=lambda k: fifo_key(view, k)):
+        for k in fifo_order(view, view.active_coflows):
             queues[int(self.queue[k])].append(k)
         flows, rates = queue_rates(view, self.classes, queues, self.weights)
         # the earliest demotion under these rates

@@ -73,7 +73,7 @@ from .aalo import (
     demotion_wake,
     exceeded,
     exceeded_any,
-    fifo_key,
+    fifo_order,
     kernel_work,
     new_work,
 )
@@ -210,7 +210,7 @@ class MCS(Policy):
         if fast is not None:
             return fast
         queues: list[list[int]] = [[] for _ in range(p.num_queues)]
-        for k in sorted(view.active_coflows, key=lambda k: fifo_key(view, k)):
+        for k in fifo_order(view, view.active_coflows):
             queues[int(self.queue[k])].append(k)
         flows, rates = queue_rates(view, self.classes, queues, self.weights)
         wake = math.inf
