@@ -44,7 +44,13 @@ makespan offline with identical links fails for it, without bound
 optimum of 102; a family tends to ``(n + 1)^2``). With
 ``reschedule="flow"`` (re-decided at every flow completion) it is dense, and
 makespan <= 2 x optimum held on every instance checked there (2 - 1/m on a
-family: the factor is tight).
+family: the factor is tight). The paper's other claims, checked in
+``proofs/test_maluca_claims.py``: work conservation holds at each decision,
+but not in between with ``reschedule="coflow"``; with alpha > 0 every flow
+whose downlink has room gets a rate at each decision, yet a flow whose
+downlink a busier uplink keeps full starves for as long as that uplink stays
+busier, for every alpha (aging orders uplinks only; the reservation is per
+uplink), against the claim of starvation freedom.
 
 Maluca is defined on access links (an uplink and a downlink per flow); the
 policy requires a two-link fabric.
