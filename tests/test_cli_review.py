@@ -389,3 +389,14 @@ def test_synthetic_to_benchmark_writes_shuffles(tmp_path, capsys):
                        "-o", tmp_path / "f.txt", "--to", "benchmark", "--shape", "flows")
     assert code == 2 and "--to benchmark holds only full shuffles: use --shape shuffle" in err
     assert not (tmp_path / "f.txt").exists()
+
+
+def test_bounds_are_printed_rounded_toward_safety():
+    # (a review) the main job printed sum w*C >= 782523 for a bound of 782522.52
+    from coflowopt.cli._util import floor_text
+
+    assert floor_text(782522.523, 6) == "782522"
+    assert floor_text(10205.989, 6) == "10205.9"
+    assert floor_text(-3.14159, 3) == "-3.15"
+    assert floor_text(2.0000001, 3, up=True) == "2.01"
+    assert floor_text(float("nan"), 6) == "-"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import decimal
 import json
 import math
 import os
@@ -24,12 +25,24 @@ __all__ = [
     "add_json_argument",
     "check_outputs",
     "emit_json",
+    "floor_text",
     "format_table",
     "load_instance",
     "nonnegative_int",
     "parse_params",
     "to_jsonable",
 ]
+
+
+def floor_text(x: float, digits: int, *, up: bool = False) -> str:
+    """``x`` to ``digits`` significant digits, rounded down (``up``: up): a lower bound
+    printed rounded to nearest could read above what is proven (782522.52 printed as
+    782523, a review), an upper bound below it."""
+    if not math.isfinite(x):
+        return "-"
+    mode = decimal.ROUND_CEILING if up else decimal.ROUND_FLOOR
+    d = decimal.Context(prec=digits, rounding=mode).create_decimal(x)
+    return format(d, "g")
 
 
 def add_input_arguments(parser: argparse.ArgumentParser) -> None:

@@ -25,6 +25,7 @@ from ._util import (
     add_json_argument,
     check_outputs,
     emit_json,
+    floor_text,
     format_table,
     load_instance,
     nonnegative_int,
@@ -415,8 +416,8 @@ def run_compare(args: argparse.Namespace) -> int:
     print(format_table(body, headers, title=title))
     extras = []
     if bound is not None:
-        extras.append(f"lower bound on sum w*CCT: {bound - released:.6g} "
-                      f"(sum w*C >= {bound:.6g}, method {method})")
+        extras.append(f"lower bound on sum w*CCT: {floor_text(bound - released, 6)} "
+                      f"(sum w*C >= {floor_text(bound, 6)}, method {method})")
     if args.batch_interval:
         extras.append(f"arrivals batched every {args.batch_interval:g}")
     extras.append(f"total wall time {time.perf_counter() - t0:.1f} s")

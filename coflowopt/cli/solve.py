@@ -22,6 +22,7 @@ from ._util import (
     add_json_argument,
     check_outputs,
     emit_json,
+    floor_text,
     format_table,
     load_instance,
     parse_params,
@@ -187,7 +188,7 @@ def run_solve(args: argparse.Namespace) -> int:
     rows = [[label, _fmt(res.objective)],
             ["bound (" + ("upper" if res.sense == "max" else "lower")
              + (", over permutation schedules only" if res.method == "permutation" else "") + ")",
-             _fmt(res.bound)],
+             floor_text(res.bound, 10, up=res.sense == "max")],
             ["gap", "-" if not math.isfinite(res.gap) else f"{100 * res.gap:.4g}%"]]
     if res.completion is not None and np.all(np.isfinite(res.completion)):
         rows.append(["sum of w_k (C_k - r_k)",
@@ -239,10 +240,12 @@ def run_bound(args: argparse.Namespace) -> int:
     out = sys.stdout
     _header(out, inst, args.file)
     why = "" if math.isfinite(res.bound) else f" ({res.status.value.replace('_', ' ')})"
-    out.write(f"lower bound on sum of w_k C_k ({res.method}): {_fmt(res.bound)}{why} "
+    if math.isfinite(res.bound) and res.info.get("complete") is False:
+        why = " (time limit: a bound from the rows added so far, weaker than the LP's)"
+    out.write(f"lower bound on sum of w_k C_k ({res.method}): {floor_text(res.bound, 10)}{why} "
               f"in {res.runtime:.3g} s\n")
     shift = float(np.dot(inst.weight, inst.release))
-    out.write(f"lower bound on sum of w_k (C_k - r_k): {_fmt(res.bound - shift)}\n")
+    out.write(f"lower bound on sum of w_k (C_k - r_k): {floor_text(res.bound - shift, 10)}\n")
     if res.method == "best":
         rows = [[name, val, "best" if name == res.info["best"] else ""]
                 for name, val in res.info["bounds"].items()]
