@@ -40,9 +40,18 @@ the online rules of §5.6.2:
    and 3.42x better than FIFO, against the dissertation's simulated 2.16x
    and 3.33x (§5.7.2, §5.7.4).
 
-   ``backfill="greedy"`` is what coflowsim does: flows in arrival order each
-   take ``min`` of their two ports' spare capacity. ``backfill="none"``
-   leaves spare capacity idle.
+   ``backfill="greedy"``: flows in arrival order each take ``min`` of their
+   two ports' spare capacity, the refill of coflowsim's work-conservation
+   pass, but not all of that pass: coflowsim (``updateRatesDynamicAlpha``)
+   first gives the coflows MADD skipped a one-pass share ``min(free_src /
+   n_src, free_dst / n_dst)`` of what is left, and orders its refill by
+   admission time plus a randomised "deadline duration" (``Random(17)``),
+   not by arrival. Neither is reproduced (a comparison with coflowsim on the
+   trace, stop 24: SEBF with ``order="static"``, ``backfill="greedy"`` had a
+   mean CCT of 48.1 s against coflowsim's 28.5 s, its wide long coflows up
+   to 2.9x slower; with the skipped coflows' pass and coflowsim's 10.24 s
+   admission periods added in a scratch subclass, 27.7 s, 506 of 526
+   coflows within 1%). ``backfill="none"`` leaves spare capacity idle.
 4. *When*: Varys reschedules "upon coflow arrival and completion events"
    (§5.6.2), so the default ``reschedule="coflow"`` re-allocates only then
    (and when the fabric would otherwise go idle); capacity freed by a single
@@ -102,7 +111,7 @@ class VarysParams(Params):
     order: str = "remaining"
     """Order key on the data still to send ("remaining") or fixed at arrival ("static")."""
     backfill: str = "proportional"
-    """Spare capacity: "proportional" (dissertation text), "greedy" (coflowsim), "none"."""
+    """Spare capacity: "proportional" (dissertation text), "greedy" (coflowsim's refill), "none"."""
     reschedule: str = "coflow"
     """Re-allocate on coflow arrivals/departures ("coflow", §5.6.2) or every flow event ("flow")."""
     starvation_period: float | None = None
@@ -363,7 +372,7 @@ class OrderedMADD(Policy):
             extra = [e if e.size else np.zeros(st.flows.size) for e, st in zip(extra, order,
                                                                                strict=True)]
         elif p.backfill == "greedy":
-            # coflowsim refills in earliest-deadline order, i.e. arrival order without deadlines
+            # arrival order (coflowsim sorts by admission plus a randomised duration)
             adm = view.coflow_admitted
             idx = sorted(range(len(order)), key=lambda i: (adm[order[i].k], order[i].k))
             ex = backfill_greedy(view, [order[i].flows for i in idx], residual)
