@@ -93,21 +93,16 @@ def from_origin(inst: Instance) -> tuple[Instance, float]:
     return inst.replace(coflows=moved), o
 
 
-def back_from_origin(res: Result, o: float, *, times: bool = False) -> Result:
-    """A result found on :func:`from_origin`'s instance, moved back by ``o``.
-
-    Completion times and the schedule move; with ``times`` the objective and the bound
-    too (they are times: the makespan).
-    """
+def back_from_origin(res: Result, o: float) -> Result:
+    """A result found on :func:`from_origin`'s instance, its completion times and schedule
+    moved back by ``o`` (its objective and bound are not times: the deadline counts)."""
     if o == 0.0:
         return res
-    changes: dict = {
-        "schedule": None if res.schedule is None else res.schedule.shifted(o),
-        "completion": None if res.completion is None else res.completion + o,
-    }
-    if times:
-        changes.update(objective=res.objective + o, bound=res.bound + o)
-    return dataclasses.replace(res, **changes)
+    return dataclasses.replace(
+        res,
+        schedule=None if res.schedule is None else res.schedule.shifted(o),
+        completion=None if res.completion is None else res.completion + o,
+    )
 
 
 def count_text(n: int) -> str:

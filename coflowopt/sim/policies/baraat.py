@@ -43,6 +43,7 @@ from ..engine import Allocation, SimulationError, SimView
 from . import register
 from ._base import Params, Policy, check_choice, check_positive
 from ._common import SAT, RouteClasses, max_min_flows
+from ._queues import _usable
 from .aalo import REACH_TOL
 
 
@@ -166,10 +167,7 @@ class Baraat(Policy):
             sel = np.flatnonzero((row == i) & ~ok)
             if sel.size == 0:
                 continue
-            if view.two_link:
-                sel = sel[~(dead[view.link_a[flows[sel]]] | dead[view.link_b[flows[sel]]])]
-            else:
-                sel = sel[(view.usage(flows[sel]) @ dead.astype(float)) == 0]
+            sel = sel[_usable(view, flows[sel], dead)]
             if sel.size == 0:
                 continue
             x = max_min_flows(view, self.classes, flows[sel], np.where(dead, 0.0, residual))
