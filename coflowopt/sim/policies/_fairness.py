@@ -57,7 +57,7 @@ from ...fairness import FairnessProblem, allocate
 from ..engine import Allocation, SimView
 from ._base import Params, Policy, check_bool, check_choice
 
-__all__ = ["CoflowFairness", "FairnessParams"]
+__all__ = ["NAMED", "CoflowFairness", "FairnessParams", "named_vectors"]
 
 RESCHEDULES = ("coflow", "flow")
 VECTORS = ("remaining", "flows")
@@ -80,6 +80,23 @@ class FairnessParams(Params):
         check_choice(self.vectors, "vectors", VECTORS)
         check_choice(self.split, "split", SPLITS)
         check_bool(self.elastic, "elastic")
+
+
+NAMED = 1e-200
+"""Least demand on a link, relative to the coflow's largest, of a coflow with flows there."""
+
+
+def named_vectors(vec: np.ndarray) -> np.ndarray:
+    """Correlation vectors (coflows x links) in which every link a coflow uses keeps a demand.
+
+    A flow about to finish (its remaining bytes rounded to 0 at a decision, its completion
+    one float step away) still names its links, with a demand of at least :data:`NAMED`
+    times its coflow's largest: an absolute floor vanished when normalised (a coflow
+    with 1,972 such flows on a link and 323 s of transfer left on another stopped the
+    Facebook trace under ``psp``). Demands above the floor are unchanged.
+    """
+    top = vec.max(axis=1, keepdims=True)
+    return np.where(vec > 0, np.maximum(vec, top * NAMED), 0.0)
 
 
 class CoflowFairness(Policy):
@@ -113,7 +130,8 @@ class CoflowFairness(Policy):
                            minlength=ks.size * L).reshape(ks.size, L)
         cap = view.capacity
         problem = FairnessProblem(
-            load / cap, weights=view.coflow_weight[ks], elastic=p.elastic, capacity=cap, exact=False
+            named_vectors(load / cap), weights=view.coflow_weight[ks], elastic=p.elastic,
+            capacity=cap, exact=False,
         )
         share = np.maximum(allocate(problem, self.mechanism, **self.mechanism_options()).allocation, 0.0)
         share = (share * cap[None, :]).reshape(-1)
