@@ -201,6 +201,20 @@ class Schedule(Frozen):
         shape = (times.size - 1, int(self.flow.max(initial=-1)) + 1)
         return times, sp.csr_array((vals, (rows, cols)), shape=shape)
 
+    def trimmed(self, instance: Instance, *, rtol: float = 1e-9) -> Schedule:
+        """The schedule without the pieces that start after their flow completed.
+
+        Such pieces carry only rounding (an LP's amounts of 1e-10 of a flow's size,
+        spread over later slots): they do not change :meth:`flow_completion`, but a
+        reader taking a flow's last piece as its end would see a later time.
+        """
+        fc = self.flow_completion(instance, rtol=rtol)
+        done = fc[self.flow]
+        keep = self.start < done
+        if keep.all():
+            return self
+        return Schedule(self.flow[keep], self.start[keep], self.end[keep], self.rate[keep])
+
     def shifted(self, offset: float) -> Schedule:
         """The same schedule ``offset`` time units later."""
         return Schedule(self.flow, self.start + offset, self.end + offset, self.rate)

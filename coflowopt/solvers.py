@@ -22,7 +22,9 @@ deadlines / exact     most coflows (or weight) meeting deadlines (MILP), LP boun
 from __future__ import annotations
 
 import dataclasses
+import inspect
 import math
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -101,12 +103,16 @@ def solve(
             f"method '{method}': option rel_gap must be below 1 (at 1 any schedule would count "
             f"as optimal), got {gap!r}")
     res = fn(instance, time_limit=tl, **options)
+    checked = time.perf_counter()
     if (objective, method) in _GUARDED:
         res = _guard(instance, objective, res)
     if (objective == "wcct" and method in _CHEAP_BOUNDED and res.status is not Status.OPTIMAL
             and options.get("lower") != "none"):  # time-indexed's lower="none": no bound asked
-        res = _with_cheap_bound(instance, res)
-    return res
+        rel = options.get("rel_gap", inspect.signature(fn).parameters["rel_gap"].default)
+        res = _with_cheap_bound(instance, res, float(rel))
+    # the check of the schedule counts in the runtime (2.8 s for a permutation schedule of
+    # the Facebook trace, 706,397 flows; milliseconds for instances exact methods solve)
+    return dataclasses.replace(res, runtime=res.runtime + time.perf_counter() - checked)
 
 
 _CHEAP_BOUNDED = {"exact", "exact-milp", "time-indexed", "permutation"}
@@ -126,14 +132,23 @@ def cheap_wcct_bound(inst: Instance) -> tuple[float, str]:
     return found[name], name
 
 
-def _with_cheap_bound(inst: Instance, res: Result) -> Result:
-    """``res`` with its bound raised to :func:`cheap_wcct_bound` where that is higher."""
+def _with_cheap_bound(inst: Instance, res: Result, rel_gap: float) -> Result:
+    """``res`` with its bound raised to :func:`cheap_wcct_bound` where that is higher.
+
+    When that bound closes the gap to the schedule's value within ``rel_gap``, the
+    schedule is proven optimal and the status says so (a review: ``time_limit`` after
+    0.2 s of an 8 s limit, and ``feasible``, each with a gap of 0).
+    """
     value, name = cheap_wcct_bound(inst)
     if not math.isfinite(value) or (math.isfinite(res.bound) and res.bound >= value):
         return res
+    status = res.status
     if math.isfinite(res.objective):
         value = min(value, res.objective)
-    return dataclasses.replace(res, bound=value, info={**res.info, "bound_from": name})
+        if res.schedule is not None and res.objective - value <= rel_gap * res.objective:
+            status = Status.OPTIMAL
+    return dataclasses.replace(res, status=status, bound=value,
+                               info={**res.info, "bound_from": name})
 
 
 _GUARDED = {("wcct", "exact"), ("wcct", "exact-milp"), ("wcct", "time-indexed"),

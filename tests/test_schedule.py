@@ -307,3 +307,19 @@ def test_a_last_instant_too_short_to_state_is_within_the_resolution():
     shorter = Schedule(np.array([0]), np.array([t0]), np.array([t1]),
                        np.array([(1e-6 - 1e-8) / (t1 - t0)]))
     assert "amount" in check_feasible(inst, shorter).kinds()
+
+
+def test_trimmed_drops_rounding_pieces_after_a_flow_completes():
+    # a time-indexed LP left 1e-10 of a flow's size in later slots (a review: 35 of 1,740
+    # pieces, and a coflow's last piece 24 time units after its completion)
+    inst = Instance(Fabric.uniform(2), (Coflow.from_flows("a", [(0, 1, 1.0), (1, 0, 2.0)]),))
+    s = Schedule.from_pieces([(0, 0.0, 1.0, 1.0), (0, 1.0, 25.0, 1e-12),
+                              (1, 0.0, 1.0, 1.0), (1, 1.0, 2.0, 1.0)])
+    t = s.trimmed(inst)
+    assert t.num_pieces == 3 and t.end.max() == 2.0
+    np.testing.assert_array_equal(t.flow_completion(inst), s.flow_completion(inst))
+    assert check_feasible(inst, t)
+    assert s.trimmed(inst).trimmed(inst) is not s and t.trimmed(inst) is t  # nothing left to cut
+    # a flow that never completes keeps all its pieces
+    short = Schedule.from_pieces([(0, 0.0, 0.5, 1.0), (0, 0.5, 0.6, 1.0), (1, 0.0, 2.0, 1.0)])
+    assert short.trimmed(inst) is short

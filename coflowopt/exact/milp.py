@@ -116,8 +116,10 @@ def solve_event_milp(inst: Instance, *, time_limit: float = 60.0, rel_gap: float
     if greedy is not None and (best_node is None or greedy[0] / tu < best):
         best = greedy[0] / tu  # no event LP in time (or rounding): the permutation schedule
 
-    def stop(why: str, term: str = "not started", lb: float = math.nan) -> Result:
-        """The heuristic incumbent (if any) and the best valid bound."""
+    def stop(why: str, term: str = "not started", lb: float = math.nan, timed: bool = True) -> Result:
+        """The heuristic incumbent (if any) and the best valid bound; ``timed``: stopped by
+        the time limit (else by HiGHS's verdict, e.g. "infeasible" through rounding: the
+        incumbent is then ``FEASIBLE``, not ``TIME_LIMIT``)."""
         bound = max(iso, lb) if math.isfinite(lb) else iso
         info: dict[str, Any] = {"termination": term, "stopped": why}
         if greedy is None:
@@ -126,7 +128,10 @@ def solve_event_milp(inst: Instance, *, time_limit: float = 60.0, rel_gap: float
         sched, comp, value, _ = starting_schedule(inst, elp, best_node, greedy, verify=False)
         bound = min(bound, value)
         gap = (value - bound) / value if value > 0 else 0.0
-        status = Status.OPTIMAL if gap <= rel_gap else Status.TIME_LIMIT
+        if gap <= rel_gap:
+            status = Status.OPTIMAL
+        else:
+            status = Status.TIME_LIMIT if timed else Status.FEASIBLE
         return Result(status, value, float(bound), time.perf_counter() - start, "exact-milp",
                       schedule=sched, completion=comp, info=info)
 
@@ -160,7 +165,7 @@ def solve_event_milp(inst: Instance, *, time_limit: float = 60.0, rel_gap: float
     optimal = "optimal" in term.lower()
     has = res.best_feasible_objective is not None and math.isfinite(res.best_feasible_objective)
     if not has:
-        return stop("HiGHS found no solution", term, lb)
+        return stop("HiGHS found no solution", term, lb, timed="time" in term.lower())
     res.solution_loader.load_vars()
     # read the event order and re-solve its exact LP for a clean schedule
     E = K + elp.R
@@ -179,7 +184,7 @@ def solve_event_milp(inst: Instance, *, time_limit: float = 60.0, rel_gap: float
         # time: keep the heuristic incumbent and HiGHS's bound
         why = ("time limit reached while solving the MILP's event order exactly" if left() <= 0
                else "the MILP's event order failed its exact LP (numerical trouble)")
-        return stop(why, term, lb)
+        return stop(why, term, lb, timed=left() <= 0)
     sched = _node_schedule(elp, node)
     comp = sched.coflow_completion(inst)
     value = float(np.dot(w, comp))

@@ -284,7 +284,8 @@ def time_indexed(
                       info=info)
     info["grid_objective"] = (const + sol.objective) * tu
     info["grid_bound"] = (const + sol.bound) * tu if math.isfinite(sol.bound) else math.nan
-    sched = g.schedule(t, g.amounts(n_slots, xi, xg, sol.x[X]))
+    # (the grid LP leaves amounts of 1e-10 of a flow's size in later slots: rounding, trimmed)
+    sched = g.schedule(t, g.amounts(n_slots, xi, xg, sol.x[X])).trimmed(inst)
     comp = sched.coflow_completion(inst)
     value = float(np.dot(inst.weight, comp))
     bound = min(bound, value)

@@ -6,6 +6,7 @@ feasible schedule beats, return a schedule that check_feasible rejects, or crash
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import pytest
@@ -333,3 +334,44 @@ def test_makespan_and_deadlines_keep_their_range():
         for i, c in enumerate("ab")))
     res = min_makespan(inst)
     assert res.status is Status.OPTIMAL and res.objective == pytest.approx(1e15 + 1, rel=1e-12)
+
+
+# ports 1e-3 and 1e6 with flows from 2e-3 to 478: HiGHS calls exact-milp's MILP infeasible
+# after 0.2 s, and the exact search falls back to a greedy order; the port bound equals that
+# schedule's value (a review saw status time_limit, then feasible, each with a gap of 0)
+SPREAD_PORTS = Instance(Fabric([1e-3, 1e6], [1e6, 1e-3]), (
+    C("c0", [(0, 1, 0.010625724000871717), (1, 0, 0.0020091969769605077),
+             (0, 1, 477.6559898903466)]),
+    C("c1", [(0, 0, 0.0019631713285267107)]),
+    C("c2", [(0, 1, 0.05826843499099569), (0, 1, 0.051293490872974745),
+             (1, 1, 0.006664961216236467), (0, 1, 14.994397856337038)]),
+    C("c3", [(1, 1, 0.007163469272737323)]),
+    C("c4", [(1, 0, 9.530813520785513), (1, 1, 0.12394402708425423),
+             (0, 1, 1.4894511683825344), (0, 0, 0.009404789931812946),
+             (0, 0, 0.016495464805191942)]),
+))
+
+
+@pytest.mark.parametrize("method", ["exact", "exact-milp", "permutation"])
+def test_a_schedule_at_a_proven_bound_is_optimal_whichever_way_it_was_found(method):
+    # (time-indexed's grid LP loses the large flows below its tolerance here: no_solution,
+    # as test_a_flow_lost_below_the_lp_tolerance_is_no_solution_not_optimal expects)
+    res = solve(SPREAD_PORTS, method=method, time_limit=20)
+    assert res.schedule is not None and check_feasible(SPREAD_PORTS, res.schedule)
+    assert res.bound <= res.objective
+    if res.objective - res.bound <= 1e-6 * res.objective:
+        assert res.status is Status.OPTIMAL, (res.status, res.info)
+
+
+def test_the_cheap_bound_closing_the_gap_makes_a_feasible_result_optimal():
+    from coflowopt.solvers import _with_cheap_bound, cheap_wcct_bound
+
+    value, _ = cheap_wcct_bound(SPREAD_PORTS)
+    res = solve(SPREAD_PORTS, method="sincronia")
+    at_bound = dataclasses.replace(res, objective=value, bound=0.0, status=Status.FEASIBLE)
+    assert _with_cheap_bound(SPREAD_PORTS, at_bound, 1e-9).status is Status.OPTIMAL
+    above = dataclasses.replace(at_bound, objective=value * 1.01)
+    kept = _with_cheap_bound(SPREAD_PORTS, above, 1e-9)
+    assert kept.status is Status.FEASIBLE and kept.bound == value
+    no_schedule = dataclasses.replace(at_bound, schedule=None, status=Status.TIME_LIMIT)
+    assert _with_cheap_bound(SPREAD_PORTS, no_schedule, 1e-9).status is Status.TIME_LIMIT

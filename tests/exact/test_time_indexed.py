@@ -22,6 +22,9 @@ def test_grid_schedule_and_bounds_sandwich_the_optimum(inst):
         assert res.objective >= exact.objective * (1 - 1e-7)
         assert res.bound <= exact.objective * (1 + 1e-7)
         np.testing.assert_allclose(res.schedule.coflow_completion(inst), res.completion)
+        # no piece after its flow completed (rounding in later slots is trimmed)
+        s = res.schedule
+        assert np.all(s.start < s.flow_completion(inst)[s.flow])
 
 
 def test_finer_grid_never_worse_on_halving():

@@ -10,7 +10,10 @@ allocation: flows in coflow order (within a coflow by flow index) each take
 all their links still have (:func:`coflowopt.alloc.greedy`), recomputed at
 every flow completion so the allocation stays work-conserving, as
 Sincronia's own flow-level simulator does (``reschedule="coflow"``
-re-allocates only on coflow arrivals and departures).
+re-allocates only on coflow arrivals and departures: a greedy flow's
+capacity then idles from its completion to the next coflow event, and a flow
+the greedy pass left at rate 0 waits for it; on the Facebook trace the mean
+CCT is 458.0 s against 23.7 s, measured with ``simulate``, 2026-11-27).
 """
 
 from __future__ import annotations
