@@ -145,7 +145,10 @@ def run_simulate(args: argparse.Namespace) -> int:
     res = _run(inst, make_policy(args.scheduler, params, strings=True), args,
                record=bool(args.schedule))
     if args.schedule and res.schedule is None:
-        raise CoflowoptError(f"--schedule {args.schedule}: {res.info['unrecorded']}; nothing written")
+        raise CoflowoptError(
+            f"--schedule {args.schedule}: the schedule has more than {engine.MAX_PIECES:,} pieces, the "
+            "most the simulator records; nothing written (run without --schedule, or record it "
+            "from Python: simulate(..., max_pieces=N))")
     with atomic_writers([path for _, path in outs]) as handles:  # all files or none
         for (opt, _), fh in zip(outs, handles, strict=True):
             if opt == "--csv":

@@ -33,7 +33,8 @@ def _instance(problem: FairnessProblem, what: str) -> Instance:
     if problem.instance is None:
         raise InstanceError(
             f"{what} needs the coflows' flows; build the problem from an instance "
-            "(FairnessProblem.from_instance), not from correlation vectors"
+            "(FairnessProblem.from_instance; on the command line, an instance file), "
+            "not from correlation vectors (a demands file)"
         )
     return problem.instance
 

@@ -854,7 +854,8 @@ def grid_search(
         if total > max_evaluations:
             raise CoflowoptError(
                 f"the grid has more than {max_evaluations} threshold combinations; "
-                "pass a coarser grid (e.g. grid=20) or use optimize_thresholds"
+                "pass a coarser grid (grid=20; --grid 20 on the command line) or use "
+                "optimize_thresholds (--solver optimize)"
             )
         combos = np.array(list(itertools.combinations_with_replacement(range(vals.size), k1)), dtype=np.int64)
         lists.append(combos)

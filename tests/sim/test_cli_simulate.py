@@ -210,7 +210,10 @@ def test_a_schedule_too_big_to_record_is_dropped_not_run_out_of_memory(tmp_path,
     monkeypatch.setattr(engine, "MAX_PIECES", 1)
     out = tmp_path / "s.json"
     assert main(["simulate", FIG51, "-s", "fair", "--schedule", str(out), "--no-progress"]) == 2
-    assert "the schedule was not recorded" in capsys.readouterr().err and not out.exists()
+    err = capsys.readouterr().err
+    # the message speaks to the command line (not "pass max_pieces, or record=False")
+    assert "more than 1 pieces" in err and "run without --schedule" in err and not out.exists()
+    assert "record=False" not in err
 
 
 def test_compare_shows_deadlines_met_in_its_table(capsys):
