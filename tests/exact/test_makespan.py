@@ -169,5 +169,25 @@ def test_out_of_time_the_makespan_lp_still_reports_a_bound(monkeypatch):
     inst = Instance(Fabric.uniform(2), (Coflow.from_flows("a", [(0, 1, 2.0)]),
                                         Coflow.from_flows("b", [(0, 1, 1.0)], release=1.5)))
     res = solve(inst, method="exact", objective="makespan")
-    assert res.status is Status.TIME_LIMIT and math.isnan(res.objective)
+    assert res.status is Status.TIME_LIMIT
     assert res.bound == 3.0  # link 0 carries 3 from rho = 0 (from rho = 1.5: 1.5 + 1)
+    # and a dense incumbent (a review: no schedule at all): pfp serves a, then b at 2
+    assert res.objective == 3.0 and check_feasible(inst, res.schedule)
+    np.testing.assert_allclose(res.completion, [2.0, 3.0])
+
+
+@settings(max_examples=25, deadline=None)
+@given(instances(max_ports=3, max_coflows=4, max_flows=3))
+def test_the_incumbent_at_a_time_limit_is_dense(inst):
+    # pfp's greedy rates leave one of a waiting flow's links full, so from its release to its
+    # completion one of its two links is busy: C_f <= r_f + L_a / c_a + L_b / c_b (loads of
+    # the whole instance), at most 3x the minimum makespan
+    from coflowopt.exact.makespan import _dense_schedule
+
+    inc = _dense_schedule(inst)
+    assert check_feasible(inst, inc)
+    fc = inc.flow_completion(inst)
+    t_link = inst.load.sum(axis=0) / inst.fabric.capacity
+    up, down = inst.flow_src, inst.num_ports + inst.flow_dst
+    assert np.all(fc <= (inst.flow_release + t_link[up] + t_link[down]) * (1 + 1e-9) + 1e-12)
+    assert fc.max() <= 3 * min_makespan(inst).objective * (1 + 1e-9)
