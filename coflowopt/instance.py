@@ -670,11 +670,23 @@ class Instance(Frozen):
         )
 
     def subset(self, indices: Iterable[int], *, drop_dependencies: bool = False) -> Instance:
-        """The instance restricted to some coflows (in the given order).
+        """The instance restricted to some coflows, by position (in the given order).
 
         Dependencies on dropped coflows raise unless ``drop_dependencies``.
         """
-        idx = [int(i) for i in indices]
+        idx = []
+        K = self.num_coflows
+        for i in indices:
+            if (isinstance(i, bool) or not isinstance(i, (int, np.integer))
+                    or not -K <= int(i) < K):
+                raise InstanceError(
+                    f"subset takes coflow positions 0..{K - 1}, got {i!r}"
+                    + (f" (coflow '{i}' is at position {self.ids.index(i)})"
+                       if isinstance(i, str) and i in self.ids else ""))
+            idx.append(int(i) % K)
+        if len(set(idx)) != len(idx):
+            dup = next(i for i in idx if idx.count(i) > 1)
+            raise InstanceError(f"subset names coflow position {dup} twice")
         kept = {self.ids[i] for i in idx}
         out = []
         for i in idx:

@@ -160,6 +160,15 @@ def test_variants_keep_the_instance_valid():
         two.subset([1])
     assert two.subset([1], drop_dependencies=True).coflows[0].starts_after == ()
     assert two.subset([0, 1]) == two
+    # (a review) positions out of range, ids and repeats: an InstanceError that says so
+    # (were IndexError, ValueError from int('C1'), and a duplicate-id error)
+    with pytest.raises(InstanceError, match=r"positions 0\.\.1, got 5"):
+        two.subset([5])
+    with pytest.raises(InstanceError, match="coflow 'b' is at position 1"):
+        two.subset(["b"])
+    with pytest.raises(InstanceError, match="position 0 twice"):
+        two.subset([0, 0])
+    assert two.subset(np.array([-1]), drop_dependencies=True).ids == ("b",)
 
 
 @settings(max_examples=60)

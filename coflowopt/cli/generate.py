@@ -36,7 +36,9 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--load",
         type=positive_float,
         default=None,
-        help="Poisson arrivals at this offered load (default: all arrive at 0)",
+        help="Poisson arrivals with this expected offered load (the sample's own load, "
+             "printed after writing, differs: 0.529 for 0.6 at 50 coflows, seed 3; "
+             "default: all arrive at 0)",
     )
     s.add_argument(
         "--port-rate", type=port_rate, default=1.25e8, help="bytes/s per port (default 1.25e8)"

@@ -176,7 +176,13 @@ def run_solve(args: argparse.Namespace) -> int:
             meta["rejected"] = list(left_out)
             print(f"coflowopt: note: {args.schedule} serves only the admitted coflows; the "
                   f"{len(left_out)} rejected ones are listed in its _rejected", file=sys.stderr)
-        write_schedule(res.schedule, inst, args.schedule, metadata=meta)
+        sched = res.schedule
+        crossbar = res.info.get("crossbar_schedule")
+        if crossbar is not None:  # crossbar=true asked for the matchings: those are written
+            sched = crossbar
+            meta["value"] = res.info["crossbar_makespan"]
+            meta["crossbar_matchings"] = res.info["crossbar_matchings"]
+        write_schedule(sched, inst, args.schedule, metadata=meta)
     if args.json:
         emit_json(_payload(inst, res))
         return unwritten
@@ -247,8 +253,9 @@ def run_bound(args: argparse.Namespace) -> int:
     shift = float(np.dot(inst.weight, inst.release))
     out.write(f"lower bound on sum of w_k (C_k - r_k): {floor_text(res.bound - shift, 10)}\n")
     if res.method == "best":
-        rows = [[name, val, "best" if name == res.info["best"] else ""]
+        # each bound rounded down, as the line above (a review: 782522.52 read 782523 here)
+        rows = [[name, floor_text(val, 10), "best" if name == res.info["best"] else ""]
                 for name, val in res.info["bounds"].items()]
-        rows += [[name, math.nan, "not finished"] for name in res.info["skipped"]]
+        rows += [[name, "-", "not finished"] for name in res.info["skipped"]]
         out.write("\n" + format_table(rows, ["bound", "sum w_k C_k", ""]) + "\n")
     return 0

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from coflowopt import check_feasible, read
@@ -123,3 +125,37 @@ def test_the_permutation_bound_says_what_it_bounds(capsys):
     shuffle = ROOT / "instances" / "examples" / "dissertation_3_2_shuffle.json"
     code, out, _ = run(capsys, "solve", shuffle, "--method", "permutation")
     assert code == 0 and "bound (lower, over permutation schedules only)" in out
+
+
+def test_crossbar_schedule_is_what_schedule_writes(capsys, tmp_path):
+    # (a review) --param crossbar=true printed the crossbar makespan but wrote the fluid
+    # schedule: the matchings were reachable only from Python
+    out = tmp_path / "cb.json"
+    code, _, _ = run(capsys, "solve", GAP, "--objective", "makespan", "--param", "crossbar=true",
+                     "--schedule", str(out))
+    assert code == 0
+    inst = read(GAP)
+    sched = read_schedule(out, inst)
+    assert check_feasible(inst, sched)
+    assert json.loads(out.read_text())["_crossbar_matchings"] >= 1
+    # a matching at every instant: each port serves at most one flow, at its full rate
+    times = np.unique(np.concatenate([sched.start, sched.end]))
+    for t0, t1 in itertools.pairwise(times):
+        on = (sched.start <= t0) & (sched.end >= t1) & (sched.rate > 0)
+        f = sched.flow[on]
+        assert len(set(inst.flow_src[f])) == f.size and len(set(inst.flow_dst[f])) == f.size
+        np.testing.assert_allclose(sched.rate[on], 1.0)
+
+
+def test_the_best_bound_table_rounds_each_bound_down(capsys):
+    # (a review) the per-bound table rounded to nearest: pairwise 782522.52 read 782523
+    code, out, _ = run(capsys, "bound", GAP, "--method", "best", "--json")
+    bounds = json.loads(out)["info"]["bounds"]
+    code, out, _ = run(capsys, "bound", GAP, "--method", "best")
+    assert code == 0
+    shown = {ln.split()[0]: float(ln.split()[1]) for ln in out.splitlines()
+             if ln.split() and ln.split()[0] in bounds}
+    assert set(shown) == set(bounds)
+    for name, value in bounds.items():
+        assert shown[name] <= value and shown[name] >= value * (1 - 1e-9)
+    assert any(shown[n] < v for n, v in bounds.items())  # some value here is not a short decimal
