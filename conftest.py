@@ -1,0 +1,18 @@
+"""Pytest configuration shared by ``tests/`` and ``proofs/``.
+
+With ``CI`` set (as ``.ci/run`` is run), hypothesis draws the same examples on
+every run (``derandomize``: a seed derived from each test) and has no per-example
+deadline, so a landing is decided by the code, not by the draw or by the
+machine's speed that hour; elsewhere it explores new examples on each run.
+A failure prints the example and its reproduction blob either way.
+"""
+
+from __future__ import annotations
+
+import os
+
+from hypothesis import settings
+
+settings.register_profile("ci", derandomize=True, deadline=None, print_blob=True)
+settings.register_profile("dev", print_blob=True)
+settings.load_profile("ci" if os.environ.get("CI") else "dev")
