@@ -323,3 +323,37 @@ def test_trimmed_drops_rounding_pieces_after_a_flow_completes():
     # a flow that never completes keeps all its pieces
     short = Schedule.from_pieces([(0, 0.0, 0.5, 1.0), (0, 0.5, 0.6, 1.0), (1, 0.0, 2.0, 1.0)])
     assert short.trimmed(inst) is short
+
+
+def test_per_flow_sums_in_slices_match_one_pass(monkeypatch):
+    # served() and amount_resolution() run over slices of the pieces so that their
+    # temporaries stay small on 10^8 pieces; the sums do not depend on the slicing
+    import coflowopt.schedule as S
+
+    rng = np.random.default_rng(7)
+    n, F = 1000, 37
+    flow = rng.integers(0, F, n)
+    start = np.sort(rng.random(n)) * 1e6
+    end = start + rng.random(n)
+    rate = rng.random(n) * 3
+    sched = Schedule(flow, start, end, rate)
+    one = np.bincount(flow, rate * (end - start), minlength=F)
+    res = S.amount_resolution(flow, start, end, rate, F, 3.0)
+    monkeypatch.setattr(S, "SLICE", 7)
+    np.testing.assert_allclose(sched.served(F), one, rtol=1e-12)
+    np.testing.assert_allclose(S.amount_resolution(flow, start, end, rate, F, 3.0), res, rtol=1e-12)
+    last = np.zeros(F)
+    np.maximum.at(last, flow, end)
+    expect = np.bincount(flow, np.minimum(rate, 3.0) * (np.spacing(start) + np.spacing(end)),
+                         minlength=F) + 3.0 * np.spacing(last)
+    np.testing.assert_allclose(res, expect, rtol=1e-12)
+
+
+def test_the_simulators_schedule_is_adopted_read_only():
+    from coflowopt.sim import simulate
+
+    inst = shuffle_3x2()
+    sched = simulate(inst, "fair").schedule
+    for arr in (sched.flow, sched.start, sched.end, sched.rate):
+        assert not arr.flags.writeable
+    assert check_feasible(inst, sched) and sched.flow.dtype == np.int64
