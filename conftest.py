@@ -1,6 +1,7 @@
 """Pytest configuration shared by ``tests/`` and ``proofs/``.
 
-With ``CI`` set (as ``.ci/run`` is run), hypothesis draws the same examples on
+With ``CI`` set (the landing runs ``.ci/run`` with ``CI=true``; ``false`` and ``0``
+count as unset), hypothesis draws the same examples on
 every run (``derandomize``: a seed derived from each test) and has no per-example
 deadline, so a landing is decided by the code, not by the draw or by the
 machine's speed that hour; elsewhere it explores new examples on each run.
@@ -15,4 +16,5 @@ from hypothesis import settings
 
 settings.register_profile("ci", derandomize=True, deadline=None, print_blob=True)
 settings.register_profile("dev", print_blob=True)
-settings.load_profile("ci" if os.environ.get("CI") else "dev")
+_ci = os.environ.get("CI", "").strip().lower() not in ("", "0", "false", "no")
+settings.load_profile("ci" if _ci else "dev")

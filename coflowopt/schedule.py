@@ -14,7 +14,7 @@ can, so that its tolerance means the same on every time scale.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -170,11 +170,8 @@ class Schedule(Frozen):
 
     def served(self, num_flows: int) -> FloatArray:
         """Total data served per flow."""
-        out = np.zeros(num_flows)
-        f, s, e, r = self.flow, self.start, self.end, self.rate
-        for sl in _slices(f.size):
-            out += np.bincount(f[sl], weights=r[sl] * (e[sl] - s[sl]), minlength=num_flows)[:num_flows]
-        return out
+        s, e, r = self.start, self.end, self.rate
+        return _per_flow_sums(self.flow, num_flows, lambda sl: r[sl] * (e[sl] - s[sl]))
 
     def flow_completion(self, instance: Instance, *, rtol: float = 1e-9) -> FloatArray:
         """Time each flow has received its size (``inf`` if it never does).
@@ -352,13 +349,12 @@ def amount_resolution(flow: IntArray, start: FloatArray, end: FloatArray, rate: 
     state (a flow that finishes with less than ``top * spacing(t)`` left gets it in no
     time: a review's 1e-6 B flow at t = 1.2e8 finished its last 1.1e-10 B at rate 0.1
     that way). ``flow`` indexes ``0 .. num_flows - 1``."""
-    out = np.zeros(num_flows)
-    last = np.zeros(num_flows)
-    for sl in _slices(flow.size):
-        out += np.bincount(flow[sl], weights=time_resolution(start[sl], end[sl], rate[sl], top),
-                           minlength=num_flows)[:num_flows]
-        np.maximum.at(last, flow[sl], np.abs(end[sl]))
+    out = _per_flow_sums(flow, num_flows,
+                         lambda sl: time_resolution(start[sl], end[sl], rate[sl], top))
     if flow.size:
+        last = np.zeros(num_flows)
+        for lo in range(0, flow.size, SLICE):
+            np.maximum.at(last, flow[lo : lo + SLICE], np.abs(end[lo : lo + SLICE]))
         out += top * np.spacing(last)
     return out
 
@@ -369,8 +365,14 @@ SLICE = 1 << 22
 has up to 10^8)."""
 
 
-def _slices(n: int) -> list[slice]:
-    return [slice(lo, min(lo + SLICE, n)) for lo in range(0, n, SLICE)]
+def _per_flow_sums(flow: IntArray, num_flows: int,
+                   values: Callable[[slice], FloatArray]) -> FloatArray:
+    """Per flow, the sum of ``values(piece slice)`` over its pieces, a :data:`SLICE` at a time."""
+    out = np.zeros(num_flows)
+    for lo in range(0, flow.size, SLICE):
+        sl = slice(lo, min(lo + SLICE, flow.size))
+        out += np.bincount(flow[sl], weights=values(sl), minlength=num_flows)[:num_flows]
+    return out
 
 
 # --------------------------------------------------------------------------- verifier

@@ -29,6 +29,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .bounds import check_options, compute_bound
+from .bounds.simple import makespan_bound
 from .errors import CoflowoptError
 from .exact.certified import cheap_bounds, pairwise_order, sincronia_greedy
 from .exact.deadlines import max_deadlines
@@ -169,7 +170,12 @@ def _guard(inst: Instance, objective: str, res: Result) -> Result:
     report = check_feasible(inst, res.schedule)
     if report and math.isfinite(res.objective):
         return res
-    bound = cheap_wcct_bound(inst)[0] if objective == "wcct" else math.nan
+    if objective == "wcct":
+        bound = cheap_wcct_bound(inst)[0]
+    elif objective == "makespan":
+        bound = makespan_bound(inst)
+    else:
+        bound = math.nan
     return Result(Status.NO_SOLUTION, math.nan, bound, res.runtime, res.method,
                   info={**res.info, "claimed": res.status.value,
                         "note": "numerical trouble: the schedule failed the feasibility check",

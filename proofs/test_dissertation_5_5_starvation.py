@@ -77,6 +77,7 @@ import itertools
 from fractions import Fraction
 
 import numpy as np
+from _random_instances import online
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -232,21 +233,6 @@ def test_a_sliding_window_of_length_t_plus_delta_can_miss_a_coflow() -> None:
     assert waits(0.0, spans)[1] == 33 / 8
     # the window [1/8, 1/8 + T + δ] has no service of L
     assert all(b <= 0.125 or a >= 0.125 + 2.25 for a, b in spans)
-
-
-@st.composite
-def online(draw: st.DrawFn) -> Instance:
-    P = draw(st.integers(1, 3))
-    caps = st.lists(st.sampled_from([0.5, 1.0, 2.0]), min_size=P, max_size=P)
-    ingress, egress = draw(caps), draw(caps)
-    coflows = []
-    for k in range(draw(st.integers(1, 6))):
-        n = draw(st.integers(1, 3))
-        port = st.integers(0, P - 1)
-        flows = [(draw(port), draw(port), draw(st.floats(0.1, 5.0))) for _ in range(n)]
-        release = draw(st.one_of(st.just(0.0), st.floats(0.0, 6.0)))
-        coflows.append(Coflow.from_flows(f"c{k}", flows, release=release))
-    return Instance(Fabric(np.array(ingress), np.array(egress)), tuple(coflows))
 
 
 @settings(max_examples=30, deadline=None)

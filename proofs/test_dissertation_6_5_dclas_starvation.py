@@ -55,6 +55,7 @@ import itertools
 
 import numpy as np
 import pytest
+from _random_instances import online
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -108,21 +109,6 @@ def queue_of(sent: np.ndarray, thresholds: np.ndarray) -> np.ndarray:
     return (sent[:, None] >= thresholds[None, :] * (1 - TOL)).sum(axis=1)
 
 
-@st.composite
-def online(draw: st.DrawFn) -> Instance:
-    P = draw(st.integers(1, 3))
-    caps = st.lists(st.sampled_from([0.5, 1.0, 2.0]), min_size=P, max_size=P)
-    ingress, egress = draw(caps), draw(caps)
-    coflows = []
-    for k in range(draw(st.integers(1, 6))):
-        n = draw(st.integers(1, 3))
-        port = st.integers(0, P - 1)
-        flows = [(draw(port), draw(port), draw(st.floats(0.1, 6.0))) for _ in range(n)]
-        release = draw(st.one_of(st.just(0.0), st.floats(0.0, 6.0)))
-        coflows.append(Coflow.from_flows(f"c{k}", flows, release=release))
-    return Instance(Fabric(np.array(ingress), np.array(egress)), tuple(coflows))
-
-
 def check_every_queue_progresses(inst: Instance, res: SimulationResult, thresholds: np.ndarray) -> int:
     """Returns how many stretches had two or more non-empty queues (the interesting ones)."""
     cuts = breakpoints(inst, res, thresholds)
@@ -146,7 +132,7 @@ def check_every_queue_progresses(inst: Instance, res: SimulationResult, threshol
 
 
 @settings(max_examples=25, deadline=None)
-@given(inst=online(), K=st.integers(2, 4), first=st.sampled_from([0.5, 1.0]))
+@given(inst=online(max_size=6.0), K=st.integers(2, 4), first=st.sampled_from([0.5, 1.0]))
 def test_weighted_sharing_serves_every_nonempty_queue(inst: Instance, K: int, first: float) -> None:
     thresholds = first * 2.0 ** np.arange(K - 1)
     res = aalo(inst, sharing="weighted", num_queues=K, first_threshold=first, multiplier=2.0)

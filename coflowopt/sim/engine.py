@@ -173,12 +173,13 @@ class RunData:
 
 
 MAX_PIECES = 100_000_000
-PIECE_BYTES = 32
-"""Bytes a recorded piece takes (flow index, start, end, rate)."""
 """The most schedule pieces a run records by default (32 bytes each, 3 GiB; the process
 peaks near twice that: drf's 95 million pieces on the Facebook trace, 6.1 GiB of resident
 memory, measured). Per-flow policies on the whole trace can produce billions (Aalo with
 weighted sharing changes 1.5 billion rates)."""
+
+PIECE_BYTES = 32
+"""Bytes a recorded piece takes (flow index, start, end, rate)."""
 
 
 def _ceil_to(times: FloatArray, step: float | None) -> FloatArray:

@@ -169,11 +169,28 @@ def test_out_of_time_the_makespan_lp_still_reports_a_bound(monkeypatch):
     inst = Instance(Fabric.uniform(2), (Coflow.from_flows("a", [(0, 1, 2.0)]),
                                         Coflow.from_flows("b", [(0, 1, 1.0)], release=1.5)))
     res = solve(inst, method="exact", objective="makespan")
-    assert res.status is Status.TIME_LIMIT
     assert res.bound == 3.0  # link 0 carries 3 from rho = 0 (from rho = 1.5: 1.5 + 1)
-    # and a dense incumbent (a review: no schedule at all): pfp serves a, then b at 2
-    assert res.objective == 3.0 and check_feasible(inst, res.schedule)
+    # and a dense incumbent (a review: no schedule at all): pfp serves a, then b at 2; its
+    # makespan reaches the bound, so it is optimal after all
+    assert res.status is Status.OPTIMAL and res.objective == 3.0
+    assert check_feasible(inst, res.schedule)
     np.testing.assert_allclose(res.completion, [2.0, 3.0])
+    # pfp serves c1's short flow first, then its long one holds downlink 1 until 3, when c0
+    # (released at 1) starts: 6, against the bound (and the optimum) of 5
+    late = Instance(Fabric.uniform(2), (
+        Coflow.from_flows("c0", [(0, 1, 3.0)], release=1.0),
+        Coflow.from_flows("c1", [(1, 1, 2.0), (1, 0, 1.0)])))
+    res = solve(late, method="exact", objective="makespan")
+    assert res.status is Status.TIME_LIMIT and (res.objective, res.bound) == (6.0, 5.0)
+    assert check_feasible(late, res.schedule)
+    # transfers too short for float64 at their release: the simulator refuses them, and the
+    # result is the bound without an incumbent (a review: the SimulationError escaped)
+    tiny = Instance(Fabric.uniform(2), (
+        Coflow.from_flows("a", [(0, 1, 1e-12)], release=1e3),
+        Coflow.from_flows("b", [(0, 1, 1e-12)], release=1e3 + 2e-12)))
+    res = solve(tiny, method="exact", objective="makespan")
+    assert res.status is Status.TIME_LIMIT and math.isnan(res.objective) and res.schedule is None
+    assert res.bound > 1e3
 
 
 @settings(max_examples=25, deadline=None)
