@@ -242,3 +242,32 @@ def test_interval_bound_of_identical_coflows_on_one_link_by_hand():
         done, prev, tau = now, tau, tau * 1.25
     assert want == pytest.approx(4.5684051513671875, rel=1e-15)
     assert compute_bound(inst, "interval").bound == pytest.approx(want, rel=1e-9, abs=0)
+
+
+def test_an_lp_whose_pass_to_highs_uses_up_the_limit_is_not_run(monkeypatch):
+    # HiGHS's set-up of a large model does not look at the clock (a review: 3.9 s on a
+    # limit of 1 ms for 680,262 columns): with no time left after the pass it is not run
+    import time as _time
+
+    import highspy
+
+    from coflowopt.bounds import _highs
+
+    lp = _highs.LPBuilder()
+    cols = lp.add_cols(2, cost=1.0, lo=0.0, hi=10.0)
+    lp.add_rows(np.array([0, 0]), cols, 1.0, 1.0, math.inf, num=1)
+    real_build = _highs.LPBuilder._build
+
+    def slow_build(self, *args, **kwargs):
+        _time.sleep(0.05)
+        return real_build(self, *args, **kwargs)
+
+    def no_run(self):
+        raise AssertionError("HiGHS was run with no time left")
+
+    monkeypatch.setattr(_highs.LPBuilder, "_build", slow_build)
+    monkeypatch.setattr(highspy.Highs, "run", no_run)
+    sol = lp.solve(time_limit=0.01)
+    assert sol.status == "time_limit" and sol.x is None and sol.info["not_run"]
+    monkeypatch.undo()
+    assert lp.solve(time_limit=10).ok  # with time left it runs: min x0 + x1 s.t. x0 + x1 >= 1
