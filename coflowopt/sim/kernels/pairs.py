@@ -51,7 +51,7 @@ from ..._jit import njit
 from ...kernels.maxmin import waterfill
 from ._common import EVENT, next_event
 
-__all__ = ["new_pair_state", "pair_join", "pair_stretch"]
+__all__ = ["new_pair_state", "pair_admit", "pair_join", "pair_stretch"]
 
 CANCEL = 1e-6
 """A link whose weight falls below this fraction of the weight just removed sums its pairs'
@@ -69,11 +69,16 @@ clock, smallest key of its heap (``inf`` when empty), level of its current piece
 def new_pair_state(
     la: npt.NDArray[np.int64], lb: npt.NDArray[np.int64], split: int, cap: npt.NDArray[np.float64],
     weight: npt.NDArray[np.float64], change_tol: float, stop_at: npt.NDArray[np.bool_],
+    group: npt.NDArray[np.int64] | None = None, limit: int = 0,
 ) -> tuple[object, ...]:
     """The kernel state for a fabric split at ``split`` (the ``*args`` of both functions).
 
     ``weight``: each flow's weight (1 for per-flow fairness); ``stop_at``:
     the coflows whose completion must return control to the engine.
+    ``group``, ``limit``: at most ``limit`` flows of each group (ids ``0..G-1``
+    per flow) hold a place at once; the others wait, and take a place in
+    flow order when one frees up (``fair``'s receiver limit; see
+    :func:`pair_admit`). ``limit = 0``: no limit.
     """
     s = int(split)
     L = cap.size
@@ -117,6 +122,32 @@ def new_pair_state(
         np.zeros(P, np.int64),  # newp: pairs that got their first flows
         np.zeros(max(F, 1), np.int64),  # fresh: flows joined since the last call
         np.zeros(3, np.int64),  # meta
+        *_group_state(group, limit, F),
+    )
+
+
+def _group_state(group: npt.NDArray[np.int64] | None, limit: int, F: int) -> tuple[object, ...]:
+    """The receiver-limit arrays of the state (see :func:`new_pair_state`)."""
+    if group is None or limit <= 0:
+        g = np.full(max(F, 1), -1, np.int64)
+        G = 0
+    else:
+        g = np.ascontiguousarray(group, dtype=np.int64)
+        G = int(g.max()) + 1 if g.size else 0
+    ws = np.zeros(G + 1, np.int64)
+    if G:
+        np.cumsum(np.bincount(g, minlength=G), out=ws[1:])
+    n = max(F, 1) if G else 1
+    return (
+        g,  # grp: each flow's group (-1: no limit)
+        np.array([max(int(limit), 0) if G else 0, 0], np.int64),  # gmeta: limit, pending groups
+        np.zeros(G, np.int64),  # grun: flows of each group that hold a place
+        ws,  # gws: heap segment of each group's waiting flows
+        np.zeros(G, np.int64),  # gwn: waiting flows per group
+        np.zeros(n),  # gwk: heap keys (the flow's index)
+        np.zeros(n, np.int64),  # gwf: heap flows
+        np.zeros(max(G, 1), np.int64),  # gpend: groups that may take a waiting flow
+        np.zeros(max(G, 1), np.bool_),  # gmark: listed in gpend
     )
 
 
@@ -172,43 +203,152 @@ def _att(p, s, R, side):  # type: ignore[no-untyped-def]
 
 
 @njit
+def _join(  # type: ignore[no-untyped-def]
+    f, t, sent_f, la, lb, s, R, fw, W, WT, dem_l, dem_r, nf_l, nf_r, cnt, side, pd, rho, V, tV,
+    fkey, pstart, newp, meta,
+):
+    """Flow ``f`` joins its pair at ``t`` having received ``sent_f``; its key lacks its size."""
+    a = la[f]
+    b = lb[f] - s
+    p = a * R + b
+    if cnt[p] == 0:
+        # a new pair's service starts at 0 now (it attaches at the next recomputation)
+        newp[meta[_NNEW]] = p
+        meta[_NNEW] += 1
+        S = 0.0
+    elif side[p] < 0:
+        S = 0.0
+    else:
+        S = _clock(_att(p, s, R, side), t, rho, V, tV) - pd[p, _C]
+    fkey[f] = S - sent_f / fw[f]
+    cnt[p] += 1
+    W[a, b] += fw[f]
+    WT[b, a] += fw[f]
+    dem_l[a] += fw[f]
+    dem_r[b] += fw[f]
+    nf_l[a] += 1
+    nf_r[b] += 1
+    pstart[f] = t
+    meta[_DIRTY] = 1
+
+
+@njit
+def _enter(f, t, la, lb, s, R, size, fw, fco, start, pd, side, K, rho, lstale, hs, hn, hk, hf, fkey):  # type: ignore[no-untyped-def]
+    """A joined flow enters its pair's heap, its key completed by its size."""
+    p = la[f] * R + lb[f] - s
+    key = fkey[f] + size[f] / fw[f]
+    fkey[f] = key
+    _heap_push(hk, hf, hs[p], hn[p], key, f)
+    hn[p] += 1
+    if key < pd[p, _TOP]:
+        pd[p, _TOP] = key
+    if side[p] >= 0:
+        # a flow that joins a running pair starts now
+        u = _att(p, s, R, side)
+        K[p] = pd[p, _TOP] + pd[p, _C]
+        lstale[u] = True
+        if rho[u] > 0.0:
+            k = fco[f]
+            if t < start[k]:
+                start[k] = t
+
+
+@njit
 def pair_join(  # type: ignore[no-untyped-def]
     flows, t, la, lb, sent,
     s, cap_l, cap_r, fw, change_tol, stop_at, W, WT, dem_l, dem_r, nf_l, nf_r, cnt, side, pd,
     K, lam, rho, V, tV, Tl, lstale, hs, hn, hk, hf, fkey, pstart, newp, fresh, meta,
+    grp, gmeta, grun, gws, gwn, gwk, gwf, gpend, gmark,
 ):
     """Admit ``flows`` at time ``t`` (``sent[q]``: bytes flow ``flows[q]`` received so far).
 
     Rates follow at the next call. Sizes are not needed here (non-clairvoyant
-    policies call it): the next kernel call completes each flow's key.
+    policies call it): the next kernel call completes each flow's key. With a
+    limit (:func:`new_pair_state`) use :func:`pair_admit`.
     """
     R = cap_r.size
     for q in range(flows.size):
         f = flows[q]
-        a = la[f]
-        b = lb[f] - s
-        p = a * R + b
-        if cnt[p] == 0:
-            # a new pair's service starts at 0 now (it attaches at the next call)
-            newp[meta[_NNEW]] = p
-            meta[_NNEW] += 1
-            S = 0.0
-        elif side[p] < 0:
-            S = 0.0
-        else:
-            S = _clock(_att(p, s, R, side), t, rho, V, tV) - pd[p, _C]
-        fkey[f] = S - sent[q] / fw[f]
-        cnt[p] += 1
-        W[a, b] += fw[f]
-        WT[b, a] += fw[f]
-        dem_l[a] += fw[f]
-        dem_r[b] += fw[f]
-        nf_l[a] += 1
-        nf_r[b] += 1
-        pstart[f] = t
+        _join(f, t, sent[q], la, lb, s, R, fw, W, WT, dem_l, dem_r, nf_l, nf_r, cnt, side, pd,
+              rho, V, tV, fkey, pstart, newp, meta)
         fresh[meta[_NFRESH]] = f
         meta[_NFRESH] += 1
-    meta[_DIRTY] = 1
+
+
+@njit
+def _take_place(g, gmeta, grun, gws, gwn, gwk, gwf):  # type: ignore[no-untyped-def]
+    """The next waiting flow of group ``g`` if the group has a free place (else -1)."""
+    if grun[g] >= gmeta[0] or gwn[g] == 0:
+        return -1
+    base = gws[g]
+    f = gwf[base]
+    _heap_pop(gwk, gwf, base, gwn[g])
+    gwn[g] -= 1
+    grun[g] += 1
+    return f
+
+
+@njit
+def _pend(g, gmeta, gpend, gmark):  # type: ignore[no-untyped-def]
+    """List group ``g`` as one that may have a free place."""
+    if not gmark[g]:
+        gmark[g] = True
+        gpend[gmeta[1]] = g
+        gmeta[1] += 1
+
+
+@njit
+def pair_admit(  # type: ignore[no-untyped-def]
+    flows, t, la, lb, sent,
+    s, cap_l, cap_r, fw, change_tol, stop_at, W, WT, dem_l, dem_r, nf_l, nf_r, cnt, side, pd,
+    K, lam, rho, V, tV, Tl, lstale, hs, hn, hk, hf, fkey, pstart, newp, fresh, meta,
+    grp, gmeta, grun, gws, gwn, gwk, gwf, gpend, gmark,
+):
+    """:func:`pair_join` under a limit per group: ``flows`` (which have received nothing)
+    wait in their groups, then every group with a free place (theirs, and those a flow
+    completion freed at the end of the last call) takes its waiting flows in flow order.
+    Flows that hold a place keep it until they complete. ``sent`` is not read."""
+    R = cap_r.size
+    for q in range(flows.size):
+        f = flows[q]
+        g = grp[f]
+        _heap_push(gwk, gwf, gws[g], gwn[g], float(f), f)
+        gwn[g] += 1
+        _pend(g, gmeta, gpend, gmark)
+    _fill(t, la, lb, s, R, fw, W, WT, dem_l, dem_r, nf_l, nf_r, cnt, side, pd, rho, V, tV,
+          fkey, pstart, newp, fresh, meta, gmeta, grun, gws, gwn, gwk, gwf, gpend, gmark)
+
+
+@njit
+def _fill(  # type: ignore[no-untyped-def]
+    t, la, lb, s, R, fw, W, WT, dem_l, dem_r, nf_l, nf_r, cnt, side, pd, rho, V, tV, fkey,
+    pstart, newp, fresh, meta, gmeta, grun, gws, gwn, gwk, gwf, gpend, gmark,
+):
+    """The listed groups' waiting flows take their free places, in flow order; they join
+    their pairs at ``t`` (as fresh flows) with nothing received (a flow waits only until
+    its first place)."""
+    for q in range(gmeta[1]):
+        g = gpend[q]
+        gmark[g] = False
+        while True:
+            f = _take_place(g, gmeta, grun, gws, gwn, gwk, gwf)
+            if f < 0:
+                break
+            _join(f, t, 0.0, la, lb, s, R, fw, W, WT, dem_l, dem_r, nf_l, nf_r, cnt, side, pd,
+                  rho, V, tV, fkey, pstart, newp, meta)
+            fresh[meta[_NFRESH]] = f
+            meta[_NFRESH] += 1
+    gmeta[1] = 0
+
+
+@njit
+def _enter_fresh(t, la, lb, s, R, size, fw, fco, start, pd, side, K, rho, lstale, hs, hn, hk, hf,  # type: ignore[no-untyped-def]
+                 fkey, fresh, meta):
+    """The flows joined since the last call enter their pairs' heaps."""
+    for q in range(meta[_NFRESH]):
+        _enter(fresh[q], t, la, lb, s, R, size, fw, fco, start, pd, side, K, rho, lstale, hs, hn,
+               hk, hf, fkey)
+    meta[_NFRESH] = 0
 
 
 @njit
@@ -400,6 +540,7 @@ def pair_stretch(  # type: ignore[no-untyped-def]
     record, max_pieces, rate_out, done_f, done_t, pc_f, pc_t0, pc_t1, pc_r,
     s, cap_l, cap_r, fw, change_tol, stop_at, W, WT, dem_l, dem_r, nf_l, nf_r, cnt, side, pd,
     K, lam, rho, V, tV, Tl, lstale, hs, hn, hk, hf, fkey, pstart, newp, fresh, meta,
+    grp, gmeta, grun, gws, gwn, gwk, gwf, gpend, gmark,
 ):
     """Advance per-flow weighted max-min from ``t0`` (see :mod:`coflowopt.sim.kernels`).
 
@@ -415,24 +556,12 @@ def pair_stretch(  # type: ignore[no-untyped-def]
     nev = 0
     # flows joined since the last call enter their pairs' heaps; a flow that joins a
     # running pair starts now
-    for q in range(meta[_NFRESH]):
-        f = fresh[q]
-        p = la[f] * R + lb[f] - s
-        key = fkey[f] + size[f] / fw[f]
-        fkey[f] = key
-        _heap_push(hk, hf, hs[p], hn[p], key, f)
-        hn[p] += 1
-        if key < pd[p, _TOP]:
-            pd[p, _TOP] = key
-        if side[p] >= 0:
-            u = _att(p, s, R, side)
-            K[p] = pd[p, _TOP] + pd[p, _C]
-            lstale[u] = True
-            if rho[u] > 0.0:
-                k = fco[f]
-                if t < start[k]:
-                    start[k] = t
-    meta[_NFRESH] = 0
+    # places freed where the last call stopped without a decision (a full record buffer)
+    _fill(t, la, lb, s, R, fw, W, WT, dem_l, dem_r, nf_l, nf_r, cnt, side, pd, rho, V, tV, fkey,
+          pstart, newp, fresh, meta, gmeta, grun, gws, gwn, gwk, gwf, gpend, gmark)
+    _enter_fresh(t, la, lb, s, R, size, fw, fco, start, pd, side, K, rho, lstale, hs, hn, hk, hf,
+                 fkey, fresh, meta)
+    limit = gmeta[0] > 0
     if meta[_DIRTY]:
         npc = _recompute(t, record, pc_f, pc_t0, pc_t1, pc_r, npc, fco, start, s, cap_l, cap_r,
                          fw, change_tol, W, WT, dem_l, dem_r, cnt, side, pd, K, lam, rho, V, tV,
@@ -520,6 +649,11 @@ def pair_stretch(  # type: ignore[no-untyped-def]
                     cf_left[k] -= 1
                     if cf_left[k] == 0 and stop_at[k]:
                         stop = True
+                    if limit:
+                        g = grp[f]
+                        grun[g] -= 1
+                        if gwn[g] > 0:
+                            _pend(g, gmeta, gpend, gmark)
                 if cnt[p] == 0:
                     # an empty pair forgets its history (and the rounding in W)
                     W[a, j] = 0.0
@@ -536,7 +670,13 @@ def pair_stretch(  # type: ignore[no-untyped-def]
         if t_stop <= thr or stop or (record and npc > max_pieces - 2 * n - 4):
             # the engine decides (or admits) now; the levels are recomputed at the next call
             reason = 0 if t_stop <= thr else (1 if stop else 2)
-            break
+            break  # freed places are taken after the engine's admissions (pair_admit)
+        if gmeta[1]:
+            # waiting flows take the places freed at this event, in flow order
+            _fill(t, la, lb, s, R, fw, W, WT, dem_l, dem_r, nf_l, nf_r, cnt, side, pd, rho, V,
+                  tV, fkey, pstart, newp, fresh, meta, gmeta, grun, gws, gwn, gwk, gwf, gpend, gmark)
+            _enter_fresh(t, la, lb, s, R, size, fw, fco, start, pd, side, K, rho, lstale, hs, hn, hk,
+                         hf, fkey, fresh, meta)
         npc = _recompute(t, record, pc_f, pc_t0, pc_t1, pc_r, npc, fco, start, s, cap_l, cap_r,
                          fw, change_tol, W, WT, dem_l, dem_r, cnt, side, pd, K, lam, rho, V, tV,
                          lstale, hs, hn, hf, pstart, newp, meta)
