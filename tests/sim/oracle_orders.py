@@ -41,7 +41,10 @@ The ordered-MADD family (``fifo``, ``scf``, ``ncf``, ``tcf``, ``varys``):
   the others grow on (weighted progressive filling on what is left);
   ``"greedy"`` (coflowsim): flows in arrival order (coflows by release, then
   index; flows by index), not in the priority order, each taking the smaller
-  spare of its two links; ``"none"``.
+  spare of its two links; ``"coflowsim"``: first the flows of the coflows
+  MADD skipped whose links both have room share what is left, each
+  ``min(left / count)`` over its two links (counts of such flows per link,
+  lefts as before this step), then ``"greedy"``; ``"none"``.
 
 ``baraat`` (FIFO-LM, §6.8.2): on each link the coflows with an unfinished
 flow through it, first-in first-out (release, then index); a coflow is heavy
@@ -180,10 +183,12 @@ def allocate_ordered(world: World, policy: str, params: dict, active: list[int])
     ranked = sorted(active, key=lambda k: (tie_key(order_key(world, policy, static, k)), world.release[k], k))
     left = dict(world.cap)
     rate: dict[int, Fraction] = {}
+    skipped = []
     for k in ranked:
         flows = world.unfinished(k)
         load = world.link_sum(flows, lambda f: world.rem[f])
         if any(left[lk] <= SAT * world.cap[lk] for lk in load):
+            skipped.append(k)
             continue
         gamma = max(v / left[lk] for lk, v in load.items())
         for f in flows:
@@ -198,7 +203,23 @@ def allocate_ordered(world: World, policy: str, params: dict, active: list[int])
                 for f, v in fill(world, group, lambda f: world.rem[f], left).items():
                     rate[f] = rate.get(f, ZERO) + v
                 saturate(left, world.cap)
-    elif params["backfill"] == "greedy":  # coflowsim: arrival order, not the priority order
+    elif params["backfill"] in ("greedy", "coflowsim"):
+        if params["backfill"] == "coflowsim":
+            # coflowsim's updateRatesFairShare: the skipped coflows' flows with room on both
+            # links, counted per link; each takes min(left / count) of the lefts before it
+            room = [f for k in skipped for f in world.unfinished(k)
+                    if all(left[lk] > 0 for lk in world.links[f])]
+            count: dict[Link, int] = {}
+            for f in room:
+                for lk in world.links[f]:
+                    count[lk] = count.get(lk, 0) + 1
+            share = {f: min(left[lk] / count[lk] for lk in world.links[f]) for f in room}
+            for f, v in share.items():
+                rate[f] = rate.get(f, ZERO) + v
+                for lk in world.links[f]:
+                    left[lk] -= v
+            saturate(left, world.cap)
+        # coflowsim's refill: arrival order, not the priority order
         for k in sorted(active, key=lambda k: (world.release[k], k)):
             for f in world.unfinished(k):
                 take = min(left[lk] for lk in world.links[f])

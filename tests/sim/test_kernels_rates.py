@@ -34,7 +34,7 @@ def test_pfp_kernel_equals_the_reference(inst, batch):
 @given(
     instances(max_ports=4, max_coflows=5, max_flows=5, dependencies=True, delays=True),
     st.sampled_from(MADD_FAMILY),
-    st.sampled_from(["proportional", "greedy", "none"]),
+    st.sampled_from(["proportional", "greedy", "coflowsim", "none"]),
     st.sampled_from([None, 0.5]),
 )
 def test_madd_kernels_equal_the_reference(inst, name, backfill, batch):

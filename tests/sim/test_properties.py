@@ -146,7 +146,7 @@ def test_baraat_passes_a_blocked_coflows_link_on_only_when_asked():
     assert passed.completion.tolist() == pytest.approx([10.0, 11.0, 1.2], rel=1e-12)
 
 
-@pytest.mark.parametrize("backfill", ["proportional", "greedy"])
+@pytest.mark.parametrize("backfill", ["proportional", "greedy", "coflowsim"])
 @settings(**SETTINGS)
 @given(inst=instances())
 def test_varys_backfilling_leaves_no_flow_idle_right_after_a_decision(backfill, inst):

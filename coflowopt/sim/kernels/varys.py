@@ -36,6 +36,7 @@ from ..._jit import njit
 from ...kernels.rates import greedy_pairs, madd_gamma, madd_rows
 
 __all__ = [
+    "BACKFILL_COFLOWSIM",
     "BACKFILL_GREEDY",
     "BACKFILL_NONE",
     "BACKFILL_PROPORTIONAL",
@@ -53,6 +54,7 @@ SAT = 1e-9
 BACKFILL_PROPORTIONAL = 0
 BACKFILL_GREEDY = 1
 BACKFILL_NONE = 2
+BACKFILL_COFLOWSIM = 3
 
 
 def workspace(n: int, old: tuple[np.ndarray, np.ndarray] | None = None) -> tuple[np.ndarray, np.ndarray]:
@@ -293,6 +295,43 @@ def greedy_backfill(la, lb, f, cptr, corder, grow, residual, extra, iwork):  # t
 
 
 @njit
+def skipped_fair_share(la, lb, f, cptr, has, grow, residual, cap, extra):  # type: ignore[no-untyped-def]
+    """coflowsim's pass for the coflows MADD skipped (``updateRatesFairShare``).
+
+    Every flow of a coflow with ``has[c]`` False whose two links have room
+    is counted on both; each then takes ``min(residual[a] / n[a],
+    residual[b] / n[b])`` of the residuals as they were before the pass.
+    Adds to ``extra``; ``residual`` loses what is given (links left with at
+    most ``SAT`` of their capacity are full).
+    """
+    L = residual.size
+    na = np.zeros(L, np.int64)
+    for c in range(cptr.size - 1):
+        if has[c] or not grow[c]:
+            continue
+        for p in range(cptr[c], cptr[c + 1]):
+            j = f[p]
+            if residual[la[j]] > 0 and residual[lb[j]] > 0:
+                na[la[j]] += 1
+                na[lb[j]] += 1
+    used = np.zeros(L)
+    for c in range(cptr.size - 1):
+        if has[c] or not grow[c]:
+            continue
+        for p in range(cptr[c], cptr[c + 1]):
+            a = la[f[p]]
+            b = lb[f[p]]
+            if residual[a] > 0 and residual[b] > 0:
+                x = min(residual[a] / na[a], residual[b] / na[b])
+                extra[p] += x
+                used[a] += x
+                used[b] += x
+    for link in range(L):
+        v = residual[link] - used[link]
+        residual[link] = 0.0 if v <= SAT * cap[link] else v
+
+
+@njit
 def ordered_madd_rates(  # type: ignore[no-untyped-def]
     la, lb, f, rem, cptr, loads, uses_a, uses_b, cap, backfill, corder, apart, iwork, fwork
 ):
@@ -306,7 +345,8 @@ def ordered_madd_rates(  # type: ignore[no-untyped-def]
     ``iwork`` / ``fwork``: scratch of at least ``3 * f.size`` integers and
     floats (:func:`workspace`).
     ``backfill``: 0 proportional, 1 greedy with coflows in the order
-    ``corder``, 2 none. Returns each position's rate and, per coflow,
+    ``corder``, 2 none, 3 coflowsim's (:func:`skipped_fair_share`, then greedy
+    in the order ``corder``). Returns each position's rate and, per coflow,
     whether any of its flows gets a non-zero rate.
     """
     n = f.size
@@ -365,7 +405,9 @@ def ordered_madd_rates(  # type: ignore[no-untyped-def]
     if backfill == BACKFILL_PROPORTIONAL:
         given = proportional_backfill(la, lb, f, rem, cptr, grow, residual, cap, extra, iwork,
                                       fwork[n:])
-    elif backfill == BACKFILL_GREEDY:
+    elif backfill == BACKFILL_GREEDY or backfill == BACKFILL_COFLOWSIM:
+        if backfill == BACKFILL_COFLOWSIM:
+            skipped_fair_share(la, lb, f, cptr, has, grow, residual, cap, extra)
         greedy_backfill(la, lb, f, cptr, corder, grow, residual, extra, iwork)
         given = True
     served = np.zeros(nc, np.bool_)

@@ -42,16 +42,20 @@ the online rules of §5.6.2:
 
    ``backfill="greedy"``: flows in arrival order each take ``min`` of their
    two ports' spare capacity, the refill of coflowsim's work-conservation
-   pass, but not all of that pass: coflowsim (``updateRatesDynamicAlpha``)
-   first gives the coflows MADD skipped a one-pass share ``min(free_src /
-   n_src, free_dst / n_dst)`` of what is left, and orders its refill by
-   admission time plus a randomised "deadline duration" (``Random(17)``),
-   not by arrival. Neither is reproduced (a comparison with coflowsim on the
-   trace, stop 24: SEBF with ``order="static"``, ``backfill="greedy"`` had a
-   mean CCT of 48.1 s against coflowsim's 28.5 s, its wide long coflows up
-   to 2.9x slower; with the skipped coflows' pass and coflowsim's 10.24 s
-   admission periods added in a scratch subclass, 27.7 s, 506 of 526
-   coflows within 1%). ``backfill="none"`` leaves spare capacity idle.
+   pass, but not all of that pass. ``backfill="coflowsim"`` adds the part
+   before it: coflowsim (``CoflowSimulator.updateRatesDynamicAlpha``) first
+   gives the coflows MADD skipped a one-pass share (``updateRatesFairShare``):
+   their flows whose two ports both have room are counted per port, and each
+   takes ``min(free_src / n_src, free_dst / n_dst)`` of what MADD left
+   (:func:`skipped_fair_share`); then the refill. Not reproduced in either:
+   coflowsim orders its refill by admission time plus a randomised "deadline
+   duration" (``Random(17)``), not by arrival. A comparison with coflowsim
+   on the trace (stop 24): SEBF with ``order="static"``, ``backfill="greedy"``
+   had a mean CCT of 48.1 s against coflowsim's 28.5 s, its wide long
+   coflows up to 2.9x slower; with the skipped coflows' pass and coflowsim's
+   10.24 s admission periods, 27.7 s, 506 of 526 coflows within 1%
+   (``benchmarks/results/simulator.md``). ``backfill="none"`` leaves spare
+   capacity idle.
 4. *When*: Varys reschedules "upon coflow arrival and completion events"
    (§5.6.2), so the default ``reschedule="coflow"`` re-allocates only then
    (and when the fabric would otherwise go idle); capacity freed by a single
@@ -96,14 +100,20 @@ from ._common import madd_flows, saturated
 
 __all__ = [
     "BACKFILLS",
+    "ORDERED_BACKFILLS",
     "OrderedMADD",
     "Varys",
     "VarysParams",
     "backfill_greedy",
     "backfill_proportional",
+    "skipped_fair_share",
 ]
 
 BACKFILLS = ("proportional", "greedy", "none")
+"""The backfilling passes ``varys-deadline`` offers."""
+
+ORDERED_BACKFILLS = (*BACKFILLS, "coflowsim")
+"""Those of ``varys`` and the other ordered policies (fifo, scf, ncf, tcf)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,7 +121,8 @@ class VarysParams(Params):
     order: str = "remaining"
     """Order key on the data still to send ("remaining") or fixed at arrival ("static")."""
     backfill: str = "proportional"
-    """Spare capacity: "proportional" (dissertation text), "greedy" (coflowsim's refill), "none"."""
+    """Spare capacity: "proportional" (dissertation text), "greedy" (coflowsim's refill),
+    "coflowsim" (coflowsim's pass for skipped coflows, then its refill), "none"."""
     reschedule: str = "coflow"
     """Re-allocate on coflow arrivals/departures ("coflow", §5.6.2) or every flow event ("flow")."""
     starvation_period: float | None = None
@@ -121,7 +132,7 @@ class VarysParams(Params):
 
     def __post_init__(self) -> None:
         check_choice(self.order, "order", ("remaining", "static"))
-        check_choice(self.backfill, "backfill", BACKFILLS)
+        check_choice(self.backfill, "backfill", ORDERED_BACKFILLS)
         check_choice(self.reschedule, "reschedule", ("coflow", "flow"))
         check_positive(self.starvation_period, "starvation_period", allow_none=True)
         check_positive(self.starvation_delta, "starvation_delta")
@@ -241,6 +252,41 @@ def backfill_greedy(
         extra[i][a] = x[off : off + a.size]
         off += a.size
     return extra
+
+
+def skipped_fair_share(
+    view: SimView, flows: list[np.ndarray], residual: np.ndarray
+) -> list[np.ndarray]:
+    """coflowsim's pass for the coflows MADD skipped (``updateRatesFairShare``).
+
+    ``flows``: the skipped coflows' flows (empty for the others). Every flow
+    whose links all have room is counted on each of its links; each then
+    takes the smallest ``residual / count`` over its links, residuals as
+    they were before the pass. ``residual`` loses what is given (links left
+    with at most ``SAT`` of their capacity are full). Returns each flow's rate.
+    """
+    out = [np.zeros(f.size) for f in flows]
+    dead = residual <= 0
+    alive = [np.flatnonzero(_alive(view, f, dead)) for f in flows]
+    cand = np.concatenate([f[a] for f, a in zip(flows, alive, strict=True)]) if flows else _NONE
+    if cand.size == 0:
+        return out
+    count = view.link_sum(cand, np.ones(cand.size))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        share = np.where(count > 0, residual / count, np.inf)
+    if view.two_link:
+        x = np.minimum(share[view.link_a[cand]], share[view.link_b[cand]])
+    else:  # the smallest share over each route (every route has a link)
+        use = view.usage(cand).tocsr()
+        x = np.minimum.reduceat(share[use.indices], use.indptr[:-1])
+    residual -= view.link_sum(cand, x)
+    np.maximum(residual, 0.0, out=residual)
+    residual[saturated(residual, view.capacity)] = 0.0
+    off = 0
+    for i, a in enumerate(alive):
+        out[i][a] = x[off : off + a.size]
+        off += a.size
+    return out
 
 
 @dataclass(slots=True)
@@ -371,14 +417,21 @@ class OrderedMADD(Policy):
             extra = backfill_proportional(view, parts, residual)
             extra = [e if e.size else np.zeros(st.flows.size) for e, st in zip(extra, order,
                                                                                strict=True)]
-        elif p.backfill == "greedy":
+        elif p.backfill in ("greedy", "coflowsim"):
+            pre = [np.zeros(st.flows.size) for st in order]
+            if p.backfill == "coflowsim":
+                pre = skipped_fair_share(view, [st.flows if r is None else _NONE
+                                                for st, r in zip(order, rates, strict=True)],
+                                         residual)
+                pre = [e if e.size else np.zeros(st.flows.size) for e, st in zip(pre, order,
+                                                                                 strict=True)]
             # arrival order (coflowsim sorts by admission plus a randomised duration)
             adm = view.coflow_admitted
             idx = sorted(range(len(order)), key=lambda i: (adm[order[i].k], order[i].k))
             ex = backfill_greedy(view, [order[i].flows for i in idx], residual)
-            extra = [np.zeros(0)] * len(order)
+            extra = pre
             for j, i in enumerate(idx):
-                extra[i] = ex[j]
+                extra[i] = extra[i] + ex[j]
         else:
             extra = [np.zeros(st.flows.size) for st in order]
         out_f, out_r = [], []
@@ -403,12 +456,13 @@ class OrderedMADD(Policy):
         p: VarysParams = self.params
         f, rem, cptr = _concat([st.flows for st in order], [st.rem for st in order])
         corder = _NONE
-        if p.backfill == "greedy":
+        if p.backfill in ("greedy", "coflowsim"):
             adm = view.coflow_admitted
             corder = np.array(
                 sorted(range(len(order)), key=lambda i: (adm[order[i].k], order[i].k)), np.int64
             )
-        mode = {"proportional": kv.BACKFILL_PROPORTIONAL, "greedy": kv.BACKFILL_GREEDY}.get(
+        mode = {"proportional": kv.BACKFILL_PROPORTIONAL, "greedy": kv.BACKFILL_GREEDY,
+                "coflowsim": kv.BACKFILL_COFLOWSIM}.get(
             p.backfill, kv.BACKFILL_NONE
         )
         rates, served_now = kv.ordered_madd_rates(
