@@ -53,7 +53,7 @@ def _thresholds(release: FloatArray, count: int | str) -> FloatArray:
 
 def pairwise_lp(
     inst: Instance, *, thresholds: int | str = "auto", time_limit: float | None = None,
-    solver: str = "auto", rowgen: bool | str = "auto", per_coflow: int = 3,
+    solver: str = "auto", rowgen: bool | str = "auto", per_coflow: int = 3, rows: str = "used",
 ) -> tuple[float, FloatArray | None, dict]:
     """Solve the pairwise LP; returns ``(bound, C values or None, info)`` in instance units.
 
@@ -61,7 +61,13 @@ def pairwise_lp(
     differ; ``solver="auto"`` picks HiGHS's interior point method (without
     crossover) for large matrices and its simplex otherwise; ``rowgen="auto"``
     adds rows lazily (most violated per coflow) when thresholds are used.
+    ``rows="used"``: a coflow's rows for the links it uses, and order
+    variables for the pairs that share a link; ``rows="published"``: the
+    published LP, a row for every coflow and every link, and order variables
+    for every pair (``models/bound-pairwise.md``).
     """
+    if rows not in ("used", "published"):
+        raise CoflowoptError(f"rows must be 'used' or 'published', got {rows!r}")
     if solver not in ("auto", "choose", "simplex", "ipm", "pdlp"):
         raise CoflowoptError(
             f"solver must be 'auto', 'choose', 'simplex', 'ipm' or 'pdlp', got {solver!r}")
@@ -79,9 +85,13 @@ def pairwise_lp(
     caps = completion_caps(inst) / tu
     use = sp.csc_array(v > 0)
     use.eliminate_zeros()
-    share = sp.triu(sp.csr_array(use.astype(np.float64)) @ sp.csr_array(use.T.astype(np.float64)),
-                    k=1).tocoo()
-    pi, pj = np.asarray(share.row, np.int64), np.asarray(share.col, np.int64)
+    published = rows == "published"
+    if published:  # every pair: a coflow's rows on links it does not use pair it with their users
+        pi, pj = (x.astype(np.int64) for x in np.triu_indices(K, 1))
+    else:
+        share = sp.triu(sp.csr_array(use.astype(np.float64))
+                        @ sp.csr_array(use.T.astype(np.float64)), k=1).tocoo()
+        pi, pj = np.asarray(share.row, np.int64), np.asarray(share.col, np.int64)
     pkey = pi * K + pj
     order = np.argsort(pkey)
     pkey, pi, pj = pkey[order], pi[order], pj[order]
@@ -95,21 +105,24 @@ def pairwise_lp(
     rows_r, rows_c, rows_v, row_lo = [], [], [], []
     nrow = 0
     th = _thresholds(r, thresholds)
+    every = np.arange(K, dtype=np.int64)
     for rho in np.concatenate([[0.0], th]):
         for lk in range(v.shape[1]):
             members = use.indices[use.indptr[lk]: use.indptr[lk + 1]].astype(np.int64)
             members = members[r[members] >= rho] if rho > 0 else members
-            n = members.size
-            if n == 0:
+            if members.size == 0:
                 continue
+            # the coflows with a row on this link: its users, or (published) every coflow
+            targets = members if not published else (every[r >= rho] if rho > 0 else every)
+            n = targets.size
             vl = v[members, lk]
             local = nrow + np.arange(n)
-            const = rho + vl.copy()
-            if n > 1:
-                a_idx, b_idx = np.meshgrid(np.arange(n), np.arange(n), indexing="ij")
-                off = a_idx != b_idx
-                a_idx, b_idx = a_idx[off], b_idx[off]  # k' = members[a], k = members[b]
-                ka, kb = members[a_idx], members[b_idx]
+            const = rho + v[targets, lk]
+            a_idx, b_idx = np.meshgrid(np.arange(members.size), np.arange(n), indexing="ij")
+            ka, kb = members[a_idx.ravel()], targets[b_idx.ravel()]  # k' a user, k a target
+            off = ka != kb
+            a_idx, b_idx, ka, kb = a_idx.ravel()[off], b_idx.ravel()[off], ka[off], kb[off]
+            if ka.size:
                 lo_k, hi_k = np.minimum(ka, kb), np.maximum(ka, kb)
                 p = np.searchsorted(pkey, lo_k * K + hi_k)
                 # delta_{k'k} = delta[p] if k' < k else 1 - delta[p]
@@ -120,7 +133,7 @@ def pairwise_lp(
                 const += np.bincount(b_idx, weights=np.where(ka > kb, vl[a_idx], 0.0),
                                      minlength=n)
             rows_r.append(local)
-            rows_c.append(ccol[members])
+            rows_c.append(ccol[targets])
             rows_v.append(np.ones(n))
             row_lo.append(const)
             nrow += n
@@ -144,7 +157,8 @@ def pairwise_lp(
     def remaining() -> float | None:
         return None if time_limit is None else time_limit - (time.perf_counter() - start)
 
-    info: dict = {"pairs": int(npair), "rows": int(nrow), "nonzeros": int(full.nnz)}
+    info: dict = {"pairs": int(npair), "rows": int(nrow), "nonzeros": int(full.nnz),
+                  "row_set": rows}
     if not rowgen:
         chosen = np.arange(nrow)
     else:
@@ -210,14 +224,14 @@ def _top_per_owner(
 
 def pairwise_bound(
     inst: Instance, *, time_limit: float | None = None, thresholds: int | str = "auto",
-    solver: str = "auto", rowgen: bool | str = "auto",
+    solver: str = "auto", rowgen: bool | str = "auto", rows: str = "used",
 ) -> Result:
-    """The pairwise LP's optimum (safe dual bound) as a lower bound."""
+    """The pairwise LP's optimum (safe dual bound) as a lower bound (see :func:`pairwise_lp`)."""
     start = time.perf_counter()
     if inst.num_coflows == 0:
         return Result(Status.BOUND, math.nan, 0.0, 0.0, "pairwise")
     bound, C, info = pairwise_lp(inst, thresholds=thresholds, time_limit=time_limit,
-                                 solver=solver, rowgen=rowgen)
+                                 solver=solver, rowgen=rowgen, rows=rows)
     status = bound_status(bound, info.get("timed_out", False))
     if C is not None:
         info["lp_completion"] = C
