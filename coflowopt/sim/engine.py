@@ -1398,6 +1398,13 @@ class SimView:
         """Number of admitted, unfinished flows of coflow ``k``."""
         return int(self._e.cf_active[k])
 
+    @property
+    def staggered(self) -> bool:
+        """True when some coflow's flows are admitted at different times: multi-wave
+        coflows, or an anchor held back by ``finishes_before`` predecessors."""
+        e = self._e
+        return bool(e.instance.is_multi_wave or (e.anchor >= 0).any())
+
     def fully_admitted(self, k: int) -> bool:
         """True when every flow of coflow ``k`` has been admitted."""
         e = self._e

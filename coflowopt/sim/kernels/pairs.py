@@ -36,6 +36,16 @@ less than ``change_tol`` relative (rounding): the results agree to rounding
 (``tests/sim/test_kernels_fair.py``: completions and starts to 1e-12 on random
 instances and Facebook prefixes; 2e-15 on the whole trace).
 
+Two variants hold flows back until they may join (the same water-filling
+then runs over the joined flows): a limit per group (``fair``'s receiver
+limit: a group's waiting flows take the places its completions free, in
+flow order, :func:`pair_admit`) and FIFO gates per link (``baraat``: a flow
+joins once its coflow may send on both its links; the kernel moves each
+link's gate when its first light coflow turns heavy, predicted from that
+coflow's rate through the link, or completes its flows there,
+:func:`pair_gate_admit`). Gate events cost a pass over the flows of each
+link's first light coflow.
+
 The state persists across calls: the policy admits new flows with
 :func:`pair_join` and hands the same state to every stretch. The kernel
 keeps the rates itself and leaves ``rate_out`` at zero, so the engine holds
@@ -51,11 +61,15 @@ from ..._jit import njit
 from ...kernels.maxmin import waterfill
 from ._common import EVENT, next_event
 
-__all__ = ["new_pair_state", "pair_admit", "pair_join", "pair_stretch"]
+__all__ = ["new_pair_state", "pair_admit", "pair_gate_admit", "pair_join", "pair_stretch"]
 
 CANCEL = 1e-6
 """A link whose weight falls below this fraction of the weight just removed sums its pairs'
 weights afresh (see :func:`pair_stretch`)."""
+
+_REACH = 1e-12
+"""As :data:`coflowopt.sim.policies.aalo.REACH_TOL`: bytes within this fraction below a
+threshold count as at it."""
 
 _DIRTY, _NFRESH, _NNEW = 0, 1, 2
 """Slots of the ``meta`` array: levels stale; fresh flows; pairs waiting to attach."""
@@ -70,6 +84,7 @@ def new_pair_state(
     la: npt.NDArray[np.int64], lb: npt.NDArray[np.int64], split: int, cap: npt.NDArray[np.float64],
     weight: npt.NDArray[np.float64], change_tol: float, stop_at: npt.NDArray[np.bool_],
     group: npt.NDArray[np.int64] | None = None, limit: int = 0,
+    gate: tuple[npt.NDArray[np.int64], int, float] | None = None,
 ) -> tuple[object, ...]:
     """The kernel state for a fabric split at ``split`` (the ``*args`` of both functions).
 
@@ -78,7 +93,9 @@ def new_pair_state(
     ``group``, ``limit``: at most ``limit`` flows of each group (ids ``0..G-1``
     per flow) hold a place at once; the others wait, and take a place in
     flow order when one frees up (``fair``'s receiver limit; see
-    :func:`pair_admit`). ``limit = 0``: no limit.
+    :func:`pair_admit`). ``limit = 0``: no limit. ``gate = (flow_coflow,
+    num_coflows, threshold)``: FIFO gates per link (``baraat``): a flow joins
+    only once its coflow may send on both its links (:func:`pair_gate_admit`).
     """
     s = int(split)
     L = cap.size
@@ -123,6 +140,56 @@ def new_pair_state(
         np.zeros(max(F, 1), np.int64),  # fresh: flows joined since the last call
         np.zeros(3, np.int64),  # meta
         *_group_state(group, limit, F),
+        *_gate_state(gate, la, lb, L, F),
+    )
+
+
+def _gate_state(
+    gate: tuple[npt.NDArray[np.int64], int, float] | None, la: npt.NDArray[np.int64],
+    lb: npt.NDArray[np.int64], L: int, F: int,
+) -> tuple[object, ...]:
+    """The FIFO gates' arrays of the state (see :func:`new_pair_state`)."""
+    n = max(F, 1)
+    if gate is None:
+        fco, K, threshold = np.zeros(F, np.int64), 0, 0.0
+        on = 0
+    else:
+        fco, K, threshold = np.asarray(gate[0], np.int64), int(gate[1]), float(gate[2])
+        on = 1
+    # a slot per (coflow, link) that a flow uses: its flows, FIFO position and counters
+    keys = np.concatenate([fco * L + la, fco * L + lb]) if on else np.zeros(0, np.int64)
+    uniq, inv = np.unique(keys, return_inverse=True)
+    inv = inv.reshape(-1).astype(np.int64)
+    S = uniq.size
+    sptr = np.zeros(S + 1, np.int64)
+    np.cumsum(np.bincount(inv, minlength=S), out=sptr[1:])
+    sflow = np.concatenate([np.arange(F), np.arange(F)])[np.argsort(inv, kind="stable")] \
+        if on else np.zeros(1, np.int64)
+    slink = (uniq % L).astype(np.int64) if on else np.zeros(1, np.int64)
+    lptr = np.zeros(L + 1, np.int64)
+    np.cumsum(np.bincount(slink[:S], minlength=L), out=lptr[1:])
+    return (
+        np.array([threshold, 1.0 - _REACH], np.float64),  # bth: threshold, its "at" factor
+        np.array([on, 0], np.int64),  # bmeta: on, pending links
+        inv[:F] if on else np.zeros(n, np.int64),  # sa: each flow's slot on its first link
+        inv[F:] if on else np.zeros(n, np.int64),  # sb: on its second link
+        sptr,
+        sflow.astype(np.int64),  # flows of each slot
+        slink,
+        np.searchsorted(uniq, np.arange(K + 1, dtype=np.int64) * L).astype(np.int64),  # cslot
+        np.zeros(max(S, 1), np.int64),  # spres: unfinished flows of each slot
+        np.zeros(max(S, 1)),  # sdone: bytes of its finished flows
+        np.zeros(max(S, 1), np.bool_),  # sheavy
+        np.full(max(S, 1), -1, np.int64),  # spos: position in its link's FIFO (-1: not yet)
+        lptr,
+        np.zeros(max(S, 1), np.int64),  # lfifo: each link's slots, first in first out
+        np.zeros(L, np.int64),  # lnf: slots queued per link
+        np.zeros(L, np.int64),  # lcand: position of each link's first light slot (lnf: none)
+        np.zeros(L, np.bool_),  # lmark: listed in lpend
+        np.zeros(L, np.int64),  # lpend: links whose candidate may move
+        np.full(L, np.inf),  # lT: when each link's candidate turns heavy at current rates
+        np.zeros(n, np.bool_),  # fjn: flows joined to their pairs
+        np.zeros(n, np.bool_),  # fent: joined flows whose key holds their size
     )
 
 
@@ -259,6 +326,8 @@ def pair_join(  # type: ignore[no-untyped-def]
     s, cap_l, cap_r, fw, change_tol, stop_at, W, WT, dem_l, dem_r, nf_l, nf_r, cnt, side, pd,
     K, lam, rho, V, tV, Tl, lstale, hs, hn, hk, hf, fkey, pstart, newp, fresh, meta,
     grp, gmeta, grun, gws, gwn, gwk, gwf, gpend, gmark,
+    bth, bmeta, sa, sb, sptr, sflow, slink, cslot, spres, sdone, sheavy, spos,
+    lptr, lfifo, lnf, lcand, lmark, lpend, lT, fjn, fent,
 ):
     """Admit ``flows`` at time ``t`` (``sent[q]``: bytes flow ``flows[q]`` received so far).
 
@@ -303,6 +372,8 @@ def pair_admit(  # type: ignore[no-untyped-def]
     s, cap_l, cap_r, fw, change_tol, stop_at, W, WT, dem_l, dem_r, nf_l, nf_r, cnt, side, pd,
     K, lam, rho, V, tV, Tl, lstale, hs, hn, hk, hf, fkey, pstart, newp, fresh, meta,
     grp, gmeta, grun, gws, gwn, gwk, gwf, gpend, gmark,
+    bth, bmeta, sa, sb, sptr, sflow, slink, cslot, spres, sdone, sheavy, spos,
+    lptr, lfifo, lnf, lcand, lmark, lpend, lT, fjn, fent,
 ):
     """:func:`pair_join` under a limit per group: ``flows`` (which have received nothing)
     wait in their groups, then every group with a free place (theirs, and those a flow
@@ -317,6 +388,37 @@ def pair_admit(  # type: ignore[no-untyped-def]
         _pend(g, gmeta, gpend, gmark)
     _fill(t, la, lb, s, R, fw, W, WT, dem_l, dem_r, nf_l, nf_r, cnt, side, pd, rho, V, tV,
           fkey, pstart, newp, fresh, meta, gmeta, grun, gws, gwn, gwk, gwf, gpend, gmark)
+
+
+@njit
+def pair_gate_admit(  # type: ignore[no-untyped-def]
+    coflows, t, la, lb, sent,
+    s, cap_l, cap_r, fw, change_tol, stop_at, W, WT, dem_l, dem_r, nf_l, nf_r, cnt, side, pd,
+    K, lam, rho, V, tV, Tl, lstale, hs, hn, hk, hf, fkey, pstart, newp, fresh, meta,
+    grp, gmeta, grun, gws, gwn, gwk, gwf, gpend, gmark,
+    bth, bmeta, sa, sb, sptr, sflow, slink, cslot, spres, sdone, sheavy, spos,
+    lptr, lfifo, lnf, lcand, lmark, lpend, lT, fjn, fent,
+):
+    """Admit whole ``coflows`` (first in first out, in this order) at ``t`` under FIFO gates:
+    each queues behind the coflows on each of its links; its flows that may send on both
+    their links join at once, the others wait (``sent`` is not read)."""
+    R = cap_r.size
+    for i in range(coflows.size):
+        k = coflows[i]
+        for sl in range(cslot[k], cslot[k + 1]):
+            u = slink[sl]
+            spos[sl] = lnf[u]
+            lfifo[lptr[u] + lnf[u]] = sl
+            lnf[u] += 1
+            spres[sl] = sptr[sl + 1] - sptr[sl]
+    for i in range(coflows.size):
+        k = coflows[i]
+        for sl in range(cslot[k], cslot[k + 1]):
+            if _allowed(sl, spos, slink, lcand):
+                _open_slot(sl, t, la, lb, s, R, fw, W, WT, dem_l, dem_r, nf_l, nf_r, cnt, side, pd,
+                           rho, V, tV, fkey, pstart, newp, fresh, meta, sa, sb, sptr, sflow, slink,
+                           spos, lcand, fjn)
+    meta[_DIRTY] = 1
 
 
 @njit
@@ -343,12 +445,164 @@ def _fill(  # type: ignore[no-untyped-def]
 
 @njit
 def _enter_fresh(t, la, lb, s, R, size, fw, fco, start, pd, side, K, rho, lstale, hs, hn, hk, hf,  # type: ignore[no-untyped-def]
-                 fkey, fresh, meta):
+                 fkey, fresh, meta, fent):
     """The flows joined since the last call enter their pairs' heaps."""
     for q in range(meta[_NFRESH]):
         _enter(fresh[q], t, la, lb, s, R, size, fw, fco, start, pd, side, K, rho, lstale, hs, hn,
                hk, hf, fkey)
+        fent[fresh[q]] = True
     meta[_NFRESH] = 0
+
+
+# --- FIFO gates (baraat) ------------------------------------------------------------------
+#
+# A slot is a (coflow, link) with flows; each link queues its coflows' slots first in first
+# out. Its *candidate* is its first slot that is present (has unfinished flows) and light
+# (sent less than the threshold through the link, finished flows included); the slots up to
+# and including it may send there (all of them when there is none). A flow joins its pair
+# once its coflow may send on both its links. The allowed prefix of a link only grows while
+# a coflow's flows all arrive together (candidates move on when they turn heavy or their
+# last flow on the link completes; arrivals queue behind), so a joined flow never leaves.
+
+
+@njit
+def _mark(u, bmeta, lmark, lpend):  # type: ignore[no-untyped-def]
+    """List link ``u`` as one whose candidate may move."""
+    if not lmark[u]:
+        lmark[u] = True
+        lpend[bmeta[1]] = u
+        bmeta[1] += 1
+
+
+@njit
+def _allowed(sl, spos, slink, lcand):  # type: ignore[no-untyped-def]
+    """Slot ``sl``'s coflow may send on its link."""
+    return spos[sl] >= 0 and spos[sl] <= lcand[slink[sl]]
+
+
+@njit
+def _open_slot(  # type: ignore[no-untyped-def]
+    sl, t, la, lb, s, R, fw, W, WT, dem_l, dem_r, nf_l, nf_r, cnt, side, pd, rho, V, tV, fkey,
+    pstart, newp, fresh, meta, sa, sb, sptr, sflow, slink, spos, lcand, fjn,
+):
+    """The waiting flows of slot ``sl`` (just allowed on its link) whose other link allows
+    their coflow too join their pairs at ``t`` (as fresh flows, with nothing received)."""
+    for q in range(sptr[sl], sptr[sl + 1]):
+        f = sflow[q]
+        if fjn[f]:
+            continue
+        other = sb[f] if sa[f] == sl else sa[f]
+        if _allowed(other, spos, slink, lcand):
+            fjn[f] = True
+            _join(f, t, 0.0, la, lb, s, R, fw, W, WT, dem_l, dem_r, nf_l, nf_r, cnt, side, pd, rho,
+                  V, tV, fkey, pstart, newp, meta)
+            fresh[meta[_NFRESH]] = f
+            meta[_NFRESH] += 1
+
+
+@njit
+def _advance_gates(  # type: ignore[no-untyped-def]
+    t, la, lb, s, R, fw, W, WT, dem_l, dem_r, nf_l, nf_r, cnt, side, pd, rho, V, tV, fkey, pstart,
+    newp, fresh, meta, bmeta, sa, sb, sptr, sflow, slink, spres, sheavy, spos, lptr, lfifo, lnf,
+    lcand, lmark, lpend, fjn,
+):
+    """Each listed link's candidate moves past the slots that are gone or heavy; the slots it
+    passes, and the new candidate, open."""
+    for q in range(bmeta[1]):
+        u = lpend[q]
+        lmark[u] = False
+        base = lptr[u]
+        c = lcand[u]
+        old = c
+        while c < lnf[u]:
+            sl = lfifo[base + c]
+            if spres[sl] > 0 and not sheavy[sl]:
+                break
+            c += 1
+        lcand[u] = c
+        for i in range(old + 1, min(c, lnf[u] - 1) + 1):
+            _open_slot(lfifo[base + i], t, la, lb, s, R, fw, W, WT, dem_l, dem_r, nf_l, nf_r, cnt,
+                       side, pd, rho, V, tV, fkey, pstart, newp, fresh, meta, sa, sb, sptr, sflow,
+                       slink, spos, lcand, fjn)
+    bmeta[1] = 0
+
+
+@njit
+def _slot_state(sl, t, la, lb, s, R, size, fw, side, pd, rho, V, tV, fkey, sptr, sflow, sdone, fent):  # type: ignore[no-untyped-def]
+    """Bytes slot ``sl``'s coflow has sent through its link by ``t`` (finished flows
+    included) and the rate at which that grows."""
+    x = sdone[sl]
+    r = 0.0
+    for q in range(sptr[sl], sptr[sl + 1]):
+        f = sflow[q]
+        key = fkey[f]
+        if not fent[f] or key != key:
+            continue  # waiting (or joined this instant), or finished (in sdone)
+        p = la[f] * R + lb[f] - s
+        if side[p] < 0:
+            continue  # a pair that attaches at the next recomputation: nothing yet
+        u = _att(p, s, R, side)
+        got = size[f] - fw[f] * (key - (_clock(u, t, rho, V, tV) - pd[p, _C]))
+        x += min(max(got, 0.0), size[f])
+        if 0.0 < rho[u] < np.inf:
+            r += fw[f] * rho[u]
+    return x, r
+
+
+@njit
+def _heavy_now(  # type: ignore[no-untyped-def]
+    t, due, la, lb, s, R, size, fw, side, pd, rho, V, tV, fkey, bth, bmeta, sptr, sflow, sdone,
+    sheavy, lptr, lfifo, lnf, lcand, lmark, lpend, lT, fent,
+):
+    """Candidates that have sent the threshold by ``t`` turn heavy (only links whose
+    predicted crossing is at most ``due``)."""
+    for u in range(lnf.size):
+        if lcand[u] >= lnf[u] or lT[u] > due:
+            continue
+        sl = lfifo[lptr[u] + lcand[u]]
+        x, _ = _slot_state(sl, t, la, lb, s, R, size, fw, side, pd, rho, V, tV, fkey, sptr, sflow,
+                           sdone, fent)
+        if x >= bth[0] * bth[1]:
+            sheavy[sl] = True
+            _mark(u, bmeta, lmark, lpend)
+
+
+@njit
+def _crossings(  # type: ignore[no-untyped-def]
+    t, tol, la, lb, s, R, size, fw, side, pd, rho, V, tV, fkey, bth, sptr, sflow, sdone, lptr,
+    lfifo, lnf, lcand, lT, fent,
+):
+    """When each link's candidate reaches the threshold at the current rates; the earliest.
+
+    Never sooner than the engine's time resolution after ``t`` (two tolerances, as the
+    engine moves a policy's wake-up): a crossing that close, whose bytes still fall short
+    of the threshold's "at", is taken up there, as the reference's wake-up would be.
+    """
+    floor = t + 2.0 * tol * max(1.0, abs(t))
+    first = np.inf
+    for u in range(lnf.size):
+        lT[u] = np.inf
+        if lcand[u] >= lnf[u]:
+            continue
+        sl = lfifo[lptr[u] + lcand[u]]
+        x, r = _slot_state(sl, t, la, lb, s, R, size, fw, side, pd, rho, V, tV, fkey, sptr, sflow,
+                           sdone, fent)
+        if r > 0.0:
+            lT[u] = max(t + max(bth[0] - x, 0.0) / r, floor)
+            if lT[u] < first:
+                first = lT[u]
+    return first
+
+
+@njit
+def _gate_done(f, size, bmeta, sa, sb, slink, spres, sdone, spos, lcand, lmark, lpend):  # type: ignore[no-untyped-def]
+    """Flow ``f`` completed: its slots lose a flow and gain its bytes; a candidate left
+    without flows on its link lets the next slot in."""
+    for sl in (sa[f], sb[f]):
+        spres[sl] -= 1
+        sdone[sl] += size[f]
+        if spres[sl] == 0 and spos[sl] == lcand[slink[sl]]:
+            _mark(slink[sl], bmeta, lmark, lpend)
 
 
 @njit
@@ -541,6 +795,8 @@ def pair_stretch(  # type: ignore[no-untyped-def]
     s, cap_l, cap_r, fw, change_tol, stop_at, W, WT, dem_l, dem_r, nf_l, nf_r, cnt, side, pd,
     K, lam, rho, V, tV, Tl, lstale, hs, hn, hk, hf, fkey, pstart, newp, fresh, meta,
     grp, gmeta, grun, gws, gwn, gwk, gwf, gpend, gmark,
+    bth, bmeta, sa, sb, sptr, sflow, slink, cslot, spres, sdone, sheavy, spos,
+    lptr, lfifo, lnf, lcand, lmark, lpend, lT, fjn, fent,
 ):
     """Advance per-flow weighted max-min from ``t0`` (see :mod:`coflowopt.sim.kernels`).
 
@@ -559,16 +815,29 @@ def pair_stretch(  # type: ignore[no-untyped-def]
     # places freed where the last call stopped without a decision (a full record buffer)
     _fill(t, la, lb, s, R, fw, W, WT, dem_l, dem_r, nf_l, nf_r, cnt, side, pd, rho, V, tV, fkey,
           pstart, newp, fresh, meta, gmeta, grun, gws, gwn, gwk, gwf, gpend, gmark)
+    gates = bmeta[0] > 0
+    if gates:
+        # a decision: every candidate that has sent the threshold is heavy (as the reference
+        # tests at each decision); then the links listed since the last event move on
+        _heavy_now(t, np.inf, la, lb, s, R, size, fw, side, pd, rho, V, tV, fkey, bth, bmeta, sptr,
+                   sflow, sdone, sheavy, lptr, lfifo, lnf, lcand, lmark, lpend, lT, fent)
+        _advance_gates(t, la, lb, s, R, fw, W, WT, dem_l, dem_r, nf_l, nf_r, cnt, side, pd, rho, V,
+                       tV, fkey, pstart, newp, fresh, meta, bmeta, sa, sb, sptr, sflow, slink,
+                       spres, sheavy, spos, lptr, lfifo, lnf, lcand, lmark, lpend, fjn)
     _enter_fresh(t, la, lb, s, R, size, fw, fco, start, pd, side, K, rho, lstale, hs, hn, hk, hf,
-                 fkey, fresh, meta)
+                 fkey, fresh, meta, fent)
     limit = gmeta[0] > 0
     if meta[_DIRTY]:
         npc = _recompute(t, record, pc_f, pc_t0, pc_t1, pc_r, npc, fco, start, s, cap_l, cap_r,
                          fw, change_tol, W, WT, dem_l, dem_r, cnt, side, pd, K, lam, rho, V, tV,
                          lstale, hs, hn, hf, pstart, newp, meta)
+    t_gate = np.inf
+    if gates:
+        t_gate = _crossings(t, tol, la, lb, s, R, size, fw, side, pd, rho, V, tV, fkey, bth, sptr,
+                            sflow, sdone, lptr, lfifo, lnf, lcand, lT, fent)
     reason = 0
     while True:
-        t_fin = _earliest(s, R, side, K, rho, V, tV, Tl, lstale)
+        t_fin = min(_earliest(s, R, side, K, rho, V, tV, Tl, lstale), t_gate)
         t_next, thr, why = next_event(t_fin, t_stop, tol)
         if why != EVENT:
             if why == 0:
@@ -654,6 +923,9 @@ def pair_stretch(  # type: ignore[no-untyped-def]
                         grun[g] -= 1
                         if gwn[g] > 0:
                             _pend(g, gmeta, gpend, gmark)
+                    if gates:
+                        _gate_done(f, size, bmeta, sa, sb, slink, spres, sdone, spos, lcand,
+                                   lmark, lpend)
                 if cnt[p] == 0:
                     # an empty pair forgets its history (and the rounding in W)
                     W[a, j] = 0.0
@@ -676,10 +948,25 @@ def pair_stretch(  # type: ignore[no-untyped-def]
             _fill(t, la, lb, s, R, fw, W, WT, dem_l, dem_r, nf_l, nf_r, cnt, side, pd, rho, V,
                   tV, fkey, pstart, newp, fresh, meta, gmeta, grun, gws, gwn, gwk, gwf, gpend, gmark)
             _enter_fresh(t, la, lb, s, R, size, fw, fco, start, pd, side, K, rho, lstale, hs, hn, hk,
-                         hf, fkey, fresh, meta)
+                         hf, fkey, fresh, meta, fent)
+        if gates:
+            # candidates whose crossing is due at this event turn heavy; the listed links
+            # move on and the flows they let in join
+            _heavy_now(t, thr, la, lb, s, R, size, fw, side, pd, rho, V, tV, fkey, bth, bmeta,
+                       sptr, sflow, sdone, sheavy, lptr, lfifo, lnf, lcand, lmark, lpend, lT, fent)
+            if bmeta[1]:
+                _advance_gates(t, la, lb, s, R, fw, W, WT, dem_l, dem_r, nf_l, nf_r, cnt, side, pd,
+                               rho, V, tV, fkey, pstart, newp, fresh, meta, bmeta, sa, sb, sptr,
+                               sflow, slink, spres, sheavy, spos, lptr, lfifo, lnf, lcand, lmark,
+                               lpend, fjn)
+                _enter_fresh(t, la, lb, s, R, size, fw, fco, start, pd, side, K, rho, lstale, hs,
+                             hn, hk, hf, fkey, fresh, meta, fent)
         npc = _recompute(t, record, pc_f, pc_t0, pc_t1, pc_r, npc, fco, start, s, cap_l, cap_r,
                          fw, change_tol, W, WT, dem_l, dem_r, cnt, side, pd, K, lam, rho, V, tV,
                          lstale, hs, hn, hf, pstart, newp, meta)
+        if gates:
+            t_gate = _crossings(t, tol, la, lb, s, R, size, fw, side, pd, rho, V, tV, fkey, bth,
+                                sptr, sflow, sdone, lptr, lfifo, lnf, lcand, lT, fent)
     # data sent so far, for the engine
     for f in flows:
         key = fkey[f]

@@ -29,6 +29,21 @@ coflows behind them in FIFO order, each by max-min on what is left), and is
 work-conserving. Measured on the Facebook trace (1 Gbit/s, default
 80th-percentile threshold): mean CCT 473.2 s, 11.4x Aalo's (the seed
 reports FIFO-LM "significantly worse than Aalo (18.6x)", on its own metric).
+
+Compiled (the big switch, ``spare="idle"``, every coflow's flows admitted
+together), the rule runs through the per-pair max-min kernel with FIFO gates
+(:mod:`coflowopt.sim.kernels.pairs`): while no coflow gains flows after its
+admission, the coflows allowed on a link only grow (a link's first light
+coflow moves on when it turns heavy or its last flow there completes, and
+arrivals queue behind), so a flow that may send keeps that right until it
+completes, and the allocation is per-flow max-min over a set of flows that
+grows at gate events. The kernel makes those events itself: a link's first
+light coflow reaching the threshold (from its rate through the link) and its
+last flow there completing. Multi-wave coflows, ``finishes_before``
+anchors and ``spare="next"`` take the reference path, :meth:`Baraat.decide`
+(``simulate(..., compiled=False)``), which recomputes everything at every
+event. On the Facebook trace: 15 s against about 6 minutes, the same events
+and mean CCT (stop 26).
 """
 
 from __future__ import annotations
@@ -39,12 +54,14 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-from ..engine import Allocation, SimulationError, SimView
+from ..engine import Allocation, SimulationError, SimView, Stretch
+from ..kernels.pairs import pair_gate_admit, pair_stretch
 from . import register
 from ._base import Params, Policy, check_choice, check_positive
 from ._common import SAT, RouteClasses, max_min_flows
 from ._queues import _usable
 from .aalo import REACH_TOL
+from .fair import CHANGE_TOL, pair_kernel_state, split_links
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,6 +100,11 @@ class Baraat(Policy):
             self.threshold = float(np.percentile(sizes, p.heavy_percentile)) if sizes.size else 0.0
         self.seen = np.zeros(0, np.int64)  # the active flows at the last decision
         self.done_bytes: dict[int, np.ndarray] = {}  # per coflow: finished flows' bytes per link
+        self.kernel: tuple[object, ...] | None = None
+        split = split_links(view)
+        if (view.compiled and split is not None and p.spare == "idle" and not view.staggered):
+            self.kernel = pair_kernel_state(view, split, np.ones(view.num_flows), CHANGE_TOL,
+                                            gate_threshold=self.threshold)
 
     def _per_link(self, view: SimView, row: np.ndarray, m: int, flows: np.ndarray,
                   values: np.ndarray) -> np.ndarray:
@@ -113,6 +135,14 @@ class Baraat(Policy):
             self.done_bytes.pop(k, None)
 
     def decide(self, view: SimView) -> Allocation:
+        if self.kernel is not None:
+            new = view.arrived_flows
+            if new.size:
+                adm = view.coflow_admitted
+                ks = sorted(np.unique(view.flow_coflow[new]).tolist(), key=lambda k: (adm[k], k))
+                pair_gate_admit(np.array(ks, np.int64), view.t, view.link_a, view.link_b,
+                                _EMPTY_F, *self.kernel)
+            return Allocation(stretch=Stretch(pair_stretch, view.active_flows(), self.kernel))
         self._finished_bytes(view)
         ks = sorted(view.active_coflows, key=lambda k: (view.coflow_admitted[k], k))
         self.seen = all_f = view.active_flows()
@@ -173,3 +203,6 @@ class Baraat(Policy):
             x = max_min_flows(view, self.classes, flows[sel], np.where(dead, 0.0, residual))
             rates[sel] = x
             residual = np.maximum(residual - view.link_sum(flows[sel], x), 0.0)
+
+
+_EMPTY_F = np.zeros(0)

@@ -232,18 +232,22 @@ def receiver_groups(view: SimView) -> np.ndarray:
 
 def pair_kernel_state(
     view: SimView, split: int, weight: np.ndarray, change_tol: float,
-    group: np.ndarray | None = None, limit: int = 0,
+    group: np.ndarray | None = None, limit: int = 0, gate_threshold: float | None = None,
 ) -> tuple[object, ...]:
     """State of :func:`coflowopt.sim.kernels.pairs.pair_stretch` for this simulation.
 
     ``weight``: per flow; ``change_tol``: relative change of a link's level
-    below which its flows keep their rates. Shared with ``wss``. ``group``,
-    ``limit``: at most ``limit`` flows of a group hold a place at once (0: no limit).
+    below which its flows keep their rates. Shared with ``wss`` and ``baraat``.
+    ``group``, ``limit``: at most ``limit`` flows of a group hold a place at
+    once (0: no limit). ``gate_threshold``: FIFO gates per link with this
+    heavy threshold (``baraat``).
     """
     # hand back at every coflow completion: the engine releases dependent coflows then
     stop = np.ones(view.num_coflows, bool)
+    gate = None if gate_threshold is None else (view.flow_coflow, view.num_coflows,
+                                                gate_threshold)
     return new_pair_state(view.link_a, view.link_b, split, view.capacity, weight, change_tol, stop,
-                          group, limit)
+                          group, limit, gate)
 
 
 def pair_kernel_stretch(view: SimView, state: tuple[object, ...], limited: bool = False) -> Allocation:

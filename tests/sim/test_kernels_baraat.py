@@ -1,0 +1,72 @@
+"""``baraat`` through the pair kernel's FIFO gates gives the reference path's results."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import coflowopt as co
+from coflowopt import io
+
+from ..strategies import instances
+from .test_kernels import assert_same, both
+
+TRACE = Path(__file__).resolve().parents[2] / "instances" / "fb2010" / "FB2010-1Hr-150-0.txt"
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    instances(max_ports=4, max_coflows=6, max_flows=6, dependencies=True, delays=True),
+    st.sampled_from([None, 0.5, 2.0, 8.0]),
+    st.sampled_from([None, 0.5]),
+)
+def test_gate_kernel_equals_the_reference(inst, threshold, batch):
+    # None: the 80th percentile of coflow sizes; multi-wave coflows and finishes-before
+    # anchors take the reference path in both runs
+    fast, ref = both(inst, "baraat", batch_interval=batch, params={"heavy_threshold": threshold})
+    assert_same(inst, fast, ref)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    instances(integer=True, max_ports=4, max_coflows=6, max_flows=6),
+    st.sampled_from([1.0, 2.0, 3.0]),
+)
+def test_gate_kernel_with_ties(inst, threshold):
+    # whole numbers: a coflow turns heavy on a link as a flow completes, two at once
+    fast, ref = both(inst, "baraat", params={"heavy_threshold": threshold})
+    assert_same(inst, fast, ref)
+
+
+def test_gate_kernel_runs_the_flow_completions():
+    # one link, three coflows: the first turns heavy at 2 (its 4-byte flow keeps going),
+    # the second may then send beside it; the third waits for the second's last flow
+    inst = co.Instance(co.Fabric.uniform(2), (
+        co.Coflow("a", [0], [0], [4.0]),
+        co.Coflow("b", [0, 0], [0, 1], [1.0, 3.0], release=0.5),
+        co.Coflow("c", [0], [1], [1.0], release=0.6),
+    ))
+    fast, ref = both(inst, "baraat", params={"heavy_threshold": 2.0})
+    assert_same(inst, fast, ref)
+    assert fast.decisions < ref.decisions
+
+
+def test_gate_kernel_on_a_facebook_prefix():
+    trace = io.read(TRACE)
+    inst = trace.subset(np.argsort(trace.release, kind="stable")[:100])
+    fast, ref = both(inst, "baraat")
+    assert_same(inst, fast, ref)
+    assert fast.decisions < ref.decisions / 2
+
+
+@pytest.mark.parametrize("spare", ["idle", "next"])
+def test_spare_next_keeps_the_reference_path(spare):
+    inst = co.Instance(co.Fabric.uniform(2), (
+        co.Coflow("a", [0], [0], [4.0]), co.Coflow("b", [1], [0], [1.0], release=0.5)))
+    fast, ref = both(inst, "baraat", params={"heavy_threshold": 2.0, "spare": spare})
+    assert_same(inst, fast, ref)
+    assert (fast.decisions == ref.decisions) == (spare == "next")
