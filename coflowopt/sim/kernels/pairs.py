@@ -358,12 +358,13 @@ def _take_place(g, gmeta, grun, gws, gwn, gwk, gwf):  # type: ignore[no-untyped-
 
 
 @njit
-def _pend(g, gmeta, gpend, gmark):  # type: ignore[no-untyped-def]
-    """List group ``g`` as one that may have a free place."""
-    if not gmark[g]:
-        gmark[g] = True
-        gpend[gmeta[1]] = g
-        gmeta[1] += 1
+def _enlist(i, meta, lst, mark):  # type: ignore[no-untyped-def]
+    """Append ``i`` to ``lst`` (its length in ``meta[1]``) unless ``mark[i]`` says it is
+    there: groups that may have a free place, links whose candidate may move."""
+    if not mark[i]:
+        mark[i] = True
+        lst[meta[1]] = i
+        meta[1] += 1
 
 
 @njit
@@ -385,7 +386,7 @@ def pair_admit(  # type: ignore[no-untyped-def]
         g = grp[f]
         _heap_push(gwk, gwf, gws[g], gwn[g], float(f), f)
         gwn[g] += 1
-        _pend(g, gmeta, gpend, gmark)
+        _enlist(g, gmeta, gpend, gmark)
     _fill(t, la, lb, s, R, fw, W, WT, dem_l, dem_r, nf_l, nf_r, cnt, side, pd, rho, V, tV,
           fkey, pstart, newp, fresh, meta, gmeta, grun, gws, gwn, gwk, gwf, gpend, gmark)
 
@@ -463,15 +464,6 @@ def _enter_fresh(t, la, lb, s, R, size, fw, fco, start, pd, side, K, rho, lstale
 # once its coflow may send on both its links. The allowed prefix of a link only grows while
 # a coflow's flows all arrive together (candidates move on when they turn heavy or their
 # last flow on the link completes; arrivals queue behind), so a joined flow never leaves.
-
-
-@njit
-def _mark(u, bmeta, lmark, lpend):  # type: ignore[no-untyped-def]
-    """List link ``u`` as one whose candidate may move."""
-    if not lmark[u]:
-        lmark[u] = True
-        lpend[bmeta[1]] = u
-        bmeta[1] += 1
 
 
 @njit
@@ -564,7 +556,7 @@ def _heavy_now(  # type: ignore[no-untyped-def]
                            sdone, fent)
         if x >= bth[0] * bth[1]:
             sheavy[sl] = True
-            _mark(u, bmeta, lmark, lpend)
+            _enlist(u, bmeta, lpend, lmark)
 
 
 @njit
@@ -602,7 +594,7 @@ def _gate_done(f, size, bmeta, sa, sb, slink, spres, sdone, spos, lcand, lmark, 
         spres[sl] -= 1
         sdone[sl] += size[f]
         if spres[sl] == 0 and spos[sl] == lcand[slink[sl]]:
-            _mark(slink[sl], bmeta, lmark, lpend)
+            _enlist(slink[sl], bmeta, lpend, lmark)
 
 
 @njit
@@ -922,7 +914,7 @@ def pair_stretch(  # type: ignore[no-untyped-def]
                         g = grp[f]
                         grun[g] -= 1
                         if gwn[g] > 0:
-                            _pend(g, gmeta, gpend, gmark)
+                            _enlist(g, gmeta, gpend, gmark)
                     if gates:
                         _gate_done(f, size, bmeta, sa, sb, slink, spres, sdone, spos, lcand,
                                    lmark, lpend)
