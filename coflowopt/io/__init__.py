@@ -4,6 +4,8 @@ Formats are looked up by name in :data:`FORMATS`:
 
 - ``json``: the native format (:mod:`coflowopt.io.native`);
 - ``benchmark``: the Coflow-Benchmark trace (:mod:`coflowopt.io.benchmark`);
+- ``coflowsim``: the same trace as the Varys/Aalo papers' Java simulator reads it
+  (:func:`coflowopt.io.benchmark.loads_coflowsim`; never detected, name it);
 - ``sincronia``: Sincronia's trace (:mod:`coflowopt.io.sincronia`).
 
 :func:`read` detects the format from the suffix (``.json``) or the content.
@@ -55,6 +57,9 @@ FORMATS: dict[str, FileFormat] = {
         "benchmark", "Coflow-Benchmark trace (FB2010)", benchmark.loads, benchmark.write, True),
     "sincronia": FileFormat(
         "sincronia", "Sincronia simulator trace", sincronia.loads, sincronia.write, True),
+    "coflowsim": FileFormat(
+        "coflowsim", "Coflow-Benchmark trace as coflowsim reads it (rounded sizes, racks "
+        "coalesced, 10.24 s admission epochs)", benchmark.loads_coflowsim, benchmark.write, True),
 }
 
 
@@ -102,7 +107,8 @@ def read(
     path
         The file.
     format
-        ``json``, ``benchmark`` or ``sincronia``; detected when omitted.
+        ``json``, ``benchmark``, ``sincronia`` or ``coflowsim``; detected when omitted
+        (never as ``coflowsim``).
     port_rate
         Capacity of every port for the trace formats (bytes per second;
         default 1.25e8, 1 Gbit/s). JSON files carry their own capacities.

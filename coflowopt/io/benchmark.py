@@ -17,7 +17,8 @@ with MB = 2^20 bytes too, but its racks carry 2^30 bits per simulated second of
 ``Constants``), which is 2^20 bytes per 8 ms quantum, or
 :data:`COFLOWSIM_PORT_RATE` = 131,072,000 bytes per second of the trace's
 milliseconds: 4.9% above :data:`DEFAULT_PORT_RATE`. Pass it as ``port_rate``
-(``--port-rate 131072000``) to compare with numbers from that simulator.
+(``--port-rate 131072000``) to compare with numbers from that simulator, and read
+the trace as it does with :func:`loads_coflowsim` (format ``coflowsim``).
 """
 
 from __future__ import annotations
@@ -32,7 +33,8 @@ from ..errors import InputError, InstanceError
 from ..instance import MB, TINY, Coflow, Fabric, Instance
 from ._common import atomic_writer, brief, read_text, release_ms, shortest_decimal, text_lines, trace_notes
 
-__all__ = ["COFLOWSIM_PORT_RATE", "DEFAULT_PORT_RATE", "dumps", "loads", "read", "write"]
+__all__ = ["COFLOWSIM_EPOCH_MS", "COFLOWSIM_PORT_RATE", "DEFAULT_PORT_RATE", "dumps", "loads",
+           "loads_coflowsim", "read", "write"]
 
 DEFAULT_PORT_RATE = 1.25e8
 """1 Gbit/s in bytes per second, the rack links of the Varys and Aalo simulations."""
@@ -152,13 +154,14 @@ def _rack(token: str, what: str, ports: int, path: str, line: int) -> int:
     return rack
 
 
-def loads(text: str, *, path: str = "<string>", port_rate: float = DEFAULT_PORT_RATE) -> Instance:
-    """Parse a Coflow-Benchmark trace."""
-    if not (math.isfinite(port_rate) and port_rate > 0):
-        raise InputError(f"port rate must be finite and > 0, got {port_rate!r}", path=path)
+def _shuffles(
+    text: str, path: str
+) -> tuple[int, list[tuple[int, str, float, list[int], np.ndarray, np.ndarray]], list]:
+    """The ports and each coflow line's ``(line, id, arrival ms, mapper racks, reducer racks,
+    reducer MB)``, checked; and the text's lines."""
     lines = list(text_lines(text))
     ports, _ = _header(lines, path)
-    coflows = []
+    out = []
     layout = "<id> <arrival ms> <#mappers> <racks>... <#reducers> <rack:MB>..."
     for number, t, cid, arrival in _coflow_lines(lines, path, layout):
         m = _int(t[2], f"number of mappers of coflow '{cid}'", path, number, minimum=1)
@@ -193,15 +196,81 @@ def loads(text: str, *, path: str = "<string>", port_rate: float = DEFAULT_PORT_
             if mbs[j] <= 0:
                 raise InputError(f"{what} must be > 0, got '{mb}'", path=path, line=number)
             _check_bytes(float(mbs[j]) * MB / m, mb, what, path, number)
-        src = np.tile(np.array(mappers, dtype=np.int64), r)
-        dst = np.repeat(racks, m)
-        size = np.repeat(mbs * MB / m, m)
-        coflows.append(_coflow(cid, src, dst, size, arrival, path, number))
+        out.append((number, cid, arrival, mappers, racks, mbs))
+    return ports, out, lines
+
+
+def _instance(ports: int, port_rate: float, coflows: list[Coflow], lines: list, path: str) -> Instance:
     try:
         return Instance(Fabric.uniform(ports, port_rate), tuple(coflows), name=os.path.basename(path))
     except InstanceError as exc:  # pragma: no cover - checked above
         line = lines[1 + exc.coflow][0] if exc.coflow is not None else None
         raise InputError(exc.message, path=path, line=line) from None
+
+
+def _check_rate(port_rate: float, path: str) -> None:
+    if not (math.isfinite(port_rate) and port_rate > 0):
+        raise InputError(f"port rate must be finite and > 0, got {port_rate!r}", path=path)
+
+
+def loads(text: str, *, path: str = "<string>", port_rate: float = DEFAULT_PORT_RATE) -> Instance:
+    """Parse a Coflow-Benchmark trace."""
+    _check_rate(port_rate, path)
+    ports, shuffles, lines = _shuffles(text, path)
+    coflows = []
+    for number, cid, arrival, mappers, racks, mbs in shuffles:
+        m = len(mappers)
+        src = np.tile(np.array(mappers, dtype=np.int64), racks.size)
+        dst = np.repeat(racks, m)
+        size = np.repeat(mbs * MB / m, m)
+        coflows.append(_coflow(cid, src, dst, size, arrival, path, number))
+    return _instance(ports, port_rate, coflows, lines, path)
+
+
+COFLOWSIM_EPOCH_MS = 10 * 1024
+"""coflowsim's admission epoch in trace milliseconds (``10 * SIMULATION_SECOND_MILLIS``)."""
+
+
+def _round_up_mb(nbytes: float, mb: int) -> float:
+    """coflowsim's ``ReduceTask.roundToNearestNMB``: the bytes (as a Java ``long``) rounded up
+    to a multiple of ``mb`` megabytes."""
+    tmp = int(nbytes)
+    mult = mb * int(MB)
+    return float(mult * (tmp // mult + (1 if tmp % mult else 0)))
+
+
+def loads_coflowsim(text: str, *, path: str = "<string>",
+                    port_rate: float = DEFAULT_PORT_RATE) -> Instance:
+    """Parse a Coflow-Benchmark trace as coflowsim (the Varys/Aalo papers' Java simulator)
+    reads it, so that its results can be compared coflow by coflow.
+
+    From its ``CoflowBenchmarkTraceProducer`` and ``Job``: each reducer's bytes are
+    rounded up to a whole megabyte; mappers on the same rack become one mapper and
+    reducers on the same rack one reducer (bytes summed), racks in increasing order
+    (``coalesceMappers``, ``coalesceReducers``); each reducer's bytes are then rounded up to
+    a multiple of the number of mappers in megabytes, and it gets one flow of
+    ``bytes / #mappers`` (at least 1 MB) from each mapper (``createFlows``). Its simulator
+    admits a coflow at the start of the 10.24 s epoch whose end is at or after its arrival
+    (``Simulator.simulate``: up to an epoch *before* it arrives) and measures its CCT from
+    there; the release here is that admission time. Use ``port_rate`` =
+    :data:`COFLOWSIM_PORT_RATE` for coflowsim's rack rate.
+    """
+    _check_rate(port_rate, path)
+    ports, shuffles, lines = _shuffles(text, path)
+    coflows = []
+    for number, cid, arrival, mappers, racks, mbs in shuffles:
+        maps = np.unique(np.asarray(mappers, np.int64))
+        per_rack: dict[int, float] = {}
+        for rack, mb in zip(racks.tolist(), mbs.tolist(), strict=True):
+            per_rack[rack] = per_rack.get(rack, 0.0) + _round_up_mb(mb * MB, 1)
+        reds = np.array(sorted(per_rack), np.int64)
+        m = maps.size
+        flow = np.array([max(_round_up_mb(per_rack[r], m) / m, float(MB)) for r in reds.tolist()])
+        epoch = max(0, math.ceil(arrival / COFLOWSIM_EPOCH_MS) - 1) * COFLOWSIM_EPOCH_MS
+        src = np.tile(maps, reds.size)
+        dst = np.repeat(reds, m)
+        coflows.append(_coflow(cid, src, dst, np.repeat(flow, m), float(epoch), path, number))
+    return _instance(ports, port_rate, coflows, lines, path)
 
 
 def _coflow(cid: str, src: np.ndarray, dst: np.ndarray, size: np.ndarray, arrival: float,

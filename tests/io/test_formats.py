@@ -57,6 +57,34 @@ def test_coflowsim_port_rate_moves_one_mb_per_8_ms_quantum():
     assert inst.coflows[0].sizes.tolist() == [8 * MB]
     assert 8 * MB / inst.fabric.capacity[0] == pytest.approx(0.064, rel=1e-15)
 
+def test_coflowsim_reads_the_trace_as_coflowsim_does():
+    # coflow 1: mappers on racks 0, 0, 2 (two mappers after coalescing), reducers on rack 1
+    # with 1.5 and 0.7 MB: 2 + 1 = 3 MB, rounded to a multiple of 2 MB: 4, so 2 MB per flow;
+    # coflow 2 arrives at 15 s: admitted at the start of the epoch [10.24, 20.48); coflow 3
+    # at exactly 10.24 s: admitted at 0 (an arrival at or before an epoch's end joins it)
+    text = "3 3\n1 0 3 0 0 2 2 1:1.5 1:0.7\n2 15000 1 1 1 2:0.25\n3 10240 1 2 2 0:3 1:1\n"
+    inst = benchmark.loads_coflowsim(text)
+    c1, c2, c3 = inst.coflows
+    assert c1.src.tolist() == [0, 2] and c1.dst.tolist() == [1, 1]
+    assert c1.sizes.tolist() == [2 * MB, 2 * MB]
+    assert c2.sizes.tolist() == [MB] and c2.release == pytest.approx(10.24)
+    assert c3.release == 0.0 and c3.dst.tolist() == [0, 1]
+    assert c3.sizes.tolist() == [3 * MB, MB]
+    # by name only: the same text reads as the plain trace when detected
+    assert io.loads(text, format="coflowsim")[0] == inst
+    assert io.loads(text)[1] == "benchmark"
+    plain = benchmark.loads(text)
+    assert plain.coflows[0].sizes.tolist() == [0.5 * MB] * 3 + [0.7 * MB / 3] * 3
+
+
+def test_coflowsim_view_of_the_trace_keeps_its_flows(fb):
+    cs = io.read(TRACE, format="coflowsim")
+    assert cs.num_coflows == fb.num_coflows and cs.num_flows == fb.num_flows
+    assert np.all(cs.flow_size >= fb.flow_size) and np.all(cs.flow_size % MB == 0)
+    assert np.all(cs.release <= fb.release) and np.all(fb.release - cs.release <= 10.24)
+    assert np.all(np.isclose(cs.release / 10.24, np.round(cs.release / 10.24)))
+
+
 def test_benchmark_json_benchmark_keeps_every_flow(fb, tmp_path):
     js = tmp_path / "fb.json"
     io.write(fb, js, format="json")

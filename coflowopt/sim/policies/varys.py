@@ -52,10 +52,12 @@ the online rules of §5.6.2:
    duration" (``Random(17)``), not by arrival. A comparison with coflowsim
    on the trace (stop 24): SEBF with ``order="static"``, ``backfill="greedy"``
    had a mean CCT of 48.1 s against coflowsim's 28.5 s, its wide long
-   coflows up to 2.9x slower; with the skipped coflows' pass and coflowsim's
-   10.24 s admission periods, 27.7 s, 506 of 526 coflows within 1%
-   (``benchmarks/results/simulator.md``). ``backfill="none"`` leaves spare
-   capacity idle.
+   coflows up to 2.9x slower. With ``backfill="coflowsim"`` on the trace as
+   coflowsim reads it (format ``coflowsim``: its rounding and 10.24 s
+   admission epochs, :func:`coflowopt.io.benchmark.loads_coflowsim`), 27.5 s,
+   504 of 526 coflows within 1% and all within 10%
+   (``benchmarks/results/simulator.md``, stop 26). ``backfill="none"`` leaves
+   spare capacity idle.
 4. *When*: Varys reschedules "upon coflow arrival and completion events"
    (§5.6.2), so the default ``reschedule="coflow"`` re-allocates only then
    (and when the fabric would otherwise go idle); capacity freed by a single
