@@ -111,6 +111,7 @@ for _module in (
     "varys_deadline",
     "baraat",
     "aalo",
+    "dark",
     "mcs",
     "sincronia",
     "maluca",

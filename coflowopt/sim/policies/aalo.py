@@ -22,7 +22,8 @@ Dissertation §6.5.2-6.5.4 and Pseudocode 4; defaults from §6.8.1 (K = E =
   ``CoflowSimulatorDark`` does; it differs otherwise: a demoted job goes to the
   tail of the next queue, a job's flows get a one-pass split ``min(free_src /
   n, free_dst / n)`` rather than max-min, and it re-decides only on job
-  arrivals and departures). See :mod:`._queues` for the exact allocation.
+  arrivals and departures; that implementation is the policy ``dark``,
+  :mod:`.dark`). See :mod:`._queues` for the exact allocation.
 - Deviations a review measured (stop 24). With weighted sharing a coflow's
   rates are the sum of its max-min rates over the rounds (and the final
   strict pass), which need not be max-min over its flows (in 260 of 1,000

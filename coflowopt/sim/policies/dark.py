@@ -1,0 +1,140 @@
+"""``dark``: coflowsim's DARK, the D-CLAS that the Aalo paper's simulations ran.
+
+coflowsim (the Java simulator of the Varys and Aalo papers,
+``CoflowSimulatorDark``) implements Aalo's discretized coflow-aware
+least-attained service differently from the dissertation's Pseudocode 4
+(:mod:`.aalo`); this policy is that implementation in the fluid model, so
+that its published numbers can be reproduced coflow by coflow:
+
+- ``num_queues`` = 10 queues (``NUM_JOB_QUEUES``); a coflow joins the tail of
+  queue 0 when admitted (admission order: admission time, then index).
+- Queue of a coflow: the number of thresholds ``first_threshold *
+  multiplier^j`` (10 MB, 100 MB, ...; ``INIT_QUEUE_LIMIT``,
+  ``JOB_SIZE_MULT``) strictly below its bytes sent. At each decision the
+  queues are swept from the first to the last; a coflow below its queue
+  moves one queue down, to the tail of the next queue, which the sweep then
+  visits (``updateJobOrder``): so it can move several queues at once, each
+  time to a tail.
+- Rates (``updateRates``): strict priority, queue by queue, coflows in queue
+  order; each coflow's unfinished flows whose two ports both have capacity
+  left are counted per port, and each gets ``min(free_src / n_src,
+  free_dst / n_dst)`` of what the coflows before it left (one pass, not
+  max-min); then the next coflow.
+- Decisions only when coflows are admitted or complete
+  (``afterJobAdmission``, ``afterJobDeparture``): capacity a finished flow
+  frees stays idle until then, and demotions wait for the next decision.
+
+Not reproduced: coflowsim's 8 ms time steps (completions here are exact) and
+its 10.24 s admission epochs and size rounding, which are in its reading of
+the trace (``--format coflowsim``, :func:`coflowopt.io.benchmark.loads_coflowsim`;
+pass ``--port-rate 131072000`` for its rack rate). "Capacity left" is more
+than ``SAT`` of the port's capacity (coflowsim: more than 1e-3 bit/s).
+Non-clairvoyant: the policy sees bytes sent only. Defined on the big switch
+(a flow's uplink and downlink).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ...instance import MB
+from ..engine import Allocation, SimulationError, SimView
+from . import register
+from ._base import Params, Policy, check_positive
+from ._common import SAT
+
+
+@dataclass(frozen=True, slots=True)
+class DarkParams(Params):
+    num_queues: int = 10
+    """``NUM_JOB_QUEUES``."""
+    multiplier: float = 10.0
+    """``JOB_SIZE_MULT``: ratio between consecutive thresholds."""
+    first_threshold: float = 10 * MB
+    """``INIT_QUEUE_LIMIT`` in bytes (10 MB, MB = 2^20 bytes)."""
+
+    def __post_init__(self) -> None:
+        k = self.num_queues
+        if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
+            raise SimulationError(f"parameter num_queues must be an integer >= 1, got {k!r}")
+        check_positive(self.multiplier, "multiplier")
+        if self.multiplier <= 1:
+            raise SimulationError(f"parameter multiplier must be > 1, got {self.multiplier!r}")
+        check_positive(self.first_threshold, "first_threshold")
+
+
+@register
+class Dark(Policy):
+    name = "dark"
+    summary = "coflowsim's DARK (the Aalo paper's simulated D-CLAS): one-pass split, coflow events"
+    clairvoyant = False
+    Params = DarkParams
+
+    def __init__(self, params: DarkParams) -> None:
+        super().__init__(params)
+        self.on_flow_completion = False
+
+    def start(self, view: SimView) -> None:
+        if not view.two_link:
+            raise SimulationError("scheduler 'dark' needs a two-link fabric (coflowsim's racks: "
+                                  "each flow from an uplink to a downlink)")
+        p: DarkParams = self.params
+        self.queues: list[list[int]] = [[] for _ in range(p.num_queues)]
+        self.level = np.zeros(view.num_coflows, np.int64)  # coflowsim's currentJobQueue
+        self.known = np.zeros(view.num_coflows, bool)
+
+    def _target(self, sent: float) -> int:
+        """How many thresholds lie strictly below ``sent`` bytes."""
+        p: DarkParams = self.params
+        n, k = 0, p.first_threshold
+        while k < sent:
+            n += 1
+            k *= p.multiplier
+        return n
+
+    def decide(self, view: SimView) -> Allocation:
+        active = view.active_coflows
+        live = np.zeros(view.num_coflows, bool)
+        live[active] = True
+        for q in self.queues:
+            q[:] = [k for k in q if live[k]]
+        adm = view.coflow_admitted
+        new = sorted((k for k in active if not self.known[k]), key=lambda k: (adm[k], k))
+        self.known[new] = True
+        self.queues[0].extend(new)
+        sent = view.coflow_sent()
+        for i, q in enumerate(self.queues):  # updateJobOrder: one sweep, tails
+            move = []
+            for k in q:
+                if self.level[k] < self._target(float(sent[k])):
+                    self.level[k] += 1
+                    move.append(k)
+            if move and i + 1 < len(self.queues):
+                gone = set(move)
+                q[:] = [k for k in q if k not in gone]
+                self.queues[i + 1].extend(move)
+        cap = view.capacity
+        free = cap.astype(float).copy()
+        flows, rates = [], []
+        for q in self.queues:
+            for k in q:
+                f = view.flows_of(k)
+                if f.size == 0:
+                    continue
+                a, b = view.link_a[f], view.link_b[f]
+                room = free > SAT * cap
+                ok = room[a] & room[b]
+                x = np.zeros(f.size)
+                if ok.any():
+                    na = np.bincount(a[ok], minlength=cap.size)
+                    nb = np.bincount(b[ok], minlength=cap.size)
+                    x[ok] = np.minimum(free[a[ok]] / na[a[ok]], free[b[ok]] / nb[b[ok]])
+                    free -= np.bincount(a, x, minlength=cap.size) + np.bincount(b, x, minlength=cap.size)
+                    np.maximum(free, 0.0, out=free)
+                flows.append(f)
+                rates.append(x)
+        if not flows:
+            return Allocation()
+        return Allocation(np.concatenate(flows), np.concatenate(rates))
