@@ -44,7 +44,10 @@ The ordered-MADD family (``fifo``, ``scf``, ``ncf``, ``tcf``, ``varys``):
   spare of its two links; ``"coflowsim"``: first the flows of the coflows
   MADD skipped whose links both have room share what is left, each
   ``min(left / count)`` over its two links (counts of such flows per link,
-  lefts as before this step), then ``"greedy"``; ``"none"``.
+  lefts as before this step), then the greedy refill in coflowsim's order:
+  by ``int(release + deadline - now)`` in milliseconds, ties in the priority
+  order, a coflow's deadline being its largest port load / 2^27 * 1000 times
+  ``1 + U``, ``U`` from ``java.util.Random(17)`` in release order; ``"none"``.
 
 ``baraat`` (FIFO-LM, §6.8.2): on each link the coflows with an unfinished
 flow through it, first-in first-out (release, then index); a coflow is heavy
@@ -177,8 +180,36 @@ def order_key(world: World, policy: str, static: bool, k: int) -> Fraction:
     raise ValueError(policy)
 
 
-def allocate_ordered(world: World, policy: str, params: dict, active: list[int]) -> dict[int, Fraction]:
-    """One decision: order, MADD in that order on what is left, backfilling."""
+def java_doubles(seed: int, n: int) -> list[float]:
+    """``java.util.Random(seed).nextDouble()``, ``n`` times (its documented 48-bit LCG)."""
+    m = (1 << 48) - 1
+    x = (seed ^ 0x5DEECE66D) & m
+    out = []
+    for _ in range(n):
+        hi = 0
+        for bits in (26, 27):
+            x = (x * 0x5DEECE66D + 0xB) & m
+            hi = (hi << bits) + (x >> (48 - bits))
+        out.append(hi / 2.0**53)
+    return out
+
+
+def coflowsim_deadlines(world: World) -> list[Fraction]:
+    """coflowsim's deadlineDuration (ms): the whole coflow's largest port load / 2^27 * 1000,
+    times 1 + U, U from java.util.Random(17) drawn in release order (ties: index)."""
+    m = len(world.release)
+    u = java_doubles(17, m)
+    mult = [Fraction(0)] * m
+    for i, k in enumerate(sorted(range(m), key=lambda k: (world.release[k], k))):
+        mult[k] = 1 + Fraction(u[i])
+    alpha = [max(world.link_sum(world.members[k], lambda f: world.size[f]).values())
+             for k in range(m)]
+    return [alpha[k] / 2**27 * 1000 * mult[k] for k in range(m)]
+
+
+def allocate_ordered(world: World, policy: str, params: dict, active: list[int],
+                     now: Fraction = ZERO) -> dict[int, Fraction]:
+    """One decision at time ``now``: order, MADD in that order on what is left, backfilling."""
     static = params["order"] == "static"
     ranked = sorted(active, key=lambda k: (tie_key(order_key(world, policy, static, k)), world.release[k], k))
     left = dict(world.cap)
@@ -219,8 +250,13 @@ def allocate_ordered(world: World, policy: str, params: dict, active: list[int])
                 for lk in world.links[f]:
                     left[lk] -= v
             saturate(left, world.cap)
-        # coflowsim's refill: arrival order, not the priority order
-        for k in sorted(active, key=lambda k: (world.release[k], k)):
+        if params["backfill"] == "coflowsim":
+            # coflowsim's "EDF": int(admission + deadline - now) in ms, ties in priority order
+            dl = coflowsim_deadlines(world)
+            refill = sorted(ranked, key=lambda k: int(world.release[k] * 1000 + dl[k] - now * 1000))
+        else:  # coflowsim's refill order without its deadlines: arrival order
+            refill = sorted(active, key=lambda k: (world.release[k], k))
+        for k in refill:
             for f in world.unfinished(k):
                 take = min(left[lk] for lk in world.links[f])
                 if take > 0:
@@ -245,7 +281,7 @@ def run_ordered(world: World, policy: str, params: dict) -> list[Fraction]:
                 admitted[k] = decide = True
         active = [k for k in range(m) if admitted[k] and finish[k] is None]
         if decide and active:
-            rate = allocate_ordered(world, policy, params, active)
+            rate = allocate_ordered(world, policy, params, active, t)
         decide = False
         steps = [world.release[k] - t for k in range(m) if not admitted[k]]
         steps += [world.rem[f] / v for f, v in rate.items()]

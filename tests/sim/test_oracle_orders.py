@@ -22,6 +22,7 @@ from hypothesis import strategies as st
 from coflowopt import io
 from coflowopt.io.benchmark import COFLOWSIM_PORT_RATE
 from coflowopt.sim import simulate
+from coflowopt.sim.policies.varys import coflowsim_deadlines, java_random_doubles
 
 from . import oracle_orders, oracle_varys
 from .test_oracle import cases, instance
@@ -173,6 +174,34 @@ def test_greedy_backfilling_serves_flows_in_arrival_order_not_priority_order():
     # c0 end at 10
     case = (UNIT, UNIT, [(0.0, [(0, 0, 3.0), (0, 1, 4.0)]), (0.0, [(1, 1, 3.0), (0, 0, 2.0)])])
     check(case, "scf", {"backfill": "greedy"}, [9.0, 3.0])
+
+
+def test_coflowsim_refills_in_its_edf_order_ties_in_priority_order():
+    # four coflows at time 0 (found by a random search): their deadlines (sizes / 2^27 ms)
+    # are below a millisecond, so coflowsim's refill keys tie and the refill follows the
+    # SEBF order; by coflow index it would give 103/7 and 9 for the first and third
+    case = ([1.0] * 3, [1.0] * 3, [
+        (0.0, [(0, 1, 5.0), (1, 2, 2.0), (2, 1, 5.0)]),
+        (0.0, [(1, 2, 4.0), (1, 1, 4.0), (1, 0, 5.0)]),
+        (0.0, [(0, 2, 3.0), (0, 1, 3.0), (1, 0, 2.0)]),
+        (0.0, [(1, 2, 2.0), (2, 2, 2.0)]),
+    ])
+    want = [Fraction(307, 21), Fraction(19), Fraction(26, 3), Fraction(4)]
+    assert oracle_orders.simulate(*case, "varys", {"backfill": "coflowsim"}) == want
+    for got in completions(case, "varys", {"backfill": "coflowsim"}):
+        np.testing.assert_allclose(got, [float(x) for x in want], rtol=1e-12)
+
+
+def test_coflowsims_refill_deadlines_use_its_random_numbers():
+    # java.util.Random(17).nextDouble(): 0.7323115139597316, 0.6973704783607497,
+    # 0.08295611145017068 (printed by a JVM); drawn in release order, so coflow 1 (released
+    # first) takes the first; a deadline is the largest port load / 2^27 * 1000 ms
+    peak = np.array([2.0**27, 2.0**27, 3 * 2.0**25])
+    got = coflowsim_deadlines(peak, np.array([1.0, 0.0, 2.0]))
+    want = [1000 * 1.6973704783607497, 1000 * 1.7323115139597316, 750 * 1.08295611145017068]
+    np.testing.assert_allclose(got, want, rtol=1e-15)
+    assert java_random_doubles(17, 3).tolist() == [0.7323115139597316, 0.6973704783607497,
+                                                   0.08295611145017068]
 
 
 def test_coflowsim_backfilling_gives_coflowsims_completion_times(tmp_path):

@@ -47,15 +47,16 @@ the online rules of §5.6.2:
    gives the coflows MADD skipped a one-pass share (``updateRatesFairShare``):
    their flows whose two ports both have room are counted per port, and each
    takes ``min(free_src / n_src, free_dst / n_dst)`` of what MADD left
-   (:func:`skipped_fair_share`); then the refill. Not reproduced in either:
-   coflowsim orders its refill by admission time plus a randomised "deadline
-   duration" (``Random(17)``), not by arrival. A comparison with coflowsim
+   (:func:`skipped_fair_share`); then the refill, in coflowsim's order:
+   earliest admission time plus a randomised "deadline duration" first
+   (:meth:`OrderedMADD.refill_order`; ``"greedy"`` refills in arrival
+   order). A comparison with coflowsim
    on the trace (stop 24): SEBF with ``order="static"``, ``backfill="greedy"``
    had a mean CCT of 48.1 s against coflowsim's 28.5 s, its wide long
    coflows up to 2.9x slower. With ``backfill="coflowsim"`` on the trace as
    coflowsim reads it (format ``coflowsim``: its rounding and 10.24 s
-   admission epochs, :func:`coflowopt.io.benchmark.loads_coflowsim`), 27.5 s,
-   504 of 526 coflows within 1% and all within 10%
+   admission epochs, :func:`coflowopt.io.benchmark.loads_coflowsim`), 27.7 s
+   against coflowsim's 28.5 s, 506 of 526 coflows within 1% and 525 within 10%
    (``benchmarks/results/simulator.md``, stop 26). ``backfill="none"`` leaves
    spare capacity idle.
 4. *When*: Varys reschedules "upon coflow arrival and completion events"
@@ -291,6 +292,40 @@ def skipped_fair_share(
     return out
 
 
+def java_random_doubles(seed: int, n: int) -> np.ndarray:
+    """The first ``n`` values of ``java.util.Random(seed).nextDouble()``."""
+    mask = (1 << 48) - 1
+    state = (seed ^ 0x5DEECE66D) & mask
+
+    def bits(k: int) -> int:
+        nonlocal state
+        state = (state * 0x5DEECE66D + 0xB) & mask
+        return state >> (48 - k)
+
+    return np.array([((bits(26) << 27) + bits(27)) * 2.0**-53 for _ in range(n)])
+
+
+def coflowsim_deadlines(peak: np.ndarray, release: np.ndarray) -> np.ndarray:
+    """coflowsim's ``deadlineDuration`` of every coflow, in milliseconds: its full coflow's
+    largest port load ``peak`` in bytes over 2^27 (``RACK_BYTES_PER_SEC``), times 1,000,
+    times ``1 + U``, ``U`` from ``java.util.Random(17)`` drawn coflow by coflow in
+    ``release`` order (ties: index), as its ``Simulator`` does with
+    ``deadlineMultRandomFactor`` 1."""
+    mult = np.empty(peak.size)
+    mult[np.argsort(release, kind="stable")] = 1.0 + java_random_doubles(17, peak.size)
+    return np.asarray(peak, float) / 2.0**27 * mult * 1000.0
+
+
+def _peak_loads(view: SimView) -> np.ndarray:
+    """Each coflow's largest link load over all its flows, in bytes."""
+    peak = np.zeros(view.num_coflows)
+    for k in range(view.num_coflows):
+        f = view.all_flows_of(k)
+        if f.size:
+            peak[k] = float(view.link_sum(f, view.size(f)).max())
+    return peak
+
+
 @dataclass(slots=True)
 class _CoflowState:
     """What the policy knows of one coflow, kept while the coflow receives nothing."""
@@ -339,6 +374,7 @@ class OrderedMADD(Policy):
         self.phase_end = math.inf
         self.snapshot = np.zeros(0)
         self._scratch: tuple[np.ndarray, np.ndarray] | None = None  # the kernels' (kv.workspace)
+        self._deadline_ms: np.ndarray | None = None  # coflowsim's refill deadlines
 
     def _work(self, n: int) -> tuple[np.ndarray, np.ndarray]:
         """The compiled allocation's scratch for ``n`` flows, kept across decisions."""
@@ -427,9 +463,7 @@ class OrderedMADD(Policy):
                                          residual)
                 pre = [e if e.size else np.zeros(st.flows.size) for e, st in zip(pre, order,
                                                                                  strict=True)]
-            # arrival order (coflowsim sorts by admission plus a randomised duration)
-            adm = view.coflow_admitted
-            idx = sorted(range(len(order)), key=lambda i: (adm[order[i].k], order[i].k))
+            idx = self.refill_order(view, order)
             ex = backfill_greedy(view, [order[i].flows for i in idx], residual)
             extra = pre
             for j, i in enumerate(idx):
@@ -451,6 +485,27 @@ class OrderedMADD(Policy):
             return np.zeros(0, np.int64), np.zeros(0)
         return np.concatenate(out_f), np.concatenate(out_r)
 
+    def refill_order(self, view: SimView, order: list[_CoflowState]) -> list[int]:
+        """Positions in ``order`` in the order the greedy refill serves them.
+
+        ``backfill="greedy"``: arrival order (admission time, then index).
+        ``backfill="coflowsim"``: coflowsim's "EDF" (``updateRatesDynamicAlpha``):
+        by ``int(admitted + deadline - now)`` in milliseconds, ties in priority order,
+        where a coflow's deadline is its isolation time (its full coflow's largest port
+        load over coflowsim's ``RACK_BYTES_PER_SEC`` = 2^27 bytes, times 1,000) times
+        ``1 + U`` with ``U`` drawn from ``java.util.Random(17)``, one per coflow in
+        release order (``Simulator.mergeTasksByRack``, ``Job.calcAlphaDeadline``).
+        """
+        adm = view.coflow_admitted
+        if self.params.backfill != "coflowsim":
+            return sorted(range(len(order)), key=lambda i: (adm[order[i].k], order[i].k))
+        if self._deadline_ms is None:
+            self._deadline_ms = coflowsim_deadlines(_peak_loads(view), view.coflow_release)
+        now = view.t * 1000.0
+        dl = self._deadline_ms
+        return sorted(range(len(order)),
+                      key=lambda i: int(adm[order[i].k] * 1000.0 + dl[order[i].k] - now))
+
     def _allocate_compiled(
         self, view: SimView, order: list[_CoflowState]
     ) -> tuple[np.ndarray, np.ndarray]:
@@ -459,10 +514,7 @@ class OrderedMADD(Policy):
         f, rem, cptr = _concat([st.flows for st in order], [st.rem for st in order])
         corder = _NONE
         if p.backfill in ("greedy", "coflowsim"):
-            adm = view.coflow_admitted
-            corder = np.array(
-                sorted(range(len(order)), key=lambda i: (adm[order[i].k], order[i].k)), np.int64
-            )
+            corder = np.array(self.refill_order(view, order), np.int64)
         mode = {"proportional": kv.BACKFILL_PROPORTIONAL, "greedy": kv.BACKFILL_GREEDY,
                 "coflowsim": kv.BACKFILL_COFLOWSIM}.get(
             p.backfill, kv.BACKFILL_NONE
