@@ -21,7 +21,7 @@ TRACE = Path(__file__).resolve().parents[2] / "instances" / "fb2010" / "FB2010-1
 @settings(max_examples=60, deadline=None)
 @given(
     instances(max_ports=4, max_coflows=6, max_flows=6, dependencies=True, delays=True),
-    st.sampled_from([None, 0.5, 2.0, 8.0]),
+    st.sampled_from([None, 1e-9, 0.5, 2.0, 8.0]),
     st.sampled_from([None, 0.5]),
 )
 def test_gate_kernel_equals_the_reference(inst, threshold, batch):
@@ -53,6 +53,18 @@ def test_gate_kernel_runs_the_flow_completions():
     fast, ref = both(inst, "baraat", params={"heavy_threshold": 2.0})
     assert_same(inst, fast, ref)
     assert fast.decisions < ref.decisions
+
+
+def test_a_threshold_far_below_a_flow_size_is_seen_when_crossed():
+    # a review's case: a's bytes were read as size - what it lacks, which rounds 1e-9 of
+    # 1e12 away; the kernel then crept towards the crossing by 61,000 events and let b
+    # start at 6.1e-5 instead of 1e-9
+    inst = co.Instance(co.Fabric.uniform(2), (
+        co.Coflow("a", [0], [0], [1e12]), co.Coflow("b", [0], [1], [1.0])))
+    fast, ref = both(inst, "baraat", params={"heavy_threshold": 1e-9})
+    assert_same(inst, fast, ref)
+    assert fast.start[1] == pytest.approx(1e-9, rel=1e-6)
+    assert fast.events == 4
 
 
 def test_gate_kernel_on_a_facebook_prefix():

@@ -190,6 +190,7 @@ def _gate_state(
         np.full(L, np.inf),  # lT: when each link's candidate turns heavy at current rates
         np.zeros(n, np.bool_),  # fjn: flows joined to their pairs
         np.zeros(n, np.bool_),  # fent: joined flows whose key holds their size
+        np.zeros(n),  # fbase: each joined flow's key without its size (its service at zero bytes)
     )
 
 
@@ -327,7 +328,7 @@ def pair_join(  # type: ignore[no-untyped-def]
     K, lam, rho, V, tV, Tl, lstale, hs, hn, hk, hf, fkey, pstart, newp, fresh, meta,
     grp, gmeta, grun, gws, gwn, gwk, gwf, gpend, gmark,
     bth, bmeta, sa, sb, sptr, sflow, slink, cslot, spres, sdone, sheavy, spos,
-    lptr, lfifo, lnf, lcand, lmark, lpend, lT, fjn, fent,
+    lptr, lfifo, lnf, lcand, lmark, lpend, lT, fjn, fent, fbase,
 ):
     """Admit ``flows`` at time ``t`` (``sent[q]``: bytes flow ``flows[q]`` received so far).
 
@@ -374,7 +375,7 @@ def pair_admit(  # type: ignore[no-untyped-def]
     K, lam, rho, V, tV, Tl, lstale, hs, hn, hk, hf, fkey, pstart, newp, fresh, meta,
     grp, gmeta, grun, gws, gwn, gwk, gwf, gpend, gmark,
     bth, bmeta, sa, sb, sptr, sflow, slink, cslot, spres, sdone, sheavy, spos,
-    lptr, lfifo, lnf, lcand, lmark, lpend, lT, fjn, fent,
+    lptr, lfifo, lnf, lcand, lmark, lpend, lT, fjn, fent, fbase,
 ):
     """:func:`pair_join` under a limit per group: ``flows`` (which have received nothing)
     wait in their groups, then every group with a free place (theirs, and those a flow
@@ -398,7 +399,7 @@ def pair_gate_admit(  # type: ignore[no-untyped-def]
     K, lam, rho, V, tV, Tl, lstale, hs, hn, hk, hf, fkey, pstart, newp, fresh, meta,
     grp, gmeta, grun, gws, gwn, gwk, gwf, gpend, gmark,
     bth, bmeta, sa, sb, sptr, sflow, slink, cslot, spres, sdone, sheavy, spos,
-    lptr, lfifo, lnf, lcand, lmark, lpend, lT, fjn, fent,
+    lptr, lfifo, lnf, lcand, lmark, lpend, lT, fjn, fent, fbase,
 ):
     """Admit whole ``coflows`` (first in first out, in this order) at ``t`` under FIFO gates:
     each queues behind the coflows on each of its links; its flows that may send on both
@@ -446,12 +447,14 @@ def _fill(  # type: ignore[no-untyped-def]
 
 @njit
 def _enter_fresh(t, la, lb, s, R, size, fw, fco, start, pd, side, K, rho, lstale, hs, hn, hk, hf,  # type: ignore[no-untyped-def]
-                 fkey, fresh, meta, fent):
+                 fkey, fresh, meta, fent, fbase):
     """The flows joined since the last call enter their pairs' heaps."""
     for q in range(meta[_NFRESH]):
-        _enter(fresh[q], t, la, lb, s, R, size, fw, fco, start, pd, side, K, rho, lstale, hs, hn,
-               hk, hf, fkey)
-        fent[fresh[q]] = True
+        f = fresh[q]
+        fbase[f] = fkey[f]
+        _enter(f, t, la, lb, s, R, size, fw, fco, start, pd, side, K, rho, lstale, hs, hn, hk, hf,
+               fkey)
+        fent[f] = True
     meta[_NFRESH] = 0
 
 
@@ -520,9 +523,13 @@ def _advance_gates(  # type: ignore[no-untyped-def]
 
 
 @njit
-def _slot_state(sl, t, la, lb, s, R, size, fw, side, pd, rho, V, tV, fkey, sptr, sflow, sdone, fent):  # type: ignore[no-untyped-def]
+def _slot_state(sl, t, la, lb, s, R, size, fw, side, pd, rho, V, tV, fkey, sptr, sflow, sdone, fent,  # type: ignore[no-untyped-def]
+                fbase):
     """Bytes slot ``sl``'s coflow has sent through its link by ``t`` (finished flows
-    included) and the rate at which that grows."""
+    included) and the rate at which that grows.
+
+    A flow's bytes are its service since it joined (``fbase``), not its size less what
+    it lacks: a threshold far below a flow's size would vanish in that difference."""
     x = sdone[sl]
     r = 0.0
     for q in range(sptr[sl], sptr[sl + 1]):
@@ -534,7 +541,7 @@ def _slot_state(sl, t, la, lb, s, R, size, fw, side, pd, rho, V, tV, fkey, sptr,
         if side[p] < 0:
             continue  # a pair that attaches at the next recomputation: nothing yet
         u = _att(p, s, R, side)
-        got = size[f] - fw[f] * (key - (_clock(u, t, rho, V, tV) - pd[p, _C]))
+        got = fw[f] * (_clock(u, t, rho, V, tV) - pd[p, _C] - fbase[f])
         x += min(max(got, 0.0), size[f])
         if 0.0 < rho[u] < np.inf:
             r += fw[f] * rho[u]
@@ -544,7 +551,7 @@ def _slot_state(sl, t, la, lb, s, R, size, fw, side, pd, rho, V, tV, fkey, sptr,
 @njit
 def _heavy_now(  # type: ignore[no-untyped-def]
     t, due, la, lb, s, R, size, fw, side, pd, rho, V, tV, fkey, bth, bmeta, sptr, sflow, sdone,
-    sheavy, lptr, lfifo, lnf, lcand, lmark, lpend, lT, fent,
+    sheavy, lptr, lfifo, lnf, lcand, lmark, lpend, lT, fent, fbase,
 ):
     """Candidates that have sent the threshold by ``t`` turn heavy (only links whose
     predicted crossing is at most ``due``)."""
@@ -553,7 +560,7 @@ def _heavy_now(  # type: ignore[no-untyped-def]
             continue
         sl = lfifo[lptr[u] + lcand[u]]
         x, _ = _slot_state(sl, t, la, lb, s, R, size, fw, side, pd, rho, V, tV, fkey, sptr, sflow,
-                           sdone, fent)
+                           sdone, fent, fbase)
         if x >= bth[0] * bth[1]:
             sheavy[sl] = True
             _enlist(u, bmeta, lpend, lmark)
@@ -562,7 +569,7 @@ def _heavy_now(  # type: ignore[no-untyped-def]
 @njit
 def _crossings(  # type: ignore[no-untyped-def]
     t, tol, la, lb, s, R, size, fw, side, pd, rho, V, tV, fkey, bth, sptr, sflow, sdone, lptr,
-    lfifo, lnf, lcand, lT, fent,
+    lfifo, lnf, lcand, lT, fent, fbase,
 ):
     """When each link's candidate reaches the threshold at the current rates; the earliest.
 
@@ -578,7 +585,7 @@ def _crossings(  # type: ignore[no-untyped-def]
             continue
         sl = lfifo[lptr[u] + lcand[u]]
         x, r = _slot_state(sl, t, la, lb, s, R, size, fw, side, pd, rho, V, tV, fkey, sptr, sflow,
-                           sdone, fent)
+                           sdone, fent, fbase)
         if r > 0.0:
             lT[u] = max(t + max(bth[0] - x, 0.0) / r, floor)
             if lT[u] < first:
@@ -788,7 +795,7 @@ def pair_stretch(  # type: ignore[no-untyped-def]
     K, lam, rho, V, tV, Tl, lstale, hs, hn, hk, hf, fkey, pstart, newp, fresh, meta,
     grp, gmeta, grun, gws, gwn, gwk, gwf, gpend, gmark,
     bth, bmeta, sa, sb, sptr, sflow, slink, cslot, spres, sdone, sheavy, spos,
-    lptr, lfifo, lnf, lcand, lmark, lpend, lT, fjn, fent,
+    lptr, lfifo, lnf, lcand, lmark, lpend, lT, fjn, fent, fbase,
 ):
     """Advance per-flow weighted max-min from ``t0`` (see :mod:`coflowopt.sim.kernels`).
 
@@ -812,12 +819,12 @@ def pair_stretch(  # type: ignore[no-untyped-def]
         # a decision: every candidate that has sent the threshold is heavy (as the reference
         # tests at each decision); then the links listed since the last event move on
         _heavy_now(t, np.inf, la, lb, s, R, size, fw, side, pd, rho, V, tV, fkey, bth, bmeta, sptr,
-                   sflow, sdone, sheavy, lptr, lfifo, lnf, lcand, lmark, lpend, lT, fent)
+                   sflow, sdone, sheavy, lptr, lfifo, lnf, lcand, lmark, lpend, lT, fent, fbase)
         _advance_gates(t, la, lb, s, R, fw, W, WT, dem_l, dem_r, nf_l, nf_r, cnt, side, pd, rho, V,
                        tV, fkey, pstart, newp, fresh, meta, bmeta, sa, sb, sptr, sflow, slink,
                        spres, sheavy, spos, lptr, lfifo, lnf, lcand, lmark, lpend, fjn)
     _enter_fresh(t, la, lb, s, R, size, fw, fco, start, pd, side, K, rho, lstale, hs, hn, hk, hf,
-                 fkey, fresh, meta, fent)
+                 fkey, fresh, meta, fent, fbase)
     limit = gmeta[0] > 0
     if meta[_DIRTY]:
         npc = _recompute(t, record, pc_f, pc_t0, pc_t1, pc_r, npc, fco, start, s, cap_l, cap_r,
@@ -826,7 +833,7 @@ def pair_stretch(  # type: ignore[no-untyped-def]
     t_gate = np.inf
     if gates:
         t_gate = _crossings(t, tol, la, lb, s, R, size, fw, side, pd, rho, V, tV, fkey, bth, sptr,
-                            sflow, sdone, lptr, lfifo, lnf, lcand, lT, fent)
+                            sflow, sdone, lptr, lfifo, lnf, lcand, lT, fent, fbase)
     reason = 0
     while True:
         t_fin = min(_earliest(s, R, side, K, rho, V, tV, Tl, lstale), t_gate)
@@ -940,25 +947,25 @@ def pair_stretch(  # type: ignore[no-untyped-def]
             _fill(t, la, lb, s, R, fw, W, WT, dem_l, dem_r, nf_l, nf_r, cnt, side, pd, rho, V,
                   tV, fkey, pstart, newp, fresh, meta, gmeta, grun, gws, gwn, gwk, gwf, gpend, gmark)
             _enter_fresh(t, la, lb, s, R, size, fw, fco, start, pd, side, K, rho, lstale, hs, hn, hk,
-                         hf, fkey, fresh, meta, fent)
+                         hf, fkey, fresh, meta, fent, fbase)
         if gates:
             # candidates whose crossing is due at this event turn heavy; the listed links
             # move on and the flows they let in join
             _heavy_now(t, thr, la, lb, s, R, size, fw, side, pd, rho, V, tV, fkey, bth, bmeta,
-                       sptr, sflow, sdone, sheavy, lptr, lfifo, lnf, lcand, lmark, lpend, lT, fent)
+                       sptr, sflow, sdone, sheavy, lptr, lfifo, lnf, lcand, lmark, lpend, lT, fent, fbase)
             if bmeta[1]:
                 _advance_gates(t, la, lb, s, R, fw, W, WT, dem_l, dem_r, nf_l, nf_r, cnt, side, pd,
                                rho, V, tV, fkey, pstart, newp, fresh, meta, bmeta, sa, sb, sptr,
                                sflow, slink, spres, sheavy, spos, lptr, lfifo, lnf, lcand, lmark,
                                lpend, fjn)
                 _enter_fresh(t, la, lb, s, R, size, fw, fco, start, pd, side, K, rho, lstale, hs,
-                             hn, hk, hf, fkey, fresh, meta, fent)
+                             hn, hk, hf, fkey, fresh, meta, fent, fbase)
         npc = _recompute(t, record, pc_f, pc_t0, pc_t1, pc_r, npc, fco, start, s, cap_l, cap_r,
                          fw, change_tol, W, WT, dem_l, dem_r, cnt, side, pd, K, lam, rho, V, tV,
                          lstale, hs, hn, hf, pstart, newp, meta)
         if gates:
             t_gate = _crossings(t, tol, la, lb, s, R, size, fw, side, pd, rho, V, tV, fkey, bth,
-                                sptr, sflow, sdone, lptr, lfifo, lnf, lcand, lT, fent)
+                                sptr, sflow, sdone, lptr, lfifo, lnf, lcand, lT, fent, fbase)
     # data sent so far, for the engine
     for f in flows:
         key = fkey[f]
