@@ -60,8 +60,9 @@ from ._common import SAT, RouteClasses
 from ._queues import MAX_QUEUES, MAX_ROUNDS, queue_rates
 
 __all__ = [
-    "DENSE_ROWS", "HORIZON", "Aalo", "AaloParams", "compiled_queues", "demotion_wake", "exceeded",
-    "exceeded_any", "fifo_order", "kernel_work", "new_work", "reached",
+    "DENSE_ROWS", "HORIZON", "Aalo", "AaloParams", "check_ladder", "check_num_queues",
+    "compiled_queues", "demotion_wake",
+    "exceeded", "exceeded_any", "fifo_order", "kernel_work", "new_work", "reached",
 ]
 
 REACH_TOL = 1e-12
@@ -85,15 +86,8 @@ class AaloParams(Params):
     """Queue weights, highest-priority queue first; empty: K - i + 1."""
 
     def __post_init__(self) -> None:
+        check_ladder(self.num_queues, self.multiplier, self.first_threshold)
         k = self.num_queues
-        if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
-            raise SimulationError(f"parameter num_queues must be an integer >= 1, got {k!r}")
-        if k > MAX_QUEUES:
-            raise SimulationError(f"parameter num_queues must be at most {MAX_QUEUES}, got {k!r}")
-        check_positive(self.multiplier, "multiplier")
-        if self.multiplier <= 1:
-            raise SimulationError(f"parameter multiplier must be > 1, got {self.multiplier!r}")
-        check_positive(self.first_threshold, "first_threshold")
         check_choice(self.sharing, "sharing", ("weighted", "strict"))
         object.__setattr__(self, "weights", tuple(float(w) for w in self.weights))
         if self.weights:
@@ -123,6 +117,24 @@ class AaloParams(Params):
     def thresholds(self) -> np.ndarray:
         """Upper thresholds Q_1^hi .. Q_{K-1}^hi (Q_K has none)."""
         return self.first_threshold * self.multiplier ** np.arange(self.num_queues - 1)
+
+
+def check_num_queues(k: int) -> None:
+    """Validate a number of queues: an integer from 1 to :data:`MAX_QUEUES`."""
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
+        raise SimulationError(f"parameter num_queues must be an integer >= 1, got {k!r}")
+    if k > MAX_QUEUES:
+        raise SimulationError(f"parameter num_queues must be at most {MAX_QUEUES}, got {k!r}")
+
+
+def check_ladder(num_queues: int, multiplier: float, first_threshold: float) -> None:
+    """Validate a queue ladder: K queues (:func:`check_num_queues`), thresholds
+    ``first_threshold * multiplier^j`` with ``multiplier > 1``."""
+    check_num_queues(num_queues)
+    check_positive(multiplier, "multiplier")
+    if multiplier <= 1:
+        raise SimulationError(f"parameter multiplier must be > 1, got {multiplier!r}")
+    check_positive(first_threshold, "first_threshold")
 
 
 def fifo_order(view: SimView, coflows: Iterable[int]) -> list[int]:

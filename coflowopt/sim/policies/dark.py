@@ -42,8 +42,9 @@ import numpy as np
 from ...instance import MB
 from ..engine import Allocation, SimulationError, SimView
 from . import register
-from ._base import Params, Policy, check_positive
+from ._base import Params, Policy
 from ._common import SAT
+from .aalo import check_ladder
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,13 +57,7 @@ class DarkParams(Params):
     """``INIT_QUEUE_LIMIT`` in bytes (10 MB, MB = 2^20 bytes)."""
 
     def __post_init__(self) -> None:
-        k = self.num_queues
-        if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
-            raise SimulationError(f"parameter num_queues must be an integer >= 1, got {k!r}")
-        check_positive(self.multiplier, "multiplier")
-        if self.multiplier <= 1:
-            raise SimulationError(f"parameter multiplier must be > 1, got {self.multiplier!r}")
-        check_positive(self.first_threshold, "first_threshold")
+        check_ladder(self.num_queues, self.multiplier, self.first_threshold)
 
 
 @register

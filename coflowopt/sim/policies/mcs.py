@@ -69,9 +69,10 @@ from ..engine import Allocation, SimulationError, SimView
 from . import register
 from ._base import Params, Policy, check_choice, check_positive
 from ._common import RouteClasses
-from ._queues import MAX_QUEUES, queue_rates
+from ._queues import queue_rates
 from .aalo import (
     REACH_TOL,
+    check_num_queues,
     compiled_queues,
     demotion_wake,
     exceeded,
@@ -114,11 +115,7 @@ class MCSParams(Params):
     """"strict" priority across queues (the paper) or Aalo's "weighted" sharing."""
 
     def __post_init__(self) -> None:
-        k = self.num_queues
-        if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
-            raise SimulationError(f"parameter num_queues must be an integer >= 1, got {k!r}")
-        if k > MAX_QUEUES:
-            raise SimulationError(f"parameter num_queues must be at most {MAX_QUEUES}, got {k!r}")
+        check_num_queues(self.num_queues)
         for name in ("width_thresholds", "narrow_thresholds", "wide_thresholds"):
             vals = tuple(float(v) for v in getattr(self, name))
             object.__setattr__(self, name, vals)
@@ -133,6 +130,7 @@ class MCSParams(Params):
                     "parameter initial_queues needs one queue per width class "
                     f"({len(self.width_thresholds) + 1}), got {len(self.initial_queues)}"
                 )
+            k = self.num_queues
             if min(self.initial_queues) < 1 or max(self.initial_queues) > k:
                 raise SimulationError(f"initial_queues must lie in 1..{k}")
         n = self.narrow_width
