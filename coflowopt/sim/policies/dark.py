@@ -24,8 +24,10 @@ that its published numbers can be reproduced coflow by coflow:
   (``afterJobAdmission``, ``afterJobDeparture``): capacity a finished flow
   frees stays idle until then, and demotions wait for the next decision.
 
-Not reproduced: coflowsim's 8 ms time steps (completions here are exact) and
-its 10.24 s admission epochs and size rounding, which are in its reading of
+Not reproduced: coflowsim's 8 ms time steps (completions here are exact);
+when nothing runs while work is left, the engine asks again at once (a stall,
+:mod:`coflowopt.sim.engine`), where coflowsim waits for the next admission;
+and its 10.24 s admission epochs and size rounding, which are in its reading of
 the trace (``--format coflowsim``, :func:`coflowopt.io.benchmark.loads_coflowsim`;
 pass ``--port-rate 131072000`` for its rack rate). "Capacity left" is more
 than ``SAT`` of the port's capacity (coflowsim: more than 1e-3 bit/s).
