@@ -30,7 +30,8 @@ waiting flows and gives a freed place to the next of them at the flow
 completion that frees it (:func:`coflowopt.sim.kernels.pairs.pair_admit`);
 the reference path recomputes the max-min rates of the flows that hold a
 place from scratch at every event. Both agree to rounding on random
-instances and on the trace's first 100 coflows (1e-14), but with a limit
+instances (1e-12), on the trace's first 30 coflows (1e-12) and first 100
+(every flow within 1e-9), but with a limit
 the schedule amplifies rounding: each flow's start is its predecessor's
 completion, and a start moved by δ moves the completion by δ times a ratio
 of rates. On the trace's first 250 coflows the two paths' event times drift
