@@ -67,10 +67,6 @@ CANCEL = 1e-6
 """A link whose weight falls below this fraction of the weight just removed sums its pairs'
 weights afresh (see :func:`pair_stretch`)."""
 
-_REACH = 1e-12
-"""As :data:`coflowopt.sim.policies.aalo.REACH_TOL`: bytes within this fraction below a
-threshold count as at it."""
-
 _DIRTY, _NFRESH, _NNEW = 0, 1, 2
 """Slots of the ``meta`` array: levels stale; fresh flows; pairs waiting to attach."""
 
@@ -84,7 +80,7 @@ def new_pair_state(
     la: npt.NDArray[np.int64], lb: npt.NDArray[np.int64], split: int, cap: npt.NDArray[np.float64],
     weight: npt.NDArray[np.float64], change_tol: float, stop_at: npt.NDArray[np.bool_],
     group: npt.NDArray[np.int64] | None = None, limit: int = 0,
-    gate: tuple[npt.NDArray[np.int64], int, float] | None = None,
+    gate: tuple[npt.NDArray[np.int64], int, float, float] | None = None,
 ) -> tuple[object, ...]:
     """The kernel state for a fabric split at ``split`` (the ``*args`` of both functions).
 
@@ -94,8 +90,10 @@ def new_pair_state(
     per flow) hold a place at once; the others wait, and take a place in
     flow order when one frees up (``fair``'s receiver limit; see
     :func:`pair_admit`). ``limit = 0``: no limit. ``gate = (flow_coflow,
-    num_coflows, threshold)``: FIFO gates per link (``baraat``): a flow joins
-    only once its coflow may send on both its links (:func:`pair_gate_admit`).
+    num_coflows, threshold, reach)``: FIFO gates per link (``baraat``): a flow
+    joins only once its coflow may send on both its links
+    (:func:`pair_gate_admit`); a coflow within ``reach`` (relative) below the
+    threshold is at it.
     """
     s = int(split)
     L = cap.size
@@ -145,16 +143,17 @@ def new_pair_state(
 
 
 def _gate_state(
-    gate: tuple[npt.NDArray[np.int64], int, float] | None, la: npt.NDArray[np.int64],
+    gate: tuple[npt.NDArray[np.int64], int, float, float] | None, la: npt.NDArray[np.int64],
     lb: npt.NDArray[np.int64], L: int, F: int,
 ) -> tuple[object, ...]:
     """The FIFO gates' arrays of the state (see :func:`new_pair_state`)."""
     n = max(F, 1)
     if gate is None:
-        fco, K, threshold = np.zeros(F, np.int64), 0, 0.0
+        fco, K, threshold, reach = np.zeros(F, np.int64), 0, 0.0, 0.0
         on = 0
     else:
-        fco, K, threshold = np.asarray(gate[0], np.int64), int(gate[1]), float(gate[2])
+        fco, K = np.asarray(gate[0], np.int64), int(gate[1])
+        threshold, reach = float(gate[2]), float(gate[3])
         on = 1
     # a slot per (coflow, link) that a flow uses: its flows, FIFO position and counters
     keys = np.concatenate([fco * L + la, fco * L + lb]) if on else np.zeros(0, np.int64)
@@ -169,7 +168,7 @@ def _gate_state(
     lptr = np.zeros(L + 1, np.int64)
     np.cumsum(np.bincount(slink[:S], minlength=L), out=lptr[1:])
     return (
-        np.array([threshold, 1.0 - _REACH], np.float64),  # bth: threshold, its "at" factor
+        np.array([threshold, 1.0 - reach], np.float64),  # bth: threshold, its "at" factor
         np.array([on, 0], np.int64),  # bmeta: on, pending links
         inv[:F] if on else np.zeros(n, np.int64),  # sa: each flow's slot on its first link
         inv[F:] if on else np.zeros(n, np.int64),  # sb: on its second link
@@ -273,9 +272,10 @@ def _att(p, s, R, side):  # type: ignore[no-untyped-def]
 @njit
 def _join(  # type: ignore[no-untyped-def]
     f, t, sent_f, la, lb, s, R, fw, W, WT, dem_l, dem_r, nf_l, nf_r, cnt, side, pd, rho, V, tV,
-    fkey, pstart, newp, meta,
+    fkey, pstart, newp, fresh, meta,
 ):
-    """Flow ``f`` joins its pair at ``t`` having received ``sent_f``; its key lacks its size."""
+    """Flow ``f`` joins its pair at ``t`` having received ``sent_f``, as a fresh flow: its
+    key lacks its size until it enters its pair's heap (:func:`_enter_fresh`)."""
     a = la[f]
     b = lb[f] - s
     p = a * R + b
@@ -297,6 +297,8 @@ def _join(  # type: ignore[no-untyped-def]
     nf_l[a] += 1
     nf_r[b] += 1
     pstart[f] = t
+    fresh[meta[_NFRESH]] = f
+    meta[_NFRESH] += 1
     meta[_DIRTY] = 1
 
 
@@ -340,9 +342,7 @@ def pair_join(  # type: ignore[no-untyped-def]
     for q in range(flows.size):
         f = flows[q]
         _join(f, t, sent[q], la, lb, s, R, fw, W, WT, dem_l, dem_r, nf_l, nf_r, cnt, side, pd,
-              rho, V, tV, fkey, pstart, newp, meta)
-        fresh[meta[_NFRESH]] = f
-        meta[_NFRESH] += 1
+              rho, V, tV, fkey, pstart, newp, fresh, meta)
 
 
 @njit
@@ -370,7 +370,7 @@ def _enlist(i, meta, lst, mark):  # type: ignore[no-untyped-def]
 
 @njit
 def pair_admit(  # type: ignore[no-untyped-def]
-    flows, t, la, lb, sent,
+    flows, t, la, lb,
     s, cap_l, cap_r, fw, change_tol, stop_at, W, WT, dem_l, dem_r, nf_l, nf_r, cnt, side, pd,
     K, lam, rho, V, tV, Tl, lstale, hs, hn, hk, hf, fkey, pstart, newp, fresh, meta,
     grp, gmeta, grun, gws, gwn, gwk, gwf, gpend, gmark,
@@ -380,7 +380,7 @@ def pair_admit(  # type: ignore[no-untyped-def]
     """:func:`pair_join` under a limit per group: ``flows`` (which have received nothing)
     wait in their groups, then every group with a free place (theirs, and those a flow
     completion freed at the end of the last call) takes its waiting flows in flow order.
-    Flows that hold a place keep it until they complete. ``sent`` is not read."""
+    Flows that hold a place keep it until they complete."""
     R = cap_r.size
     for q in range(flows.size):
         f = flows[q]
@@ -394,7 +394,7 @@ def pair_admit(  # type: ignore[no-untyped-def]
 
 @njit
 def pair_gate_admit(  # type: ignore[no-untyped-def]
-    coflows, t, la, lb, sent,
+    coflows, t, la, lb,
     s, cap_l, cap_r, fw, change_tol, stop_at, W, WT, dem_l, dem_r, nf_l, nf_r, cnt, side, pd,
     K, lam, rho, V, tV, Tl, lstale, hs, hn, hk, hf, fkey, pstart, newp, fresh, meta,
     grp, gmeta, grun, gws, gwn, gwk, gwf, gpend, gmark,
@@ -403,7 +403,7 @@ def pair_gate_admit(  # type: ignore[no-untyped-def]
 ):
     """Admit whole ``coflows`` (first in first out, in this order) at ``t`` under FIFO gates:
     each queues behind the coflows on each of its links; its flows that may send on both
-    their links join at once, the others wait (``sent`` is not read)."""
+    their links join at once, the others wait (with nothing received)."""
     R = cap_r.size
     for i in range(coflows.size):
         k = coflows[i]
@@ -439,9 +439,7 @@ def _fill(  # type: ignore[no-untyped-def]
             if f < 0:
                 break
             _join(f, t, 0.0, la, lb, s, R, fw, W, WT, dem_l, dem_r, nf_l, nf_r, cnt, side, pd,
-                  rho, V, tV, fkey, pstart, newp, meta)
-            fresh[meta[_NFRESH]] = f
-            meta[_NFRESH] += 1
+                  rho, V, tV, fkey, pstart, newp, fresh, meta)
     gmeta[1] = 0
 
 
@@ -490,9 +488,7 @@ def _open_slot(  # type: ignore[no-untyped-def]
         if _allowed(other, spos, slink, lcand):
             fjn[f] = True
             _join(f, t, 0.0, la, lb, s, R, fw, W, WT, dem_l, dem_r, nf_l, nf_r, cnt, side, pd, rho,
-                  V, tV, fkey, pstart, newp, meta)
-            fresh[meta[_NFRESH]] = f
-            meta[_NFRESH] += 1
+                  V, tV, fkey, pstart, newp, fresh, meta)
 
 
 @njit
@@ -946,8 +942,6 @@ def pair_stretch(  # type: ignore[no-untyped-def]
             # waiting flows take the places freed at this event, in flow order
             _fill(t, la, lb, s, R, fw, W, WT, dem_l, dem_r, nf_l, nf_r, cnt, side, pd, rho, V,
                   tV, fkey, pstart, newp, fresh, meta, gmeta, grun, gws, gwn, gwk, gwf, gpend, gmark)
-            _enter_fresh(t, la, lb, s, R, size, fw, fco, start, pd, side, K, rho, lstale, hs, hn, hk,
-                         hf, fkey, fresh, meta, fent, fbase)
         if gates:
             # candidates whose crossing is due at this event turn heavy; the listed links
             # move on and the flows they let in join
@@ -958,8 +952,8 @@ def pair_stretch(  # type: ignore[no-untyped-def]
                                rho, V, tV, fkey, pstart, newp, fresh, meta, bmeta, sa, sb, sptr,
                                sflow, slink, spres, sheavy, spos, lptr, lfifo, lnf, lcand, lmark,
                                lpend, fjn)
-                _enter_fresh(t, la, lb, s, R, size, fw, fco, start, pd, side, K, rho, lstale, hs,
-                             hn, hk, hf, fkey, fresh, meta, fent, fbase)
+        _enter_fresh(t, la, lb, s, R, size, fw, fco, start, pd, side, K, rho, lstale, hs, hn, hk,
+                     hf, fkey, fresh, meta, fent, fbase)
         npc = _recompute(t, record, pc_f, pc_t0, pc_t1, pc_r, npc, fco, start, s, cap_l, cap_r,
                          fw, change_tol, W, WT, dem_l, dem_r, cnt, side, pd, K, lam, rho, V, tV,
                          lstale, hs, hn, hf, pstart, newp, meta)

@@ -104,7 +104,7 @@ class Baraat(Policy):
         split = split_links(view)
         if (view.compiled and split is not None and p.spare == "idle" and not view.staggered):
             self.kernel = pair_kernel_state(view, split, np.ones(view.num_flows), CHANGE_TOL,
-                                            gate_threshold=self.threshold)
+                                            gate=(self.threshold, REACH_TOL))
 
     def _per_link(self, view: SimView, row: np.ndarray, m: int, flows: np.ndarray,
                   values: np.ndarray) -> np.ndarray:
@@ -141,7 +141,7 @@ class Baraat(Policy):
                 adm = view.coflow_admitted
                 ks = sorted(np.unique(view.flow_coflow[new]).tolist(), key=lambda k: (adm[k], k))
                 pair_gate_admit(np.array(ks, np.int64), view.t, view.link_a, view.link_b,
-                                _EMPTY_F, *self.kernel)
+                                *self.kernel)
             return Allocation(stretch=Stretch(pair_stretch, view.active_flows(), self.kernel))
         self._finished_bytes(view)
         ks = sorted(view.active_coflows, key=lambda k: (view.coflow_admitted[k], k))
@@ -203,6 +203,3 @@ class Baraat(Policy):
             x = max_min_flows(view, self.classes, flows[sel], np.where(dead, 0.0, residual))
             rates[sel] = x
             residual = np.maximum(residual - view.link_sum(flows[sel], x), 0.0)
-
-
-_EMPTY_F = np.zeros(0)

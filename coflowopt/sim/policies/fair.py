@@ -233,22 +233,21 @@ def receiver_groups(view: SimView) -> np.ndarray:
 
 def pair_kernel_state(
     view: SimView, split: int, weight: np.ndarray, change_tol: float,
-    group: np.ndarray | None = None, limit: int = 0, gate_threshold: float | None = None,
+    group: np.ndarray | None = None, limit: int = 0, gate: tuple[float, float] | None = None,
 ) -> tuple[object, ...]:
     """State of :func:`coflowopt.sim.kernels.pairs.pair_stretch` for this simulation.
 
     ``weight``: per flow; ``change_tol``: relative change of a link's level
     below which its flows keep their rates. Shared with ``wss`` and ``baraat``.
     ``group``, ``limit``: at most ``limit`` flows of a group hold a place at
-    once (0: no limit). ``gate_threshold``: FIFO gates per link with this
-    heavy threshold (``baraat``).
+    once (0: no limit). ``gate = (threshold, reach)``: FIFO gates per link with
+    this heavy threshold, reached within ``reach`` relative (``baraat``).
     """
     # hand back at every coflow completion: the engine releases dependent coflows then
     stop = np.ones(view.num_coflows, bool)
-    gate = None if gate_threshold is None else (view.flow_coflow, view.num_coflows,
-                                                gate_threshold)
+    gates = None if gate is None else (view.flow_coflow, view.num_coflows, *gate)
     return new_pair_state(view.link_a, view.link_b, split, view.capacity, weight, change_tol, stop,
-                          group, limit, gate)
+                          group, limit, gates)
 
 
 def pair_kernel_stretch(view: SimView, state: tuple[object, ...], limited: bool = False) -> Allocation:
@@ -259,13 +258,10 @@ def pair_kernel_stretch(view: SimView, state: tuple[object, ...], limited: bool 
     new = view.arrived_flows
     if limited:
         # this also gives the places freed at the end of the last stretch
-        pair_admit(new, view.t, view.link_a, view.link_b, _EMPTY_F, *state)
+        pair_admit(new, view.t, view.link_a, view.link_b, *state)
     elif new.size:
         pair_join(new, view.t, view.link_a, view.link_b, view.sent(new), *state)
     return Allocation(stretch=Stretch(pair_stretch, view.active_flows(), state))
-
-
-_EMPTY_F = np.zeros(0)
 
 
 def split_links(view: SimView) -> int | None:
