@@ -24,12 +24,13 @@ def both(inst, name, **kw):
     return fast, ref
 
 
-def assert_same(inst, fast, ref):
+def assert_same(inst, fast, ref, events=True):
     assert np.allclose(fast.completion, ref.completion, rtol=1e-12, atol=0)
     assert np.allclose(fast.start, ref.start, rtol=1e-12, atol=0)
     assert np.allclose(fast.admitted, ref.admitted, rtol=1e-12, atol=0)
     # a kernel counts the events it handles and the one at which it hands back
-    assert fast.events == ref.events
+    if events:
+        assert fast.events == ref.events
     # the engine's flow completions (Schedule.flow_completion, which drops a last piece
     # below 1e-9 of the size as rounding, can differ where a stretch boundary split a piece)
     assert np.allclose(fast.flow_completion, ref.flow_completion, rtol=1e-12, atol=1e-12)

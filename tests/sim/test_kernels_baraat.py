@@ -28,7 +28,13 @@ def test_gate_kernel_equals_the_reference(inst, threshold, batch):
     # None: the 80th percentile of coflow sizes; multi-wave coflows and finishes-before
     # anchors take the reference path in both runs
     fast, ref = both(inst, "baraat", batch_interval=batch, params={"heavy_threshold": threshold})
-    assert_same(inst, fast, ref)
+    # a crossing 1e-9 bytes away is a few float steps of time at t ~ 1: either path may find
+    # the bytes a rounding short of the threshold there and look again one time resolution
+    # later, an event at which no rate changes (found by hypothesis: the reference did, at
+    # t = 2 + 1.9e-9); the times must still agree
+    assert_same(inst, fast, ref, events=threshold != 1e-9)
+    if threshold == 1e-9:
+        assert abs(fast.events - ref.events) <= inst.num_coflows
 
 
 @settings(max_examples=40, deadline=None)
