@@ -239,22 +239,33 @@ def backfill_greedy(
         kv.greedy_backfill(view.link_a, view.link_b, f, cptr, every, grow, residual, out,
                            np.empty(f.size, np.int64))
         return np.split(out, cptr[1:-1])
-    extra = [np.zeros(f.size) for f in flows]
-    dead = residual <= 0
-    if dead.all() or not flows:
-        return extra
-    alive = [np.flatnonzero(_alive(view, f, dead)) for f in flows]
-    cand = np.concatenate([f[a] for f, a in zip(flows, alive, strict=True)])
+    alive, cand = _with_room(view, flows, residual)
     if cand.size == 0:
-        return extra
+        return [np.zeros(f.size) for f in flows]
     x = alloc.greedy(view.usage(cand), residual, np.arange(cand.size))
     residual -= view.link_sum(cand, x)
     np.maximum(residual, 0.0, out=residual)
+    return _per_coflow(flows, alive, x)
+
+
+def _with_room(view: SimView, flows: list[np.ndarray],
+               residual: np.ndarray) -> tuple[list[np.ndarray], np.ndarray]:
+    """Per coflow, the positions of its flows whose links all have room; those flows end
+    to end."""
+    dead = residual <= 0
+    alive = [np.flatnonzero(_alive(view, f, dead)) for f in flows]
+    cand = np.concatenate([f[a] for f, a in zip(flows, alive, strict=True)]) if flows else _NONE
+    return alive, cand
+
+
+def _per_coflow(flows: list[np.ndarray], alive: list[np.ndarray], x: np.ndarray) -> list[np.ndarray]:
+    """Values ``x`` of the flows :func:`_with_room` listed, back per coflow (0 elsewhere)."""
+    out = [np.zeros(f.size) for f in flows]
     off = 0
     for i, a in enumerate(alive):
-        extra[i][a] = x[off : off + a.size]
+        out[i][a] = x[off : off + a.size]
         off += a.size
-    return extra
+    return out
 
 
 def skipped_fair_share(
@@ -268,12 +279,9 @@ def skipped_fair_share(
     they were before the pass. ``residual`` loses what is given (links left
     with at most ``SAT`` of their capacity are full). Returns each flow's rate.
     """
-    out = [np.zeros(f.size) for f in flows]
-    dead = residual <= 0
-    alive = [np.flatnonzero(_alive(view, f, dead)) for f in flows]
-    cand = np.concatenate([f[a] for f, a in zip(flows, alive, strict=True)]) if flows else _NONE
+    alive, cand = _with_room(view, flows, residual)
     if cand.size == 0:
-        return out
+        return [np.zeros(f.size) for f in flows]
     count = view.link_sum(cand, np.ones(cand.size))
     with np.errstate(divide="ignore", invalid="ignore"):
         share = np.where(count > 0, residual / count, np.inf)
@@ -285,11 +293,7 @@ def skipped_fair_share(
     residual -= view.link_sum(cand, x)
     np.maximum(residual, 0.0, out=residual)
     residual[saturated(residual, view.capacity)] = 0.0
-    off = 0
-    for i, a in enumerate(alive):
-        out[i][a] = x[off : off + a.size]
-        off += a.size
-    return out
+    return _per_coflow(flows, alive, x)
 
 
 def java_random_doubles(seed: int, n: int) -> np.ndarray:
