@@ -19,7 +19,8 @@ that its published numbers can be reproduced coflow by coflow:
   order; each coflow's unfinished flows whose two ports both have capacity
   left are counted per port, and each gets ``min(free_src / n_src,
   free_dst / n_dst)`` of what the coflows before it left (one pass, not
-  max-min); then the next coflow.
+  max-min: coflowsim's ``updateRatesFairShare``,
+  :func:`.varys.coflowsim_fair_share`); then the next coflow.
 - Decisions only when coflows are admitted or complete
   (``afterJobAdmission``, ``afterJobDeparture``): capacity a finished flow
   frees stays idle until then, and demotions wait for the next decision.
@@ -45,8 +46,8 @@ from ...instance import MB
 from ..engine import Allocation, SimulationError, SimView
 from . import register
 from ._base import Params, Policy
-from ._common import SAT
 from .aalo import check_ladder
+from .varys import coflowsim_fair_share
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,26 +113,15 @@ class Dark(Policy):
                 gone = set(move)
                 q[:] = [k for k in q if k not in gone]
                 self.queues[i + 1].extend(move)
-        cap = view.capacity
-        free = cap.astype(float).copy()
+        free = view.capacity.astype(float).copy()
         flows, rates = [], []
         for q in self.queues:
             for k in q:
                 f = view.flows_of(k)
                 if f.size == 0:
                     continue
-                a, b = view.link_a[f], view.link_b[f]
-                room = free > SAT * cap
-                ok = room[a] & room[b]
-                x = np.zeros(f.size)
-                if ok.any():
-                    na = np.bincount(a[ok], minlength=cap.size)
-                    nb = np.bincount(b[ok], minlength=cap.size)
-                    x[ok] = np.minimum(free[a[ok]] / na[a[ok]], free[b[ok]] / nb[b[ok]])
-                    free -= np.bincount(a, x, minlength=cap.size) + np.bincount(b, x, minlength=cap.size)
-                    np.maximum(free, 0.0, out=free)
                 flows.append(f)
-                rates.append(x)
+                rates.append(coflowsim_fair_share(view, [f], free)[0])
         if not flows:
             return Allocation()
         return Allocation(np.concatenate(flows), np.concatenate(rates))

@@ -47,7 +47,7 @@ the online rules of §5.6.2:
    gives the coflows MADD skipped a one-pass share (``updateRatesFairShare``):
    their flows whose two ports both have room are counted per port, and each
    takes ``min(free_src / n_src, free_dst / n_dst)`` of what MADD left
-   (:func:`skipped_fair_share`); then the refill, in coflowsim's order:
+   (:func:`coflowsim_fair_share`); then the refill, in coflowsim's order:
    earliest admission time plus a randomised "deadline duration" first
    (:meth:`OrderedMADD.refill_order`; ``"greedy"`` refills in arrival
    order). A comparison with coflowsim
@@ -109,7 +109,7 @@ __all__ = [
     "VarysParams",
     "backfill_greedy",
     "backfill_proportional",
-    "skipped_fair_share",
+    "coflowsim_fair_share",
 ]
 
 BACKFILLS = ("proportional", "greedy", "none")
@@ -268,12 +268,13 @@ def _per_coflow(flows: list[np.ndarray], alive: list[np.ndarray], x: np.ndarray)
     return out
 
 
-def skipped_fair_share(
+def coflowsim_fair_share(
     view: SimView, flows: list[np.ndarray], residual: np.ndarray
 ) -> list[np.ndarray]:
-    """coflowsim's pass for the coflows MADD skipped (``updateRatesFairShare``).
+    """coflowsim's ``updateRatesFairShare``: its pass for the coflows MADD skipped, and
+    ``dark``'s rates for one coflow at a time.
 
-    ``flows``: the skipped coflows' flows (empty for the others). Every flow
+    ``flows``: per coflow, the flows to share among (empty for the others). Every flow
     whose links all have room is counted on each of its links; each then
     takes the smallest ``residual / count`` over its links, residuals as
     they were before the pass. ``residual`` loses what is given (links left
@@ -462,7 +463,7 @@ class OrderedMADD(Policy):
         elif p.backfill in ("greedy", "coflowsim"):
             pre = [np.zeros(st.flows.size) for st in order]
             if p.backfill == "coflowsim":
-                pre = skipped_fair_share(view, [st.flows if r is None else _NONE
+                pre = coflowsim_fair_share(view, [st.flows if r is None else _NONE
                                                 for st, r in zip(order, rates, strict=True)],
                                          residual)
                 pre = [e if e.size else np.zeros(st.flows.size) for e, st in zip(pre, order,
