@@ -28,7 +28,7 @@ from .._frozen import Frozen
 from ..errors import require
 from ..instance import MB, Instance
 from ..io._common import atomic_writer
-from ..metrics import Summary, link_utilization, summarize
+from ..metrics import Summary, deadlines_met, link_utilization, summarize
 from ..result import Result, Status
 from ..schedule import Schedule
 
@@ -37,7 +37,10 @@ __all__ = ["COLUMNS", "SimulationResult"]
 FloatArray = npt.NDArray[np.float64]
 
 COLUMNS = ("id", "release", "admitted", "start", "finish", "cct", "width", "length", "size", "bin")
-"""Columns of the per-coflow table, in order (policies may add more, e.g. ``admitted_deadline``)."""
+"""Columns of the per-coflow table, in order. An instance with deadlines adds ``deadline``
+(absolute; empty for a coflow without one) and ``deadline_met``
+(:func:`coflowopt.metrics.deadlines_met`: False for a coflow without a deadline); policies
+may add more (e.g. varys-deadline's ``admitted_deadline``)."""
 
 
 def _num(x: Any) -> Any:
@@ -135,6 +138,9 @@ class SimulationResult(Frozen):
             "size": inst.size,
             "bin": inst.bins(),
         }
+        if np.isfinite(inst.deadline).any():
+            cols["deadline"] = inst.deadline
+            cols["deadline_met"] = deadlines_met(inst, self.completion)
         cols.update(self.coflow_columns)
         return cols
 

@@ -62,6 +62,37 @@ def test_compare_prints_one_table_normalized_to_the_baseline(capsys):
     assert "0.75x" in next(ln for ln in lines if ln.startswith("varys"))  # 3 / 4
 
 
+def test_compare_csv_has_the_json_rows_and_each_schedulers_percentiles(capsys, tmp_path):
+    args = ["compare", SHUFFLE, "--schedulers", "fair,varys,pfp", "--bound", "best",
+            "--no-progress"]
+    assert main([*args, "--json"]) == 0
+    doc = {r["scheduler"]: r for r in json.loads(capsys.readouterr().out)["schedulers"]}
+    out = tmp_path / "cmp.csv"
+    assert main([*args, "--csv", str(out)]) == 0
+    assert f"table written to {out}" in capsys.readouterr().out
+    assert main([*args, "--csv", "-"]) == 0
+    text = capsys.readouterr().out
+    rows = list(csv.DictReader(io.StringIO(text)))
+    filed = list(csv.DictReader(io.StringIO(out.read_text())))
+    for r in (*rows, *filed):
+        assert float(r.pop("wall_s")) >= 0
+    assert rows == filed
+    assert [r["scheduler"] for r in rows] == ["fair", "varys", "pfp"]
+    for r in rows:
+        js = doc[r["scheduler"]]
+        for key in ("mean_cct", "p95_cct", "norm_mean", "vs_bound", "cct_vs_bound"):
+            assert float(r[key]) == js[key]
+        assert float(r["p50_cct"]) == js["summary"]["p50_cct"]
+        assert float(r["p99_cct"]) == js["summary"]["p99_cct"]
+        assert r["norm_LW"] == "" and js["norm_LW"] is None  # no long-wide coflow: undefined
+    assert {r["scheduler"]: float(r["mean_cct"]) for r in rows} == {"fair": 5, "varys": 4,
+                                                                   "pfp": 6}
+    # an output that cannot be written fails before any simulation, with nothing written
+    assert main([*args, "--csv", str(tmp_path / "no" / "x.csv")]) == 2
+    err = capsys.readouterr().err
+    assert "x.csv" in err and "does not exist" in err and not (tmp_path / "no").exists()
+
+
 def test_compare_json_with_parameters_and_the_lower_bound(capsys):
     assert main(["compare", FIG51, "--schedulers", "varys,fifo", "-p", "varys.backfill=greedy",
                  "--bound", "best", "--json"]) == 0

@@ -96,6 +96,16 @@ def test_varys_deadline_example_admits_c2_only():
     assert list(dl.coflow_columns["admitted_deadline"]) == [False, True]
     co.check_feasible(inst, dl.schedule, deadlines=False).raise_if_infeasible()
     assert dl.completion[1] <= inst.deadline[1] + 1e-9
+    # the table carries each coflow's deadline and whether it was met
+    rows = dl.rows()
+    assert [r["deadline"] for r in rows] == list(inst.deadline)
+    assert [r["deadline_met"] for r in rows] == [
+        bool(c <= d + 1e-9) for c, d in zip(dl.completion, inst.deadline, strict=True)]
+    assert sum(r["deadline_met"] for r in rows) == dl.summary.deadlines_met
+    header = dl.to_csv().splitlines()[0].split(",")
+    assert header[-3:] == ["deadline", "deadline_met", "admitted_deadline"]
+    plain = run(load("dissertation_3_2_shuffle")[0], "fair").table()
+    assert "deadline" not in plain and "deadline_met" not in plain  # no deadlines, no columns
 
 
 @pytest.mark.parametrize("compiled", [True, False])

@@ -26,7 +26,8 @@ missing its deadline: that count is ``info["deadline_admitted"]`` of
 ``info["deadline_coflows"]``. The summary's ``deadlines_met`` is the
 policy-free metric (every coflow that finishes by its deadline), so a
 rejected coflow that best effort happens to finish in time counts there.
-The per-coflow table gets a column ``admitted_deadline``.
+The per-coflow table gets a column ``admitted_deadline`` (False also for a coflow without
+a deadline: the table's ``deadline`` column is empty for those).
 
 Multi-wave coflows (flows that start later): Varys passes a coflow to the
 scheduler only once it is READY, after all its ``numFlows`` flows have called
