@@ -110,3 +110,42 @@ def test_receiver_limit_on_a_facebook_prefix():
     fast, ref = both(inst, "fair", params={"max_flows_per_receiver": 1})
     assert_same(inst, fast, ref)
     assert fast.decisions < ref.decisions / 50  # the kernel ran the flow completions
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    instances(max_ports=4, max_coflows=5, max_flows=6, dependencies=True, delays=True),
+    st.sampled_from([None, 1, 2]),
+    st.sampled_from([None, 0.5]),
+)
+def test_coflowsims_one_pass_rates_in_the_kernel_equal_the_reference(inst, limit, batch):
+    # the kernel's levels cap / count against the reference's per-flow minimum from scratch
+    params = {"rates": "coflowsim", "max_flows_per_receiver": limit}
+    fast, ref = both(inst, "fair", batch_interval=batch, params=params)
+    assert_same(inst, fast, ref)
+
+
+@settings(max_examples=30, deadline=None)
+@given(instances(integer=True, max_ports=3, max_coflows=5, max_flows=6, dependencies=True))
+def test_coflowsims_one_pass_rates_with_ties(inst):
+    fast, ref = both(inst, "fair", params={"rates": "coflowsim"})
+    assert_same(inst, fast, ref)
+
+
+@pytest.mark.parametrize("compiled", [True, False])
+def test_coflowsims_fair_leaves_what_the_other_port_cannot_use_idle(compiled):
+    # a: 0->0; b: 0->1, 1->1, 2->1, unit sizes and capacities. coflowsim: a gets
+    # min(1/2, 1/1) = 1/2 (max-min: 2/3, what port 0 has left after b's 1/3), b's
+    # flows 1/3 each; a ends at 2, b at 3 (1/3 per flow throughout)
+    inst = co.Instance(co.Fabric.uniform(3), (
+        co.Coflow("a", [0], [0], [1.0]), co.Coflow("b", [0, 1, 2], [1, 1, 1], [1.0, 1.0, 1.0])))
+    one = co.sim.simulate(inst, "fair", {"rates": "coflowsim"}, compiled=compiled)
+    assert one.completion == pytest.approx([2.0, 3.0], rel=1e-12)
+    assert co.check_feasible(inst, one.schedule).ok
+    mm = co.sim.simulate(inst, "fair", compiled=compiled)
+    assert mm.completion == pytest.approx([1.5, 3.0], rel=1e-12)
+
+
+def test_coflowsims_fair_rejects_an_unknown_rule():
+    with pytest.raises(co.sim.SimulationError, match="rates must be one of maxmin, coflowsim"):
+        co.sim.make_policy("fair", {"rates": "tcp"})

@@ -67,8 +67,9 @@ CANCEL = 1e-6
 """A link whose weight falls below this fraction of the weight just removed sums its pairs'
 weights afresh (see :func:`pair_stretch`)."""
 
-_DIRTY, _NFRESH, _NNEW = 0, 1, 2
-"""Slots of the ``meta`` array: levels stale; fresh flows; pairs waiting to attach."""
+_DIRTY, _NFRESH, _NNEW, _ONEPASS = 0, 1, 2, 3
+"""Slots of the ``meta`` array: levels stale; fresh flows; pairs waiting to attach; levels
+are each link's capacity over its weight instead of the water-filling's (``one_pass``)."""
 
 _C, _TOP, _PLEV = 0, 1, 2
 """Columns of the per-pair record ``pd``: offset of the pair's service from its link's
@@ -80,7 +81,7 @@ def new_pair_state(
     la: npt.NDArray[np.int64], lb: npt.NDArray[np.int64], split: int, cap: npt.NDArray[np.float64],
     weight: npt.NDArray[np.float64], change_tol: float, stop_at: npt.NDArray[np.bool_],
     group: npt.NDArray[np.int64] | None = None, limit: int = 0,
-    gate: tuple[npt.NDArray[np.int64], int, float, float] | None = None,
+    gate: tuple[npt.NDArray[np.int64], int, float, float] | None = None, one_pass: bool = False,
 ) -> tuple[object, ...]:
     """The kernel state for a fabric split at ``split`` (the ``*args`` of both functions).
 
@@ -93,7 +94,9 @@ def new_pair_state(
     num_coflows, threshold, reach)``: FIFO gates per link (``baraat``): a flow
     joins only once its coflow may send on both its links
     (:func:`pair_gate_admit`); a coflow within ``reach`` (relative) below the
-    threshold is at it.
+    threshold is at it. ``one_pass``: a link's level is its capacity over the weight of its
+    flows, with no water-filling (coflowsim's per-flow fair share, a flow of weight ``w``
+    on links ``(i, j)`` getting ``w * min(cap_i / W_i, cap_j / W_j)``; not work-conserving).
     """
     s = int(split)
     L = cap.size
@@ -105,6 +108,8 @@ def new_pair_state(
     np.cumsum(np.bincount(pair, minlength=P), out=hs[1:])
     pd = np.zeros((P, 4))
     pd[:, _TOP] = np.inf
+    meta = np.zeros(4, np.int64)
+    meta[_ONEPASS] = bool(one_pass)
     return (
         np.int64(s),
         np.ascontiguousarray(cap[:s], dtype=np.float64),
@@ -136,7 +141,7 @@ def new_pair_state(
         np.zeros(max(F, 1)),  # pstart: start of each flow's current piece
         np.zeros(P, np.int64),  # newp: pairs that got their first flows
         np.zeros(max(F, 1), np.int64),  # fresh: flows joined since the last call
-        np.zeros(3, np.int64),  # meta
+        meta,
         *_group_state(group, limit, F),
         *_gate_state(gate, la, lb, L, F),
     )
@@ -657,7 +662,8 @@ def _recompute(  # type: ignore[no-untyped-def]
     s, cap_l, cap_r, fw, change_tol, W, WT, dem_l, dem_r, cnt, side, pd, K, lam, rho, V, tV,
     lstale, hs, hn, hf, pstart, newp, meta,
 ):
-    """Water levels for the current pair weights; levels of the changed links in effect."""
+    """Water levels for the current pair weights (or the one-pass levels, see
+    :func:`new_pair_state`); levels of the changed links in effect."""
     R = cap_r.size
     L = s + R
     new_l = np.empty(s)
@@ -666,8 +672,14 @@ def _recompute(  # type: ignore[no-untyped-def]
     ef = np.zeros(0)
     zl = np.zeros(s, np.int64)
     zr = np.zeros(R, np.int64)
-    waterfill(cap_l, cap_r, W, WT, dem_l, dem_r, e, e, ef, ef, zl, zl, e, zr, zr, e, e, e, 1,
-              new_l, new_r, False, True)
+    if meta[_ONEPASS]:
+        for i in range(s):
+            new_l[i] = cap_l[i] / dem_l[i] if dem_l[i] > 0.0 else np.inf
+        for j in range(R):
+            new_r[j] = cap_r[j] / dem_r[j] if dem_r[j] > 0.0 else np.inf
+    else:
+        waterfill(cap_l, cap_r, W, WT, dem_l, dem_r, e, e, ef, ef, zl, zl, e, zr, zr, e, e, e, 1,
+                  new_l, new_r, False, True)
     ch = np.zeros(L, np.bool_)
     for u in range(L):
         x = new_l[u] if u < s else new_r[u - s]
