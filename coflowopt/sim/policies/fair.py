@@ -4,7 +4,7 @@ Dissertation §3.2.1 and §5.7.1: "the flows between senders and receivers
 experience unweighted fair sharing due to TCP". Every admitted flow gets its
 max-min fair rate over all links (progressive filling), recomputed whenever
 a flow arrives or completes; the policy is non-clairvoyant and
-work-conserving.
+work-conserving (not so with ``rates="coflowsim"``, below).
 
 On the big switch the policy keeps the per-pair flow counts between events
 and re-rates only the flows whose rate changes (see ``_PairState``); the
