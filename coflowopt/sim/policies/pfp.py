@@ -69,6 +69,7 @@ from typing import Any
 
 import numpy as np
 
+from ..._jit import njit
 from ...kernels.ties import tie_keys
 from ..engine import Allocation, SimView, Stretch
 from ..kernels.pfp import pfp_state, pfp_uniform_stretch
@@ -157,14 +158,8 @@ class ReceiverLists:
         for j in np.unique(dst).tolist():
             cur = self.lists[j]
             cur = cur[view.is_active(cur)]
-            rem = view.remaining(cur)
             new = flows[dst == j]
-            for f, size in zip(new.tolist(), view.size(new).tolist(), strict=True):
-                above = rem > size * (1.0 + LIST_TIE)
-                k = int(np.argmax(above)) if above.any() else cur.size
-                cur = np.insert(cur, k, f)
-                rem = np.insert(rem, k, size)
-            self.lists[j] = cur
+            self.lists[j] = _add_ascending(cur, view.remaining(cur), new, view.size(new), LIST_TIE)
 
     def order(self, view: SimView) -> np.ndarray:
         """The admitted, unfinished flows in priority order (completed ones leave the lists)."""
@@ -178,6 +173,30 @@ class ReceiverLists:
 
 
 _EMPTY = np.zeros(0, np.int64)
+
+
+@njit
+def _add_ascending(cur: np.ndarray, rem: np.ndarray, new: np.ndarray, size: np.ndarray,
+                   tie: float) -> np.ndarray:
+    """``cur`` (with ``rem`` bytes left each) after inserting ``new`` one by one, each
+    before the first flow with more than its ``size`` (times ``1 + tie``) left."""
+    n = cur.size
+    out = np.empty(n + new.size, np.int64)
+    left = np.empty(n + new.size)
+    out[:n] = cur
+    left[:n] = rem
+    for q in range(new.size):
+        s = size[q]
+        k = 0
+        while k < n and not left[k] > s * (1.0 + tie):
+            k += 1
+        for i in range(n, k, -1):
+            out[i] = out[i - 1]
+            left[i] = left[i - 1]
+        out[k] = new[q]
+        left[k] = s
+        n += 1
+    return out
 
 LIST_TIE = 1e-6
 """Relative margin by which a listed flow's remaining bytes must exceed a new flow's size to
