@@ -6,6 +6,8 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -400,3 +402,15 @@ def test_bounds_are_printed_rounded_toward_safety():
     assert floor_text(-3.14159, 3) == "-3.15"
     assert floor_text(2.0000001, 3, up=True) == "2.01"
     assert floor_text(float("nan"), 6) == "-"
+
+
+def test_a_closed_standard_output_is_an_error_not_a_traceback():
+    # (a review) `coflowopt info FILE >&-` raised AttributeError; simulate printed nothing
+    # and exited 0
+    shuffle = Path(__file__).resolve().parents[1] / "instances" / "examples" / "dissertation_3_2_shuffle.json"
+    for cmd in (["info", str(shuffle)], ["simulate", str(shuffle), "-s", "varys"]):
+        args = " ".join([sys.executable, "-m", "coflowopt", *cmd])
+        run = subprocess.run(["sh", "-c", f"{args} >&-"], capture_output=False,
+                             stderr=subprocess.PIPE, text=True, timeout=120)
+        assert run.returncode == 2
+        assert "standard output is closed" in run.stderr and "Traceback" not in run.stderr

@@ -149,6 +149,7 @@ def _best(
     start = time.perf_counter()
     values: dict[str, float] = {}
     skipped: list[str] = []
+    reasons: dict[str, str] = {}
     best_name, best = "", -math.inf
     for i, (name, fn) in enumerate(BOUNDS.items()):
         if progress is not None:
@@ -157,7 +158,12 @@ def _best(
         if left <= 0 and name != "isolation":  # the isolation bound is O(flows): always there
             skipped.append(name)
             continue
-        res = fn(inst, time_limit=max(left, 1e-3))
+        try:
+            res = fn(inst, time_limit=max(left, 1e-3))
+        except CoflowoptError as exc:  # too large for this bound: the others still stand
+            skipped.append(name)
+            reasons[name] = str(exc)
+            continue
         if res.status is not Status.BOUND or not math.isfinite(res.bound):
             skipped.append(name)
             continue
@@ -165,4 +171,5 @@ def _best(
         if res.bound > best:
             best_name, best = name, res.bound
     return Result(Status.BOUND, math.nan, best, time.perf_counter() - start, "best",
-                  info={"bounds": values, "best": best_name, "skipped": skipped})
+                  info={"bounds": values, "best": best_name, "skipped": skipped,
+                        "skipped_because": reasons})

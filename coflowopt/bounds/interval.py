@@ -39,8 +39,7 @@ from ..errors import CoflowoptError
 from ..instance import Instance
 from ..result import Result, Status
 from ._highs import LPBuilder, bound_status
-from .pairwise import _thresholds
-from .simple import earliest_completion
+from .pairwise import _thresholds, scaled_times
 
 __all__ = ["interval_bound", "interval_lp"]
 
@@ -60,18 +59,20 @@ def interval_lp(
     if not (isinstance(ratio, (int, float)) and math.isfinite(ratio) and ratio > 1):
         raise CoflowoptError(f"ratio must be a number > 1, got {ratio!r}")
     K = inst.num_coflows
-    gam = inst.gamma[inst.gamma > 0]
-    tu = float(gam.mean()) if gam.size else 1.0
-    v = inst.load / inst.fabric.capacity / tu
-    e = earliest_completion(inst) / tu
-    r = inst.release / tu
+    tu, v, r, e = scaled_times(inst, "the interval LP")
     w = inst.weight
     if thresholds == "auto":
         thresholds = 10 if np.unique(r).size > 1 else 0
     th = _thresholds(r, thresholds)
     t1 = float(e.min())
     horizon = float(e.max() + v.sum(axis=0).max())
-    N = max(1, math.ceil(math.log(max(horizon / t1, 1.0)) / math.log(ratio)) + 1)
+    span = horizon / t1
+    if not math.isfinite(span):
+        raise CoflowoptError(
+            f"the interval LP's time points would run from {t1 * tu!r} to {horizon * tu!r} (the "
+            "earliest and latest possible completions), a ratio beyond floating point; the "
+            "other bounds (coflowopt bound --method port) do not need it")
+    N = max(1, math.ceil(math.log(max(span, 1.0)) / math.log(ratio)) + 1)
     kk, ll = np.nonzero(v > 0)
     entries = (kk.size * (1 + th.size) + 2 * K) * N
     if entries > MAX_ENTRIES:

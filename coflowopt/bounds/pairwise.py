@@ -51,6 +51,29 @@ def _thresholds(release: FloatArray, count: int | str) -> FloatArray:
     return np.unique(vals[np.searchsorted(vals, q)])
 
 
+def scaled_times(inst: Instance, what: str) -> tuple[float, FloatArray, FloatArray, FloatArray]:
+    """``(tu, load, release, earliest completion)`` in units of the mean isolation time
+    ``tu`` (the LP bounds' scaling), with each coflow's load per link over its capacity.
+
+    Raises when the scaled times leave floating point (releases near 1e308 against
+    transfers far shorter), which the LPs cannot represent.
+    """
+    gam = inst.gamma[inst.gamma > 0]
+    tu = float(gam.mean()) if gam.size else 1.0
+    with np.errstate(over="ignore"):
+        v = inst.load / inst.fabric.capacity / tu
+        r = inst.release / tu
+        e = earliest_completion(inst) / tu
+        span = float(e.max() + v.sum(axis=0).max()) if inst.num_coflows else 0.0
+    if not (math.isfinite(span) and np.isfinite(r).all()):
+        raise CoflowoptError(
+            f"{what} measures time in units of the mean isolation time ({tu!r}), and the "
+            f"latest possible completion is beyond floating point in them (releases up to "
+            f"{float(inst.release.max())!r}); the simpler bounds (coflowopt bound --method "
+            "port) do not need it")
+    return tu, v, r, e
+
+
 def pairwise_lp(
     inst: Instance, *, thresholds: int | str = "auto", time_limit: float | None = None,
     solver: str = "auto", rowgen: bool | str = "auto", per_coflow: int = 3, rows: str = "used",
@@ -77,11 +100,7 @@ def pairwise_lp(
     if thresholds == "auto":
         thresholds = 10 if np.unique(inst.release).size > 1 else 0
     K = inst.num_coflows
-    gam = inst.gamma[inst.gamma > 0]
-    tu = float(gam.mean()) if gam.size else 1.0
-    v = inst.load / inst.fabric.capacity / tu
-    r = inst.release / tu
-    e = earliest_completion(inst) / tu
+    tu, v, r, e = scaled_times(inst, "the pairwise LP")
     caps = completion_caps(inst) / tu
     use = sp.csc_array(v > 0)
     use.eliminate_zeros()

@@ -49,6 +49,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     os.environ.setdefault("NUMBA_DISABLE_ERROR_MESSAGE_HIGHLIGHTING", "1")
     parser = build_parser()
     args = parser.parse_args(argv)
+    if sys.stdout is None:  # started with standard output closed (`>&-`): results would vanish
+        if sys.stderr is not None:
+            print("coflowopt: error: standard output is closed; redirect it to a file or "
+                  "/dev/null", file=sys.stderr)
+        return 2
     try:
         # inf/nan from extreme inputs are handled where they matter (the results say so);
         # NumPy's floating-point warnings would only add noise to the one-line messages

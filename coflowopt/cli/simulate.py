@@ -194,7 +194,7 @@ def parse_variants(text: str) -> dict[str, tuple[str, dict[str, str]]]:
             entries.append(piece)
     for entry in entries:
         if not entry:
-            continue
+            raise InputError(f"--schedulers '{text}' has an empty entry (a comma too many)")
         name, *pairs = (x.strip() for x in entry.split(":"))
         if not name:
             raise InputError(f"--schedulers entry '{entry}' has no scheduler name")
@@ -204,6 +204,8 @@ def parse_variants(text: str) -> dict[str, tuple[str, dict[str, str]]]:
             if not eq or not key.strip():
                 raise InputError(f"--schedulers entry '{entry}': expected NAME:KEY=VALUE, "
                                  f"got '{pair}'")
+            if key.strip() in own:
+                raise InputError(f"--schedulers entry '{entry}' sets {key.strip()} twice")
             own[key.strip()] = value.strip()
         if entry in out:
             raise InputError(f"--schedulers lists '{entry}' twice")
@@ -359,7 +361,10 @@ def run_compare(args: argparse.Namespace) -> int:
     labels = list(variants)
     for name, _ in variants.values():
         get_policy(name)
-    baseline = args.baseline or ("varys" if "varys" in labels else labels[0])
+    if args.baseline is not None and not args.baseline.strip():
+        raise InputError("--baseline is empty; name one of the compared schedulers")
+    baseline = (args.baseline.strip() if args.baseline is not None
+                else ("varys" if "varys" in labels else labels[0]))
     if baseline not in labels:
         raise InputError(f"the baseline '{baseline}' is not among the compared schedulers")
     params = _split_params(args.param, variants)

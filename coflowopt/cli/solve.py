@@ -256,6 +256,10 @@ def run_bound(args: argparse.Namespace) -> int:
         # each bound rounded down, as the line above (a review: 782522.52 read 782523 here)
         rows = [[name, floor_text(val, 10), "best" if name == res.info["best"] else ""]
                 for name, val in res.info["bounds"].items()]
-        rows += [[name, "-", "not finished"] for name in res.info["skipped"]]
+        why_not = res.info.get("skipped_because", {})
+        rows += [[name, "-", "not applicable (below)" if name in why_not else "not finished"]
+                 for name in res.info["skipped"]]
         out.write("\n" + format_table(rows, ["bound", "sum w_k C_k", ""]) + "\n")
+        for name, reason in why_not.items():
+            out.write(f"{name}: {reason}\n")
     return 0

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import codecs
 import contextlib
 import itertools
 import json
@@ -216,11 +217,39 @@ def parse_json(text: str, path: str) -> Any:
         raise InputError("invalid JSON: nested too deeply", path=path) from None
 
 
+MAX_INPUT_BYTES = 8 << 30
+"""The most bytes :func:`read_text` reads (8 GiB; a device such as ``/dev/zero`` never ends)."""
+
+_CHUNK = 1 << 20
+
+
 def read_text(path: str | os.PathLike[str]) -> str:
-    """The file's text, or an :class:`InputError` naming the file."""
+    """The file's UTF-8 text, or an :class:`InputError` naming the file.
+
+    Read in chunks: a NUL byte (binary data) stops it at once, and so does passing
+    :data:`MAX_INPUT_BYTES`.
+    """
     try:
-        with open(path, encoding="utf-8") as fh:
-            return fh.read()
+        with open(path, "rb") as fh:
+            decoder = codecs.getincrementaldecoder("utf-8")()
+            parts: list[str] = []
+            done = 0
+            while chunk := fh.read(_CHUNK):
+                nul = chunk.find(b"\0")
+                if nul >= 0:
+                    raise InputError(f"binary data, not text (a NUL byte at byte {done + nul})",
+                                     path=str(path))
+                try:
+                    parts.append(decoder.decode(chunk))
+                except UnicodeDecodeError as exc:
+                    raise InputError(f"not UTF-8 text ({exc.reason} at byte {done + exc.start})",
+                                     path=str(path)) from None
+                done += len(chunk)
+                if done > MAX_INPUT_BYTES:
+                    raise InputError(f"more than {MAX_INPUT_BYTES:,} bytes: not an input file "
+                                     "this tool reads", path=str(path))
+            parts.append(decoder.decode(b"", final=True))
+            return "".join(parts)
     except FileNotFoundError:
         raise InputError("no such file", path=str(path)) from None
     except IsADirectoryError:

@@ -301,3 +301,17 @@ def test_the_published_pairwise_rows_can_be_stronger():
     assert full <= solve(inst, method="exact").objective == pytest.approx(61.0)
     with pytest.raises(CoflowoptError, match="rows must be 'used' or 'published'"):
         bound(inst, method="pairwise", rows="all")
+
+
+def test_a_time_scale_beyond_floating_point_skips_the_interval_bound_not_best():
+    # (a review) a release of 1e306 against transfers of 1e-3: the interval LP's
+    # geometric time points would overflow (a traceback before); best keeps the others
+    inst = Instance(Fabric.uniform(4), (
+        Coflow("a", [0], [1], [1e-3], release=0.0), Coflow("b", [0], [1], [1e-3], release=1e306)))
+    with pytest.raises(CoflowoptError, match="beyond floating point"):
+        compute_bound(inst, "interval")
+    res = compute_bound(inst, "best")
+    assert res.status is Status.BOUND and math.isfinite(res.bound)
+    assert res.bound >= 1e306
+    assert "interval" in res.info["skipped"]
+    assert "beyond floating point" in res.info["skipped_because"]["interval"]

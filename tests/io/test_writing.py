@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from coflowopt import InputError
-from coflowopt.io._common import atomic_writer, atomic_writers
+from coflowopt.io._common import atomic_writer, atomic_writers, read_text
 
 
 def test_nothing_is_written_when_the_body_fails(tmp_path):
@@ -77,3 +77,22 @@ def test_binary_atomic_writer_writes_bytes_whole_or_not_at_all(tmp_path):
         fh.write(b"partial")
         raise RuntimeError("the plot failed")
     assert out.read_bytes() == b"\x89PNG\r\n" and sorted(tmp_path.iterdir()) == [out]
+
+
+def test_reading_stops_at_binary_data_and_keeps_text_as_it_was(tmp_path):
+    # (a review) `coflowopt info /dev/zero` read until memory ran out: reading is chunked
+    # and a NUL byte ends it at once, with its position
+    with pytest.raises(InputError, match=r"NUL byte at byte 0"):
+        read_text("/dev/zero")
+    bin_file = tmp_path / "b.txt"
+    bin_file.write_bytes(b"4 1\n\x00\x01")
+    with pytest.raises(InputError, match=r"b\.txt.*NUL byte at byte 4"):
+        read_text(bin_file)
+    # a character split across the reading chunks, CRLF line ends and a bad byte's offset
+    text = "é" * (1 << 20) + "\r\nok\r\n"
+    f = tmp_path / "t.txt"
+    f.write_bytes(text.encode())
+    assert read_text(f) == text and read_text(f).splitlines()[1] == "ok"
+    f.write_bytes(b"ab\r\n\xff")
+    with pytest.raises(InputError, match="at byte 4"):
+        read_text(f)

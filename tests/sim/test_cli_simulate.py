@@ -258,3 +258,23 @@ def test_compare_shows_deadlines_met_in_its_table(capsys):
     assert table["varys-deadline"][col:].split()[-2] == "1"
     assert main(["compare", SHUFFLE, "--schedulers", "varys,fifo", "--no-progress"]) == 0
     assert "deadlines met" not in capsys.readouterr().out  # no deadlines, no column
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["compare", SHUFFLE, "--schedulers", "varys,,fifo"], "has an empty entry"),
+    (["compare", SHUFFLE, "--schedulers", "varys,fifo,"], "has an empty entry"),
+    (["compare", SHUFFLE, "--schedulers", "aalo:num_queues=3:num_queues=4"],
+     "sets num_queues twice"),
+    (["compare", SHUFFLE, "--schedulers", "varys,fifo", "--baseline", " "], "--baseline is empty"),
+    (["simulate", SHUFFLE, "-s", "static-order", "-p", "order=0,,0"], "an empty item in '0,,0'"),
+])
+def test_empty_or_repeated_entries_are_refused_not_dropped(args, message, capsys):
+    # (a review) these were silently dropped or overwritten, with exit code 0
+    assert main(args) == 2
+    assert message in capsys.readouterr().err
+
+
+def test_a_baseline_with_spaces_around_it_is_found(capsys):
+    assert main(["compare", SHUFFLE, "--schedulers", "varys,fifo", "--baseline", " fifo ",
+                 "--no-progress"]) == 0
+    assert "ratios are scheduler / fifo" in capsys.readouterr().out

@@ -123,7 +123,11 @@ def _convert(text: str, hint: Any, name: str) -> Any:
         raise SimulationError(f"parameter {name}: cannot read {text!r} ({'; '.join(errors)})")
     if origin is tuple:
         item = args[0] if args else str
-        parts = [p.strip() for p in text.split(",") if p.strip()]
+        if not text.strip():
+            return ()
+        parts = [p.strip() for p in text.split(",")]
+        if not all(parts):
+            raise SimulationError(f"parameter {name}: an empty item in {text!r} (a comma too many)")
         return tuple(_convert(p, item, name) for p in parts)
     if hint is bool:
         low = text.strip().lower()
