@@ -124,6 +124,22 @@ def test_mcs_validate_needs_a_configuration(capsys):
     assert code == 2 and "--configs names no configuration" in err
 
 
+@pytest.mark.parametrize(("args", "message"), [
+    (["validate", "--configs", "aalo-default,,mcs-default", "--load", "0.5"], "an empty entry"),
+    (["validate", "--configs", "aalo-default,aalo-default", "--load", "0.5"], "twice"),
+    (["sweep", "--queues", "3,3"], "a value listed twice"),
+    (["sweep", "--queues", "2,,3"], "an empty item"),
+])
+def test_mcs_lists_refuse_empty_and_repeated_items(args, message, capsys):
+    # (a review) these were dropped or merged silently, with exit code 0
+    try:
+        code = main(["mcs", args[0], str(GAP), *args[1:]])
+    except SystemExit as exc:  # argparse's own exit, for option types
+        code = exc.code
+    err = capsys.readouterr().err
+    assert code == 2 and message in err and "Traceback" not in err
+
+
 # ---- a second review (stop 21)
 
 @pytest.mark.parametrize("command", ["solve", "bound"])

@@ -32,9 +32,17 @@ from ._util import (
 )
 
 
+def _items(text: str) -> list[str]:
+    """The comma-separated items of ``text``; an empty item (a comma too many) is refused."""
+    items = [x.strip() for x in text.split(",")]
+    if not all(items):
+        raise argparse.ArgumentTypeError(f"an empty item in '{text}' (a comma too many)")
+    return items
+
+
 def _mb_list(text: str) -> list[float]:
     try:
-        values = [float(x) for x in text.split(",") if x.strip()]
+        values = [float(x) for x in _items(text)]
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected comma-separated numbers, got '{text}'") from None
     if not values or any(not (math.isfinite(v * MB) and v > 0) for v in values):
@@ -48,11 +56,13 @@ def _mb_list(text: str) -> list[float]:
 
 def _int_list(text: str) -> list[int]:
     try:
-        values = [int(x) for x in text.split(",") if x.strip()]
+        values = [int(x) for x in _items(text)]
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected comma-separated integers, got '{text}'") from None
     if not values or any(v < 1 for v in values):
         raise argparse.ArgumentTypeError(f"expected integers >= 1, got '{text}'")
+    if len(set(values)) < len(values):
+        raise argparse.ArgumentTypeError(f"a value listed twice in '{text}'")
     return values
 
 
@@ -381,9 +391,13 @@ def run_validate(args: argparse.Namespace) -> int:
 
     inst = load_instance(args)
     rho = _load(inst, args.load)
-    configs = tuple(c.strip() for c in args.configs.split(",") if c.strip())
-    if not configs:
+    configs = tuple(c.strip() for c in args.configs.split(","))
+    if not any(configs):
         raise InputError(f"--configs names no configuration, got '{args.configs}'")
+    if not all(configs):
+        raise InputError(f"--configs '{args.configs}' has an empty entry (a comma too many)")
+    if len(set(configs)) < len(configs):
+        raise InputError(f"--configs '{args.configs}' names a configuration twice")
     if args.load is not None:  # simulate at the load the model assumes
         inst = rescale_load(inst, rho)
     from ..sim.batch import cpu_count

@@ -132,7 +132,8 @@ class MCSParams(Params):
                 )
             k = self.num_queues
             if min(self.initial_queues) < 1 or max(self.initial_queues) > k:
-                raise SimulationError(f"initial_queues must lie in 1..{k}")
+                raise SimulationError(f"parameter initial_queues must lie in 1..{k} (num_queues), "
+                                      f"got {tuple(int(q) for q in self.initial_queues)}")
         n = self.narrow_width
         if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
             raise SimulationError(f"parameter narrow_width must be an integer >= 1, got {n!r}")
