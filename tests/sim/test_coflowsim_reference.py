@@ -35,6 +35,14 @@ def coflowsim_cct(name: str) -> dict[str, float]:
     return out
 
 
+def ccts(trace, java: str, name: str, params: dict | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """``name``'s CCT of every coflow of the trace and coflowsim's ``java`` one, in order."""
+    ref = coflowsim_cct(java)
+    assert len(ref) == trace.num_coflows == 526
+    ours = simulate(trace, name, params or {}, record=False).cct
+    return ours, np.array([ref[i] for i in trace.ids])
+
+
 @pytest.fixture(scope="module")
 def trace():
     return io.read(ROOT / "FB2010-1Hr-150-0.txt", format="coflowsim", port_rate=COFLOWSIM_PORT_RATE)
@@ -48,12 +56,8 @@ def trace():
     ("PFP", "pfp", {"order": "coflowsim"}, 505, 0.01),
 ])
 def test_the_coflowsim_rules_reproduce_coflowsim(trace, java, name, params, within_1pct, mean_rel):
-    ref = coflowsim_cct(java)
-    res = simulate(trace, name, params, record=False)
-    ours = res.cct
-    theirs = np.array([ref[i] for i in trace.ids])
+    ours, theirs = ccts(trace, java, name, params)
     rel = np.abs(ours / theirs - 1)
-    assert len(ref) == trace.num_coflows == 526
     assert (rel <= 0.01).sum() >= within_1pct
     assert abs(ours.mean() / theirs.mean() - 1) <= mean_rel
 
@@ -61,29 +65,23 @@ def test_the_coflowsim_rules_reproduce_coflowsim(trace, java, name, params, with
 def test_the_default_rules_differ_from_coflowsims(trace):
     # the dissertation's reading (proportional backfilling, remaining-data order) is not
     # coflowsim's: the comparison above would catch a policy that fell back to it
-    ref = coflowsim_cct("SEBF")
-    res = simulate(trace, "varys", record=False)
-    theirs = np.array([ref[i] for i in trace.ids])
-    assert (np.abs(res.cct / theirs - 1) <= 0.01).sum() < 480
+    ours, theirs = ccts(trace, "SEBF", "varys")
+    assert (np.abs(ours / theirs - 1) <= 0.01).sum() < 480
 
 
 def test_max_min_fairness_is_not_coflowsims_fair(trace):
     # coflowsim's FAIR splits each port's capacity over its flows in one pass and leaves
     # the rest idle; max-min (the default, TCP) hands it on: most coflows finish earlier
-    ref = coflowsim_cct("FAIR")
-    res = simulate(trace, "fair", record=False)
-    theirs = np.array([ref[i] for i in trace.ids])
-    assert (np.abs(res.cct / theirs - 1) <= 0.01).sum() < 300
-    assert res.cct.mean() < 0.9 * theirs.mean()
-    assert np.all(res.cct <= theirs * (1 + 1e-6))  # measured: none later
+    ours, theirs = ccts(trace, "FAIR", "fair")
+    assert (np.abs(ours / theirs - 1) <= 0.01).sum() < 300
+    assert ours.mean() < 0.9 * theirs.mean()
+    assert np.all(ours <= theirs * (1 + 1e-6))  # measured: none later
 
 
 def test_coflowsims_fair_coflow_by_coflow(trace):
     # its 8 ms steps only delay: every coflow ends within 1% or two steps of coflowsim's
     # and none later (measured: ratios 0.9375-1.0000)
-    ref = coflowsim_cct("FAIR")
-    ours = simulate(trace, "fair", {"rates": "coflowsim"}, record=False).cct
-    theirs = np.array([ref[i] for i in trace.ids])
+    ours, theirs = ccts(trace, "FAIR", "fair", {"rates": "coflowsim"})
     assert np.all((np.abs(ours / theirs - 1) <= 0.01) | (np.abs(ours - theirs) <= 0.016))
     assert np.all(ours <= theirs * (1 + 1e-6))
 
@@ -91,8 +89,6 @@ def test_coflowsims_fair_coflow_by_coflow(trace):
 def test_shortest_first_is_not_coflowsims_pfp(trace):
     # coflowsim's receivers in index order keep their senders: its small coflows wait
     # behind large flows of lower-numbered receivers, which shortest-first never does
-    ref = coflowsim_cct("PFP")
-    res = simulate(trace, "pfp", record=False)
-    theirs = np.array([ref[i] for i in trace.ids])
-    assert (np.abs(res.cct / theirs - 1) <= 0.01).sum() < 250
-    assert res.cct.mean() < 0.5 * theirs.mean()
+    ours, theirs = ccts(trace, "PFP", "pfp")
+    assert (np.abs(ours / theirs - 1) <= 0.01).sum() < 250
+    assert ours.mean() < 0.5 * theirs.mean()
