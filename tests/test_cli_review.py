@@ -430,3 +430,21 @@ def test_a_closed_standard_output_is_an_error_not_a_traceback():
                              stderr=subprocess.PIPE, text=True, timeout=120)
         assert run.returncode == 2
         assert "standard output is closed" in run.stderr and "Traceback" not in run.stderr
+
+
+def test_a_schedule_file_with_an_unknown_key_or_another_format_is_refused(tmp_path, capsys):
+    # (a review) an unknown top-level key was accepted, and a wrong format not named
+    shuffle = Path(__file__).resolve().parents[1] / "instances" / "examples" / "dissertation_3_2_shuffle.json"
+    sched = tmp_path / "s.json"
+    assert main(["simulate", str(shuffle), "-s", "varys", "--schedule", str(sched)]) == 0
+    doc = json.loads(sched.read_text())
+    assert main(["validate", str(shuffle), "--schedule", str(sched)]) == 0
+    for change, message in ((("extra", 1), "at $.extra: unknown key 'extra'"),
+                            (("format", "coflowopt-instance/1"), "got 'coflowopt-instance/1'")):
+        bad = tmp_path / "bad.json"
+        bad.write_text(json.dumps({**doc, change[0]: change[1]}))
+        capsys.readouterr()
+        code, _, err = run(capsys, "validate", shuffle, "--schedule", bad)
+        assert code == 2 and message in err
+    bad.write_text(json.dumps({**doc, "_note": "metadata is fine"}))
+    assert main(["validate", str(shuffle), "--schedule", str(bad)]) == 0

@@ -43,7 +43,14 @@ def read_schedule_file(
     p = str(path)
     doc = parse_json(read_text(p), p)
     if not isinstance(doc, dict) or doc.get("format") != SCHEDULE_TAG:
-        raise InputError(f'format must be "{SCHEDULE_TAG}"', path=p, json_path="$.format")
+        got = doc.get("format") if isinstance(doc, dict) else doc
+        found = "no format" if isinstance(doc, dict) and "format" not in doc else f"{got!r:.60}"
+        raise InputError(f'format must be "{SCHEDULE_TAG}", got {found}', path=p,
+                         json_path="$.format")
+    extra = [k for k in doc if k not in ("format", "pieces") and not k.startswith("_")]
+    if extra:
+        raise InputError(f"unknown key {extra[0]!r:.60} (a schedule file has format, pieces and "
+                         "metadata keys starting with '_')", path=p, json_path=f"$.{extra[0]}")
     pieces = doc.get("pieces")
     if not isinstance(pieces, list):
         raise InputError("pieces must be an array", path=p, json_path="$.pieces")
