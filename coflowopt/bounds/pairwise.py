@@ -120,6 +120,13 @@ def pairwise_lp(
     ccol = lp.add_cols(K, cost=inst.weight, lo=e, hi=caps)
     dcol = lp.add_cols(npair, lo=0.0, hi=1.0)  # delta[p] = pi[p] before pj[p]
 
+    def expired() -> bool:  # building the matrix counts against the limit
+        return time_limit is not None and time.perf_counter() - start >= time_limit
+
+    def out_of_time(stage: str) -> tuple[float, None, dict]:
+        return math.nan, None, {"pairs": int(npair), "timed_out": True, "row_set": rows,
+                                "stopped_while": stage}
+
     # entries for every link: rows (k, l) for members k, columns from other members k'
     rows_r, rows_c, rows_v, row_lo = [], [], [], []
     nrow = 0
@@ -127,6 +134,8 @@ def pairwise_lp(
     every = np.arange(K, dtype=np.int64)
     for rho in np.concatenate([[0.0], th]):
         for lk in range(v.shape[1]):
+            if expired():
+                return out_of_time("building the rows")
             members = use.indices[use.indptr[lk]: use.indptr[lk + 1]].astype(np.int64)
             members = members[r[members] >= rho] if rho > 0 else members
             if members.size == 0:
@@ -161,6 +170,8 @@ def pairwise_lp(
         shape=(nrow, lp.num_cols),
     )
     full.sum_duplicates()
+    if expired():
+        return out_of_time("assembling the matrix")
     lo_full = np.concatenate(row_lo)
     if rowgen == "auto":
         rowgen = th.size > 0
@@ -185,6 +196,8 @@ def pairwise_lp(
         half = full[:, dcol] @ np.full(npair, 0.5)
         guess = lo_full - half
         chosen = _top_per_owner(guess, owner, K, 1)
+    if expired():
+        return out_of_time("choosing the first rows")
     lp.add_rows(*_rows(full, chosen), lo_full[chosen], math.inf, num=chosen.size)
     in_lp = np.zeros(nrow, bool)
     in_lp[chosen] = True

@@ -315,3 +315,16 @@ def test_a_time_scale_beyond_floating_point_skips_the_interval_bound_not_best():
     assert res.bound >= 1e306
     assert "interval" in res.info["skipped"]
     assert "beyond floating point" in res.info["skipped_because"]["interval"]
+
+
+def test_the_pairwise_lp_stops_building_when_its_time_is_up():
+    # (a review) the matrix build ignored the clock: 6 s at a 0.5 s limit on 1,500 coflows.
+    # Stopped before its first link's rows, it returns no bound and says where it stopped
+    rng = np.random.default_rng(3)
+    inst = Instance(Fabric.uniform(6), tuple(
+        Coflow(f"c{k}", rng.integers(0, 6, 3), rng.integers(0, 6, 3), rng.uniform(1, 5, 3),
+               release=float(k)) for k in range(8)))
+    res = compute_bound(inst, "pairwise", time_limit=1e-9)
+    assert res.status is Status.TIME_LIMIT and math.isnan(res.bound)
+    assert res.info["stopped_while"] == "building the rows"
+    assert compute_bound(inst, "pairwise").status is Status.BOUND  # with time, a bound
