@@ -198,10 +198,12 @@ def _add_ascending(cur: np.ndarray, rem: np.ndarray, new: np.ndarray, size: np.n
         n += 1
     return out
 
+
 LIST_TIE = 1e-6
-"""Relative margin by which a listed flow's remaining bytes must exceed a new flow's size to
-go after it (coflowsim's sizes are whole megabytes, so a served flow's remaining bytes often
-equal a new flow's size exactly, where the fluid model's carry rounding)."""
+"""Relative margin by which a listed flow's remaining bytes must exceed a new flow's size for
+the new flow to go before it (coflowsim's sizes are whole megabytes, so a served flow's
+remaining bytes often equal a new flow's size exactly, and the fluid model's carry
+rounding)."""
 
 
 @register
