@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import CoflowoptError
+from ..errors import CoflowoptError, InputError
 from ..fairness import (
     MECHANISMS,
     allocate,
@@ -71,8 +71,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "lexicographic LP for up to 60 coflows)")
     p.add_argument("--lie-search", metavar="COFLOW", default=None,
                    help="search misreports of COFLOW that raise its progress under --mechanism")
-    p.add_argument("--seed", type=nonnegative_int, default=0, help="lie search: random seed (default 0)")
-    p.add_argument("--samples", type=positive_int, default=400,
+    p.add_argument("--seed", type=nonnegative_int, default=None,
+                   help="lie search: random seed (default 0)")
+    p.add_argument("--samples", type=positive_int, default=None,
                    help="lie search: random reports (default 400)")
     p.add_argument("--grid", type=nonnegative_int, default=None,
                    help="lie search: grid resolution for <= 3 links (default 48 / 16; 0 = none)")
@@ -113,6 +114,13 @@ def _exact_strings(values: Any) -> Any:
 
 
 def run_fair(args: argparse.Namespace) -> int:
+    if args.lie_search is None:
+        given = [flag for flag, value in (("--seed", args.seed), ("--samples", args.samples),
+                                          ("--grid", args.grid)) if value is not None]
+        if given:
+            raise InputError(f"{given[0]} applies to the lie search only (add --lie-search COFLOW)")
+    args.seed = 0 if args.seed is None else args.seed
+    args.samples = 400 if args.samples is None else args.samples
     problem = _load(args)
     opts = _options(args)
     if args.lie_search is not None:

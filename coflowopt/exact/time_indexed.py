@@ -231,6 +231,9 @@ def time_indexed(
     check_span(g)
     tu = g.time_unit
     H = _grid_horizon(g)
+    if step is not None and slots is not None:
+        raise CoflowoptError("method 'time-indexed': give option step or option slots, not both "
+                             f"(got step={step!r}, slots={slots!r})")
     if step is not None:
         if not (isinstance(step, (int, float)) and math.isfinite(step) and step > 0):
             raise CoflowoptError(f"method 'time-indexed': option step must be a finite number > 0, "

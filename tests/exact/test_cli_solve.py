@@ -159,3 +159,11 @@ def test_the_best_bound_table_rounds_each_bound_down(capsys):
     for name, value in bounds.items():
         assert shown[name] <= value and shown[name] >= value * (1 - 1e-9)
     assert any(shown[n] < v for n, v in bounds.items())  # some value here is not a short decimal
+
+
+def test_time_indexed_takes_step_or_slots_not_both(capsys):
+    # (a review) slots was silently ignored when step was given
+    shuffle = Path(__file__).resolve().parents[2] / "instances" / "examples" / "dissertation_3_2_shuffle.json"
+    assert main(["solve", str(shuffle), "--method", "time-indexed", "--param", "step=1",
+                 "--param", "slots=2"]) == 2
+    assert "give option step or option slots, not both" in capsys.readouterr().err

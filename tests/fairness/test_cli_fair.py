@@ -99,3 +99,13 @@ def test_verify_reads_a_lower_guarantee_as_expected_only_for_mechanisms_that_do_
     assert "lower, as expected: psp does not maximize it" in out and "DISAGREES" not in out
     assert main(["fair", path, "--mechanism", "drf", "--verify"]) == 0
     assert "(agrees)" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("flag", [["--seed", "0"], ["--samples", "5"], ["--grid", "4"]])
+def test_lie_search_options_without_the_lie_search_are_refused(flag, capsys) -> None:
+    # (a review) they were ignored, with exit code 0
+    code, _, err = run(capsys, "fair", EX / "hug_two_coflows_elastic.json", *flag)
+    assert code == 2 and f"{flag[0]} applies to the lie search only" in err
+    code, _, _ = run(capsys, "fair", EX / "hug_two_coflows_elastic.json", "--lie-search", "A",
+                     *flag, "--samples", "20")
+    assert code == 0
