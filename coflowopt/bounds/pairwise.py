@@ -120,8 +120,12 @@ def pairwise_lp(
     ccol = lp.add_cols(K, cost=inst.weight, lo=e, hi=caps)
     dcol = lp.add_cols(npair, lo=0.0, hi=1.0)  # delta[p] = pi[p] before pj[p]
 
-    def expired() -> bool:  # building the matrix counts against the limit
-        return time_limit is not None and time.perf_counter() - start >= time_limit
+    def remaining() -> float | None:  # building the matrix counts against the limit
+        return None if time_limit is None else time_limit - (time.perf_counter() - start)
+
+    def expired() -> bool:
+        rem = remaining()
+        return rem is not None and rem <= 0
 
     def out_of_time(stage: str) -> tuple[float, None, dict]:
         return math.nan, None, {"pairs": int(npair), "timed_out": True, "row_set": rows,
@@ -184,9 +188,6 @@ def pairwise_lp(
     if solver == "ipm":
         opts["run_crossover"] = "off"
 
-    def remaining() -> float | None:
-        return None if time_limit is None else time_limit - (time.perf_counter() - start)
-
     info: dict = {"pairs": int(npair), "rows": int(nrow), "nonzeros": int(full.nnz),
                   "row_set": rows}
     if not rowgen:
@@ -206,11 +207,10 @@ def pairwise_lp(
     complete = False
     timed_out = False
     while True:
-        rem = remaining()
-        if rem is not None and rem <= 0:
+        if expired():
             timed_out = True
             break
-        sol = lp.solve(time_limit=rem, options=opts)
+        sol = lp.solve(time_limit=remaining(), options=opts)
         rounds += 1
         if not sol.ok or sol.x is None:
             timed_out = sol.status == "time_limit"
