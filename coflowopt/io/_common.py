@@ -229,33 +229,36 @@ def read_text(path: str | os.PathLike[str]) -> str:
     Read in chunks: a NUL byte (binary data) stops it at once, and so does passing
     :data:`MAX_INPUT_BYTES`.
     """
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    parts: list[str] = []
+    done = 0  # bytes decoded before the current chunk
+
+    def decode(chunk: bytes, final: bool = False) -> None:
+        held = len(decoder.getstate()[0])  # the end of the last chunk, an unfinished character
+        try:
+            parts.append(decoder.decode(chunk, final))
+        except UnicodeDecodeError as exc:
+            raise InputError(f"not UTF-8 text ({exc.reason} at byte {done - held + exc.start})",
+                             path=str(path)) from None
+
     try:
         with open(path, "rb") as fh:
-            decoder = codecs.getincrementaldecoder("utf-8")()
-            parts: list[str] = []
-            done = 0
             while chunk := fh.read(_CHUNK):
                 nul = chunk.find(b"\0")
                 if nul >= 0:
                     raise InputError(f"binary data, not text (a NUL byte at byte {done + nul})",
                                      path=str(path))
-                try:
-                    parts.append(decoder.decode(chunk))
-                except UnicodeDecodeError as exc:
-                    raise InputError(f"not UTF-8 text ({exc.reason} at byte {done + exc.start})",
-                                     path=str(path)) from None
+                decode(chunk)
                 done += len(chunk)
                 if done > MAX_INPUT_BYTES:
                     raise InputError(f"more than {MAX_INPUT_BYTES:,} bytes: not an input file "
                                      "this tool reads", path=str(path))
-            parts.append(decoder.decode(b"", final=True))
-            return "".join(parts)
+        decode(b"", final=True)
+        return "".join(parts)
     except FileNotFoundError:
         raise InputError("no such file", path=str(path)) from None
     except IsADirectoryError:
         raise InputError("is a directory, not a file", path=str(path)) from None
-    except UnicodeDecodeError as exc:
-        raise InputError(f"not UTF-8 text ({exc.reason} at byte {exc.start})", path=str(path)) from None
     except OSError as exc:
         raise InputError(f"cannot read: {exc.strerror}", path=str(path)) from None
 
