@@ -31,10 +31,12 @@ from __future__ import annotations
 
 import math
 import time
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
+from .._budget import TimeBudget
 from ..errors import CoflowoptError
 from ..instance import Instance
 from ..result import Result, Status
@@ -51,13 +53,36 @@ MAX_ENTRIES = 30_000_000
 close to 1 asks for very many time points."""
 
 
+BUILD_CHUNK = 2_000_000
+"""(coflow, link, point) entries built at a time, the clock checked between: the rows of
+all links at once took 0.8-2 s on 1,500 coflows at ratio 1.02."""
+
+
+def _link_groups(links: npt.NDArray[np.int64], size: int) -> list[tuple[int, int]]:
+    """``[a, b)`` spans of the sorted ``links`` that hold whole links, each about ``size``
+    long (a span with one link may be longer)."""
+    starts = np.flatnonzero(np.diff(links)) + 1
+    spans, a = [], 0
+    for b in [*starts.tolist(), links.size]:
+        if b - a >= size or b == links.size:
+            if b > a:
+                spans.append((a, b))
+            a = b
+    return spans
+
+
 def interval_lp(
     inst: Instance, *, ratio: float = 1.25, thresholds: int | str = "auto",
     time_limit: float | None = None,
 ) -> tuple[float, dict]:
-    """Solve the interval-indexed LP; returns ``(bound, info)``."""
+    """Solve the interval-indexed LP; returns ``(bound, info)``.
+
+    ``time_limit`` covers building the LP as well: out of time while building, the
+    bound is ``nan`` and ``info["stopped_while"]`` says where it stopped.
+    """
     if not (isinstance(ratio, (int, float)) and math.isfinite(ratio) and ratio > 1):
         raise CoflowoptError(f"ratio must be a number > 1, got {ratio!r}")
+    budget = TimeBudget(time_limit)  # building the LP counts against the limit
     K = inst.num_coflows
     tu, v, r, e = scaled_times(inst, "the interval LP")
     w = inst.weight
@@ -97,31 +122,41 @@ def interval_lp(
         lp.add_rows(rows, cols, vals, 0.0, math.inf, num=nk)
     # capacity rows per (threshold, link, point)
     nrows = 0
+    info: dict[str, Any] = {"ratio": ratio, "points": N, "thresholds": int(th.size),
+                            "columns": int(K * N)}
+
+    def out_of_time() -> tuple[float, dict[str, Any]]:
+        info.update(lp_status="time_limit", stopped_while="building the capacity rows",
+                    capacity_rows=int(nrows))
+        return math.nan, info
+
     for rho in np.concatenate([[0.0], th]):
         sel = r[kk] >= rho if rho > 0 else np.ones(kk.size, bool)
-        ks, ls = kk[sel], ll[sel]
-        if ks.size == 0:
-            continue
-        live = tau > rho
-        pts = np.flatnonzero(live)
-        # entries (k, l, i) with X_ki allowed
-        ent_k = np.repeat(ks, pts.size)
-        ent_l = np.repeat(ls, pts.size)
-        ent_i = np.tile(pts, ks.size)
-        ok = allowed[ent_k, ent_i]
-        ent_k, ent_l, ent_i = ent_k[ok], ent_l[ok], ent_i[ok]
-        key = ent_l * N + ent_i
-        ukey, row = np.unique(key, return_inverse=True)
-        rhs = tau[ukey % N] - rho
-        vals = v[ent_k, ent_l]
-        # sum v X <= rhs  <=>  sum v Y >= sum v - rhs (over the row's allowed entries)
-        need = np.bincount(row, vals, minlength=ukey.size) - rhs
-        lp.add_rows(row, Ym[ent_k, ent_i], vals, need, math.inf, num=ukey.size)
-        nrows += ukey.size
+        order = np.argsort(ll[sel], kind="stable")  # by link, so rows split into link groups
+        ks, ls = kk[sel][order], ll[sel][order]
+        pts = np.flatnonzero(tau > rho)
+        for a, b in _link_groups(ls, max(1, BUILD_CHUNK // max(pts.size, 1))):
+            if budget.expired():
+                return out_of_time()
+            # entries (k, l, i) with X_ki allowed
+            ent_k = np.repeat(ks[a:b], pts.size)
+            ent_l = np.repeat(ls[a:b], pts.size)
+            ent_i = np.tile(pts, b - a)
+            ok = allowed[ent_k, ent_i]
+            ent_k, ent_l, ent_i = ent_k[ok], ent_l[ok], ent_i[ok]
+            key = ent_l * N + ent_i
+            ukey, row = np.unique(key, return_inverse=True)
+            rhs = tau[ukey % N] - rho
+            vals = v[ent_k, ent_l]
+            # sum v X <= rhs  <=>  sum v Y >= sum v - rhs (over the row's allowed entries)
+            need = np.bincount(row, vals, minlength=ukey.size) - rhs
+            lp.add_rows(row, Ym[ent_k, ent_i], vals, need, math.inf, num=ukey.size)
+            nrows += ukey.size
     constant = float(np.dot(w, c[:, 0]))
-    sol = lp.solve(time_limit=time_limit)
-    info = {"ratio": ratio, "points": N, "capacity_rows": int(nrows), "thresholds": int(th.size),
-            "lp_status": sol.status, "lp_time_s": sol.runtime, "columns": int(K * N)}
+    if budget.expired():
+        return out_of_time()
+    sol = lp.solve(time_limit=budget.left())
+    info.update(capacity_rows=int(nrows), lp_status=sol.status, lp_time_s=sol.runtime)
     if not sol.ok:
         return math.nan, info
     return (constant + float(sol.bound)) * tu, info

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import scipy.sparse as sp
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -328,3 +329,83 @@ def test_the_pairwise_lp_stops_building_when_its_time_is_up():
     assert res.status is Status.TIME_LIMIT and math.isnan(res.bound)
     assert res.info["stopped_while"] == "building the rows"
     assert compute_bound(inst, "pairwise").status is Status.BOUND  # with time, a bound
+
+
+def test_the_interval_lp_stops_building_when_its_time_is_up(monkeypatch):
+    # (a review) the interval LP handed HiGHS the whole limit after building: 7 s at a
+    # 0.3 s limit on 1,500 coflows. Its rows are built a link group at a time, the clock
+    # checked between groups
+    from coflowopt.bounds import interval
+
+    rng = np.random.default_rng(5)
+    inst = Instance(Fabric.uniform(6), tuple(
+        Coflow(f"c{k}", rng.integers(0, 6, 3), rng.integers(0, 6, 3), rng.uniform(1, 5, 3),
+               release=float(k)) for k in range(8)))
+    res = compute_bound(inst, "interval", time_limit=1e-9)
+    assert res.status is Status.TIME_LIMIT and math.isnan(res.bound)
+    assert res.info["stopped_while"] == "building the capacity rows"
+    full = compute_bound(inst, "interval")
+    assert full.status is Status.BOUND
+    # groups of one link at a time give the same LP, and the time can run out between them
+    monkeypatch.setattr(interval, "BUILD_CHUNK", 1)
+    assert compute_bound(inst, "interval").bound == full.bound
+    ticks = iter(range(1000))
+    monkeypatch.setattr(interval.TimeBudget, "expired", lambda self: next(ticks) >= 3)
+    res = compute_bound(inst, "interval", time_limit=10.0)
+    assert res.status is Status.TIME_LIMIT and 0 < res.info["capacity_rows"] < full.info["capacity_rows"]
+
+
+def test_the_pairwise_lp_can_stop_between_assembled_blocks(monkeypatch):
+    from coflowopt.bounds import pairwise
+
+    rng = np.random.default_rng(6)
+    inst = Instance(Fabric.uniform(5), tuple(
+        Coflow(f"c{k}", rng.integers(0, 5, 4), rng.integers(0, 5, 4), rng.uniform(1, 5, 4),
+               release=float(k % 3)) for k in range(9)))
+    whole = compute_bound(inst, "pairwise")
+    monkeypatch.setattr(pairwise, "ASSEMBLE_CHUNK", 5)  # a CSR block every few rows
+    assert compute_bound(inst, "pairwise").bound == whole.bound
+    budget = pairwise.TimeBudget
+    calls = {"n": 0}
+
+    def expired(self):  # out of time once every row is built, before the assembled matrix is used
+        calls["n"] += 1
+        return calls["n"] > n_links
+    n_links = (1 + pairwise._thresholds(inst.release, 10).size) * inst.fabric.num_links
+    monkeypatch.setattr(budget, "expired", expired)
+    res = compute_bound(inst, "pairwise", time_limit=10.0)
+    assert res.status is Status.TIME_LIMIT and res.info["stopped_while"] == "assembling the matrix"
+
+
+def test_lp_builder_blocks_give_the_same_model(monkeypatch):
+    # rows kept as CSR blocks (every few entries), columns added after rows, sparse rows,
+    # and rows added after a solve: the same matrix and optimum as one set of triplets
+    from coflowopt.bounds import _highs
+
+    def build(add_sparse: bool) -> LPBuilder:
+        lp = LPBuilder()
+        lp.add_cols(3, cost=[1.0, 2.0, 3.0], lo=0.0, hi=10.0)
+        lp.add_rows([0, 0, 1, 1, 1], [0, 1, 1, 2, 1], [1.0, 1.0, 1.0, 1.0, 0.5], [2.0, 3.0], np.inf)
+        lp.add_cols(1, cost=0.5, lo=0.0, hi=1.0)
+        block = sp.csr_array(([1.0, 1.0], ([0, 0], [0, 3])), shape=(1, 4))
+        if add_sparse:
+            lp.add_sparse_rows(block, 1.5, np.inf)
+        else:
+            lp.add_rows([0, 0], [0, 3], [1.0, 1.0], 1.5, np.inf)
+        return lp
+
+    ref = build(False)
+    ref_sol = ref.solve()
+    monkeypatch.setattr(_highs, "COMPACT_ENTRIES", 2)
+    for add_sparse in (False, True):
+        lp = build(add_sparse)
+        assert (lp.arrays()[1] != ref.arrays()[1]).nnz == 0
+        sol = lp.solve()
+        assert sol.objective == pytest.approx(ref_sol.objective)
+        # after a solve, new rows go to the kept HiGHS model as well
+        lp.add_sparse_rows(sp.csr_array(([1.0], ([0], [2])), shape=(1, 3)), 1.0, np.inf)
+        ref2 = build(False)
+        ref2.add_rows([0], [2], [1.0], 1.0, np.inf)
+        assert (lp.arrays()[1] != ref2.arrays()[1]).nnz == 0
+        assert lp.solve().objective == pytest.approx(ref2.solve().objective)
+        assert lp.solve().objective > sol.objective
