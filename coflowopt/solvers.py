@@ -98,11 +98,6 @@ def solve(
             f"method '{method}' is not available for objective '{objective}'; "
             f"choose one of {', '.join(methods)}") from None
     check_options(fn, options, f"method '{method}'")
-    gap = options.get("rel_gap")
-    if gap is not None and not gap < 1:  # (check_options has made it a number >= 0)
-        raise CoflowoptError(
-            f"method '{method}': option rel_gap must be below 1 (at 1 any schedule would count "
-            f"as optimal), got {gap!r}")
     res = fn(instance, time_limit=tl, **options)
     checked = time.perf_counter()
     if (objective, method) in _GUARDED:

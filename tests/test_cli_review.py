@@ -448,3 +448,14 @@ def test_a_schedule_file_with_an_unknown_key_or_another_format_is_refused(tmp_pa
         assert code == 2 and message in err
     bad.write_text(json.dumps({**doc, "_note": "metadata is fine"}))
     assert main(["validate", str(shuffle), "--schedule", str(bad)]) == 0
+
+
+def test_mb_rounding_applies_to_sincronia_output_only(capsys, tmp_path):
+    # (a review) --mb-rounding was silently ignored when writing JSON
+    out = tmp_path / "x.json"
+    code, _, err = run(capsys, "convert", GAP, out, "--mb-rounding", "nearest")
+    assert code == 2 and "--mb-rounding applies to Sincronia output only" in err
+    assert not out.exists()
+    code, _, err = run(capsys, "convert", GAP, tmp_path / "x.txt", "--to", "sincronia",
+                       "--mb-rounding", "nearest")
+    assert code == 0 and (tmp_path / "x.txt").exists()

@@ -60,11 +60,26 @@ def check_options(fn: Callable[..., Any], options: dict[str, Any], what: str) ->
         )
     for name, value in options.items():
         annotation = params[name].annotation
-        if isinstance(annotation, str) and not _allowed(annotation, value):
-            numbers = " (finite and >= 0)" if ("int" in annotation or "float" in annotation) else ""
+        if not isinstance(annotation, str):
+            continue
+        numeric = "int" in annotation or "float" in annotation
+        text, within = NUMBER_RANGES.get(name, (">= 0", None))
+        if not _allowed(annotation, value) or (
+                within is not None and _count(value, whole=False) and not within(value)):
+            numbers = f" (numbers: finite and {text})" if numeric else ""
             raise CoflowoptError(
                 f"{what}: option {name} must be {annotation.replace(' | ', ' or ')}{numbers}, "
                 f"got {value!r:.60}")
+
+
+NUMBER_RANGES: dict[str, tuple[str, Callable[[float], bool]]] = {
+    "step": ("> 0", lambda v: v > 0),
+    "slots": (">= 1", lambda v: v >= 1),
+    "ratio": ("> 1", lambda v: v > 1),
+    "rel_gap": ("in [0, 1); at 1 any schedule would count as optimal", lambda v: v < 1),
+}
+"""Options (by name, in every solver and bound that takes them) whose numbers must lie in
+a narrower range than the usual finite and ``>= 0``: the range as text, and its test."""
 
 
 def _allowed(annotation: str, value: Any) -> bool:

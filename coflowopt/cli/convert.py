@@ -6,6 +6,7 @@ import argparse
 import sys
 
 from .. import io
+from ..errors import InputError
 from ._util import (
     add_input_arguments,
     add_json_argument,
@@ -24,18 +25,23 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--mb-rounding",
         choices=["ceil", "nearest", "none"],
-        default="ceil",
-        help="Sincronia output: how to make sizes whole megabytes (default ceil)",
+        default=None,
+        help="Sincronia output (--to sincronia) only: how to make sizes whole megabytes "
+        "(default ceil)",
     )
     add_json_argument(p)
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    fmt = args.to or "json"
+    if args.mb_rounding is not None and fmt != "sincronia":
+        # an option that does not apply is a mistake to point out, not to ignore
+        raise InputError(f"--mb-rounding applies to Sincronia output only (--to sincronia), "
+                         f"not to {fmt}")
     inst = load_instance(args)
     check_outputs(args, [("OUT", args.output)])
-    fmt = args.to or "json"
-    options = {"mb_rounding": args.mb_rounding} if fmt == "sincronia" else {}
+    options = {"mb_rounding": args.mb_rounding or "ceil"} if fmt == "sincronia" else {}
     notes = write_instance(args, inst, args.output, fmt, **options)
     if args.json:
         emit_json(

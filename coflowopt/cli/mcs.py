@@ -107,7 +107,9 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="size thresholds T_1..T_{N-1} in MB (default 10^i MB)",
     )
     c.add_argument("--method", choices=sorted(mcs_classify.METHODS), default="exact", help="default: exact")
-    c.add_argument("--step", type=positive_float, default=10.0, help="Algorithm 1's Step (default 10)")
+    c.add_argument("--step", type=positive_float, default=10.0,
+                   help="Algorithm 1's Step, for the published method (both methods run; the other "
+                   "one is printed for comparison) (default 10)")
     c.add_argument(
         "--compare",
         choices=["le", "lt"],

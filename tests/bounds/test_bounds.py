@@ -147,7 +147,7 @@ def test_bound_options_raise():
         bound(inst, method="lagrange")
     with pytest.raises(CoflowoptError, match="does not take option"):
         bound(inst, method="isolation", ratio=2.0)
-    with pytest.raises(CoflowoptError, match="ratio must be a number > 1"):
+    with pytest.raises(CoflowoptError, match=r"ratio must be float \(numbers: finite and > 1\)"):
         bound(inst, method="interval", ratio=1.0)
     with pytest.raises(CoflowoptError, match="takes no options"):
         bound(inst, method="best", ratio=2.0)
@@ -409,3 +409,13 @@ def test_lp_builder_blocks_give_the_same_model(monkeypatch):
         assert (lp.arrays()[1] != ref2.arrays()[1]).nnz == 0
         assert lp.solve().objective == pytest.approx(ref2.solve().objective)
         assert lp.solve().objective > sol.objective
+
+
+def test_bound_option_ranges_are_stated_as_checked():
+    # (a review) ratio=-2 was refused as "finite and >= 0", ratio=0.5 by another message
+    inst = Instance(Fabric.uniform(2), (Coflow("a", [0], [1], [1.0]),))
+    stated = r"option ratio must be float \(numbers: finite and > 1\), got "
+    for ratio in (-2, 0.5, 1):
+        with pytest.raises(CoflowoptError, match=stated + str(ratio)):
+            bound(inst, method="interval", ratio=ratio)
+    assert bound(inst, method="interval", ratio=1.5).bound == pytest.approx(1.0)

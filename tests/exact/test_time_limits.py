@@ -224,7 +224,8 @@ def test_a_relative_gap_of_one_or_more_is_refused(method):
     from coflowopt.errors import CoflowoptError
 
     inst = _small(seed=2, width=2)
-    with pytest.raises(CoflowoptError, match="option rel_gap must be below 1"):
+    stated = r"option rel_gap must be float \(numbers: finite and in \[0, 1\); at 1 any"
+    with pytest.raises(CoflowoptError, match=stated):
         solve(inst, method=method, rel_gap=1.0)
 
 
