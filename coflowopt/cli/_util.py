@@ -145,7 +145,7 @@ def write_instance(args: argparse.Namespace, inst: Any, output: str, fmt: str,
                          path=getattr(args, "file", None)) from None
 
 
-STDOUT_OPTIONS = ("--csv",)
+STDOUT_OPTIONS = ("--csv", "--summary-csv")
 """Output options that take ``-`` for standard output (the others write files only)."""
 
 

@@ -81,6 +81,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     out = p.add_mutually_exclusive_group()
     out.add_argument("--json", action="store_true", help="print the summary and every coflow as JSON")
     out.add_argument("--csv", metavar="OUT", help="write the per-coflow table as CSV ('-' for stdout)")
+    p.add_argument("--summary-csv", metavar="OUT",
+                   help="write the summary as CSV, a header and one row ('-' for stdout)")
     p.add_argument("--coflows", action="store_true", help="also print the per-coflow table")
     p.add_argument("--schedule", metavar="OUT",
                    help="record the schedule and write it (coflowopt-schedule/1 JSON)")
@@ -145,7 +147,13 @@ def _run(inst: Instance, policy: Policy, args: argparse.Namespace, *,
 def run_simulate(args: argparse.Namespace) -> int:
     inst = load_instance(args)
     params = parse_params(args.param)
-    requested = [("--schedule", args.schedule), ("--csv", args.csv)]
+    requested = [("--schedule", args.schedule), ("--csv", args.csv),
+                 ("--summary-csv", args.summary_csv)]
+    to_stdout = [opt for opt, on in (("--json", args.json), ("--csv -", args.csv == "-"),
+                                     ("--summary-csv -", args.summary_csv == "-")) if on]
+    if len(to_stdout) > 1:
+        raise InputError(f"{' and '.join(to_stdout)} would both write to standard output; "
+                         "send one of them to a file")
     check_outputs(args, requested)  # before the run
     outs = [(opt, path) for opt, path in requested if path and path != "-"]  # files to write
     res = _run(inst, make_policy(args.scheduler, params, strings=True), args,
@@ -159,6 +167,8 @@ def run_simulate(args: argparse.Namespace) -> int:
         for (opt, _), fh in zip(outs, handles, strict=True):
             if opt == "--csv":
                 res.to_csv(fh)
+            elif opt == "--summary-csv":
+                res.summary_csv(fh)
             elif res.schedule is not None:
                 write_schedule(res.schedule, inst, fh)
     if args.json:
@@ -167,9 +177,14 @@ def run_simulate(args: argparse.Namespace) -> int:
     if args.csv == "-":
         res.to_csv(sys.stdout)
         return 0
+    if args.summary_csv == "-":
+        res.summary_csv(sys.stdout)
+        return 0
     print(res.format(coflows=args.coflows, unit=time_unit(args)))
     if args.csv:
         print(f"\nper-coflow table written to {args.csv}")
+    if args.summary_csv:
+        print(f"summary written to {args.summary_csv}")
     if args.schedule:
         print(f"schedule ({res.schedule.num_pieces if res.schedule else 0} pieces) "
               f"written to {args.schedule}")

@@ -17,7 +17,7 @@ import io
 import json
 import math
 import os
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import IO, Any
 
@@ -180,20 +180,31 @@ class SimulationResult(Frozen):
     def to_csv(self, out: str | os.PathLike[str] | IO[str] | None = None) -> str:
         """The per-coflow table as CSV (written to ``out`` when given: a path, written
         atomically, or an open text stream)."""
-        buf = io.StringIO()
         cols = self.table()
         names = list(cols)
-        w = csv.writer(buf, lineterminator="\n")
-        w.writerow(names)
-        for k in range(self.instance.num_coflows):
-            w.writerow(["" if (v := _num(cols[n][k])) is None else v for n in names])
-        text = buf.getvalue()
-        if isinstance(out, (str, os.PathLike)):
-            with atomic_writer(out) as fh:
-                fh.write(text)
-        elif out is not None:
-            out.write(text)
-        return text
+        rows = ([_num(cols[n][k]) for n in names] for k in range(self.instance.num_coflows))
+        return _write_csv(names, rows, out)
+
+    def summary_row(self) -> dict[str, Any]:
+        """The summary as one flat row: run facts (instance, scheduler, parameters as
+        ``key=value, ...``, batch interval, coflows, flows), then :meth:`to_dict`'s summary
+        with each per-bin entry as its own column (``bin_mean_cct_SN``, ...)."""
+        d = self.to_dict(coflows=False)
+        row: dict[str, Any] = {k: d[k] for k in ("instance", "scheduler")}
+        row["params"] = _params_text(d["params"])
+        row.update({k: d[k] for k in ("batch_interval", "coflows", "flows")})
+        for k, v in d["summary"].items():
+            if isinstance(v, Mapping):
+                row.update({f"{k}_{b}": x for b, x in v.items()})
+            else:
+                row[k] = v
+        return row
+
+    def summary_csv(self, out: str | os.PathLike[str] | IO[str] | None = None) -> str:
+        """:meth:`summary_row` as CSV, a header and one line (empty cells where a value is
+        undefined); written to ``out`` as :meth:`to_csv` does."""
+        row = self.summary_row()
+        return _write_csv(list(row), [list(row.values())], out)
 
     def to_pandas(self):
         """The per-coflow table as a pandas DataFrame indexed by coflow id."""
@@ -257,6 +268,24 @@ class SimulationResult(Frozen):
             lines.append("")
             lines.append(format_table(body, names))
         return "\n".join(lines)
+
+
+def _write_csv(names: list[str], rows: Iterable[list[Any]],
+               out: str | os.PathLike[str] | IO[str] | None) -> str:
+    """A header and rows as CSV (``None`` as an empty cell), written to ``out`` when given
+    (a path, atomically, or an open text stream)."""
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(names)
+    for row in rows:
+        w.writerow(["" if v is None else v for v in row])
+    text = buf.getvalue()
+    if isinstance(out, (str, os.PathLike)):
+        with atomic_writer(out) as fh:
+            fh.write(text)
+    elif out is not None:
+        out.write(text)
+    return text
 
 
 def _clean(v: Any) -> Any:

@@ -38,6 +38,33 @@ def test_simulate_json_csv_and_schedule(capsys, tmp_path):
     assert capsys.readouterr().out.splitlines()[-1].startswith("shuffle,")
 
 
+def test_simulate_summary_csv_is_the_json_summary_in_one_row(capsys, tmp_path):
+    # (a review) the summary had JSON and a table but no CSV
+    assert main(["simulate", FIG51, "-s", "varys", "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    out = tmp_path / "s.csv"
+    assert main(["simulate", FIG51, "-s", "varys", "--summary-csv", str(out), "--csv",
+                 str(tmp_path / "t.csv")]) == 0
+    assert f"summary written to {out}" in capsys.readouterr().out
+    (row,) = list(csv.DictReader(io.StringIO(out.read_text())))
+    assert row["scheduler"] == "varys" and int(row["coflows"]) == len(doc["coflow_results"])
+    assert row["params"].startswith("order=remaining, backfill=proportional")
+    for key, value in doc["summary"].items():
+        if key == "runtime_s":
+            continue
+        if isinstance(value, dict):  # per-bin entries, a column each
+            for b, x in value.items():
+                assert row[f"{key}_{b}"] == ("" if x is None else str(x)), (key, b)
+        else:
+            assert row[key] == ("" if value is None else str(value)), key
+    assert main(["simulate", FIG51, "-s", "varys", "--summary-csv", "-"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == 2 and lines[0].startswith("instance,scheduler,params,")
+    assert main(["simulate", FIG51, "-s", "varys", "--summary-csv", "-", "--csv", "-"]) == 2
+    assert "would both write to standard output" in capsys.readouterr().err
+    assert main(["simulate", FIG51, "-s", "varys", "--summary-csv", "-", "--json"]) == 2
+
+
 def test_simulate_parameters_and_batching(capsys):
     assert main(["simulate", FIG51, "-s", "aalo", "-p", "sharing=strict", "-p", "num_queues=2",
                  "--batch-interval", "0.5", "--json"]) == 0
