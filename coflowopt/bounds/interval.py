@@ -58,6 +58,12 @@ BUILD_CHUNK = 2_000_000
 all links at once took 0.8-2 s on 1,500 coflows at ratio 1.02."""
 
 
+def _too_large(entries: int, points: int, ratio: float, at_least: str = "") -> None:
+    raise CoflowoptError(
+        f"the interval LP would have {at_least}{entries:,} nonzeros ({points:,} time points for ratio "
+        f"{ratio!r}), more than {MAX_ENTRIES:,}; use a larger ratio or fewer thresholds")
+
+
 def _link_groups(links: npt.NDArray[np.int64], size: int) -> list[tuple[int, int]]:
     """``[a, b)`` spans of the sorted ``links`` that hold whole links, each about ``size``
     long (a span with one link may be longer)."""
@@ -99,12 +105,19 @@ def interval_lp(
             "other bounds (coflowopt bound --method port) do not need it")
     N = max(1, math.ceil(math.log(max(span, 1.0)) / math.log(ratio)) + 1)
     kk, ll = np.nonzero(v > 0)
-    entries = (kk.size * (1 + th.size) + 2 * K) * N
-    if entries > MAX_ENTRIES:
-        raise CoflowoptError(
-            f"the interval LP would have about {entries:,} nonzeros ({N:,} time points for "
-            f"ratio {ratio!r}), more than {MAX_ENTRIES:,}; use a larger ratio or fewer thresholds")
+    if 2 * K * (N - 1) > MAX_ENTRIES:  # the monotone rows alone (before N points are made)
+        _too_large(2 * K * (N - 1), N, ratio, "at least ")
     tau = t1 * ratio ** np.arange(N)  # tau_1 .. tau_N
+    # nonzeros, counted before building: the monotone rows, then per threshold each (k, l)
+    # at its points from the first that is allowed (tau_i >= e_k) and after rho
+    first = np.searchsorted(tau, e * (1 - 1e-12), side="left")
+    entries = 2 * K * (N - 1)
+    for rho in np.concatenate([[0.0], th]):
+        ks = kk[r[kk] >= rho] if rho > 0 else kk
+        after = int(np.searchsorted(tau, rho, side="right"))
+        entries += int((N - np.maximum(first[ks], after)).clip(min=0).sum())
+    if entries > MAX_ENTRIES:
+        _too_large(entries, N, ratio)
     tau_prev = np.concatenate([[0.0], tau])  # tau_0 .. tau_N
     # c[k, i] for i = 1..N+1 (column i-1)
     c = np.maximum(tau_prev[None, :], e[:, None])

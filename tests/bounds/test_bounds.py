@@ -419,3 +419,33 @@ def test_bound_option_ranges_are_stated_as_checked():
         with pytest.raises(CoflowoptError, match=stated + str(ratio)):
             bound(inst, method="interval", ratio=ratio)
     assert bound(inst, method="interval", ratio=1.5).bound == pytest.approx(1.0)
+
+
+def test_the_interval_lps_size_limit_counts_its_nonzeros_exactly(monkeypatch):
+    # (stop 28) the limit used (coflow, link) pairs times all points times thresholds, 40%
+    # above the LP's real size, and refused the trace at ratio 1.1 (2.4 million nonzeros,
+    # counted as 34.5 million)
+    from coflowopt.bounds import _highs, interval
+
+    rng = np.random.default_rng(8)
+    inst = Instance(Fabric.uniform(5), tuple(
+        Coflow(f"c{k}", rng.integers(0, 5, 3), rng.integers(0, 5, 3), rng.uniform(1, 5, 3),
+               release=float(rng.uniform(0, 20))) for k in range(12)))
+    built = {}
+    real_solve = _highs.LPBuilder.solve
+
+    def solve(self, **kw):
+        built["nnz"] = self.arrays()[1].nnz
+        return real_solve(self, **kw)
+
+    monkeypatch.setattr(_highs.LPBuilder, "solve", solve)
+    full = compute_bound(inst, "interval", ratio=1.1)
+    nnz = built["nnz"]
+    monkeypatch.setattr(interval, "MAX_ENTRIES", nnz)
+    assert compute_bound(inst, "interval", ratio=1.1).bound == full.bound
+    monkeypatch.setattr(interval, "MAX_ENTRIES", nnz - 1)
+    with pytest.raises(CoflowoptError, match=f"would have {nnz:,} nonzeros"):
+        compute_bound(inst, "interval", ratio=1.1)
+    # a ratio this close to 1 is refused before its time points are made
+    with pytest.raises(CoflowoptError, match="would have at least"):
+        compute_bound(inst, "interval", ratio=1 + 1e-9)
