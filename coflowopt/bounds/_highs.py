@@ -207,11 +207,16 @@ def stack_rows(blocks: list[sp.csr_array], ncol: int) -> sp.csr_array:
     row = nz = 0
     for b in blocks:
         m = int(b.shape[0])
-        indptr[row + 1: row + m + 1] = b.indptr[1:] + nz
+        indptr[row + 1: row + m + 1] = b.indptr[1:].astype(itype) + nz
         row, nz = row + m, nz + int(b.nnz)
     data = np.concatenate([b.data for b in blocks])
     indices = np.concatenate([b.indices.astype(itype, copy=False) for b in blocks])
     return sp.csr_array((data, indices, indptr), shape=(nrow, ncol))
+
+
+def _row_bounds(n: int, lo: npt.ArrayLike, hi: npt.ArrayLike) -> tuple[FloatArray, FloatArray]:
+    return (np.broadcast_to(np.asarray(lo, np.float64), (n,)).copy(),
+            np.broadcast_to(np.asarray(hi, np.float64), (n,)).copy())
 
 
 COMPACT_ENTRIES = 2_000_000
@@ -293,11 +298,12 @@ class LPBuilder:
         n = int(num) if num is not None else (int(r.max()) + 1 if r.size else 0)
         if n == 0:
             return np.zeros(0, np.int64)
+        bounds = _row_bounds(n, lo, hi)  # checked before anything is kept
         self._r.append(r + (self._nrow - self._block_rows))
         self._c.append(c)
         self._v.append(v)
         self._pending += r.size
-        idx = self._count_rows(n, lo, hi, in_bound)
+        idx = self._count_rows(bounds, in_bound)
         if self._pending >= COMPACT_ENTRIES:
             self._compact()
         if self._highs is not None:
@@ -308,27 +314,35 @@ class LPBuilder:
         self, a: sp.sparray, lo: npt.ArrayLike, hi: npt.ArrayLike, *, in_bound: bool = True,
     ) -> npt.NDArray[np.int64]:
         """Add the rows of the sparse matrix ``a`` (columns: the model's first
-        ``a.shape[1]``), as :meth:`add_rows` does with triplets, without converting them."""
+        ``a.shape[1]``), as :meth:`add_rows` does with triplets, without converting them.
+
+        The builder keeps a CSR ``a`` as it is, without a copy (the pairwise LP's matrix
+        has tens of millions of entries): the caller must not change it afterwards.
+        """
         a = sp.csr_array(a)
         n = int(a.shape[0])
         if a.shape[1] > self._ncol:
             raise ValueError(f"a has {a.shape[1]} columns, the model {self._ncol}")
         if n == 0:
             return np.zeros(0, np.int64)
+        bounds = _row_bounds(n, lo, hi)
+        if a.dtype != np.float64 or not a.has_canonical_format:
+            a = sp.csr_array(a, dtype=np.float64, copy=True)
+            a.sum_duplicates()
         self._compact()
-        a.sum_duplicates()
         self._blocks.append(a)
         self._block_rows += n
-        idx = self._count_rows(n, lo, hi, in_bound)
+        idx = self._count_rows(bounds, in_bound)
         if self._highs is not None:
             self._pass_rows(a, idx)
         return idx
 
-    def _count_rows(self, n: int, lo: npt.ArrayLike, hi: npt.ArrayLike,
+    def _count_rows(self, bounds: tuple[FloatArray, FloatArray],
                     in_bound: bool) -> npt.NDArray[np.int64]:
-        """Bounds and indices of ``n`` new rows whose entries are already kept."""
-        self._rlo.append(np.broadcast_to(np.asarray(lo, np.float64), (n,)).copy())
-        self._rhi.append(np.broadcast_to(np.asarray(hi, np.float64), (n,)).copy())
+        """Keep the bounds of new rows whose entries are already kept; their indices."""
+        n = bounds[0].size
+        self._rlo.append(bounds[0])
+        self._rhi.append(bounds[1])
         idx = np.arange(self._nrow, self._nrow + n, dtype=np.int64)
         if not in_bound:
             self._unbounding.append(idx)

@@ -138,9 +138,8 @@ def interval_lp(
     info: dict[str, Any] = {"ratio": ratio, "points": N, "thresholds": int(th.size),
                             "columns": int(K * N)}
 
-    def out_of_time() -> tuple[float, dict[str, Any]]:
-        info.update(lp_status="time_limit", stopped_while="building the capacity rows",
-                    capacity_rows=int(nrows))
+    def out_of_time(stage: str) -> tuple[float, dict[str, Any]]:
+        info.update(lp_status="time_limit", stopped_while=stage, capacity_rows=int(nrows))
         return math.nan, info
 
     for rho in np.concatenate([[0.0], th]):
@@ -150,7 +149,7 @@ def interval_lp(
         pts = np.flatnonzero(tau > rho)
         for a, b in _link_groups(ls, max(1, BUILD_CHUNK // max(pts.size, 1))):
             if budget.expired():
-                return out_of_time()
+                return out_of_time("building the capacity rows")
             # entries (k, l, i) with X_ki allowed
             ent_k = np.repeat(ks[a:b], pts.size)
             ent_l = np.repeat(ls[a:b], pts.size)
@@ -167,7 +166,7 @@ def interval_lp(
             nrows += ukey.size
     constant = float(np.dot(w, c[:, 0]))
     if budget.expired():
-        return out_of_time()
+        return out_of_time("before solving (every row built)")
     sol = lp.solve(time_limit=budget.left())
     info.update(capacity_rows=int(nrows), lp_status=sol.status, lp_time_s=sol.runtime)
     if not sol.ok:

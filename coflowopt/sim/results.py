@@ -43,6 +43,11 @@ COLUMNS = ("id", "release", "admitted", "start", "finish", "cct", "width", "leng
 may add more (e.g. varys-deadline's ``admitted_deadline``)."""
 
 
+COMMON_EXTRAS = ("mean_fct", "events", "decisions", "runtime_s", "mean_link_utilization")
+"""What every simulation adds to :func:`coflowopt.metrics.summarize`'s summary (the last
+only with a recorded schedule)."""
+
+
 def _num(x: Any) -> Any:
     if isinstance(x, (np.floating, float)):
         v = float(x)
@@ -187,17 +192,26 @@ class SimulationResult(Frozen):
 
     def summary_row(self) -> dict[str, Any]:
         """The summary as one flat row: run facts (instance, scheduler, parameters as
-        ``key=value, ...``, batch interval, coflows, flows), then :meth:`to_dict`'s summary
-        with each per-bin entry as its own column (``bin_mean_cct_SN``, ...)."""
+        ``key=value, ...``, batch interval, flows), then :meth:`to_dict`'s summary with each
+        per-bin entry as its own column (``bin_mean_cct_SN``, ...).
+
+        The columns up to ``mean_link_utilization`` are the same for every run (empty
+        where undefined: ``mean_link_utilization`` without a recorded schedule), so rows
+        of different runs can share one header; what a policy adds
+        (``deadline_admitted``, ...) follows them.
+        """
         d = self.to_dict(coflows=False)
         row: dict[str, Any] = {k: d[k] for k in ("instance", "scheduler")}
         row["params"] = _params_text(d["params"])
-        row.update({k: d[k] for k in ("batch_interval", "coflows", "flows")})
-        for k, v in d["summary"].items():
+        row.update({k: d[k] for k in ("batch_interval", "flows")})
+        summary = dict(d["summary"])
+        for k in [*self.summary.as_dict(), *COMMON_EXTRAS]:
+            v = summary.pop(k, None)
             if isinstance(v, Mapping):
                 row.update({f"{k}_{b}": x for b, x in v.items()})
             else:
                 row[k] = v
+        row.update(summary)  # the policy's own, after the common columns
         return row
 
     def summary_csv(self, out: str | os.PathLike[str] | IO[str] | None = None) -> str:

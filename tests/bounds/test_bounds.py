@@ -353,6 +353,22 @@ def test_the_interval_lp_stops_building_when_its_time_is_up(monkeypatch):
     monkeypatch.setattr(interval.TimeBudget, "expired", lambda self: next(ticks) >= 3)
     res = compute_bound(inst, "interval", time_limit=10.0)
     assert res.status is Status.TIME_LIMIT and 0 < res.info["capacity_rows"] < full.info["capacity_rows"]
+    # out of time once every row is built: said so, with every row counted
+    checks = {"n": 0}
+
+    def count(self):
+        checks["n"] += 1
+        return False
+
+    monkeypatch.setattr(interval.TimeBudget, "expired", count)
+    compute_bound(inst, "interval", time_limit=10.0)
+    last = checks["n"]
+    ticks = iter(range(1000))
+    monkeypatch.setattr(interval.TimeBudget, "expired", lambda self: next(ticks) >= last - 1)
+    res = compute_bound(inst, "interval", time_limit=10.0)
+    assert res.status is Status.TIME_LIMIT
+    assert res.info["stopped_while"] == "before solving (every row built)"
+    assert res.info["capacity_rows"] == full.info["capacity_rows"]
 
 
 def test_the_pairwise_lp_can_stop_between_assembled_blocks(monkeypatch):
@@ -449,3 +465,17 @@ def test_the_interval_lps_size_limit_counts_its_nonzeros_exactly(monkeypatch):
     # a ratio this close to 1 is refused before its time points are made
     with pytest.raises(CoflowoptError, match="would have at least"):
         compute_bound(inst, "interval", ratio=1 + 1e-9)
+
+
+def test_lp_builder_keeps_nothing_of_a_refused_row_batch():
+    # (a review) the entries of a call whose bounds did not fit were kept and joined the
+    # next call's row
+    lp = LPBuilder()
+    lp.add_cols(2, cost=[1.0, 1.0], lo=0.0, hi=10.0)
+    with pytest.raises(ValueError):
+        lp.add_rows([0], [0], [1.0], [1.0, 2.0], np.inf)
+    with pytest.raises(ValueError):
+        lp.add_sparse_rows(sp.csr_array(([1.0], ([0], [0])), shape=(1, 2)), 1.0, [np.inf] * 3)
+    lp.add_rows([0], [1], [1.0], 4.0, np.inf)
+    assert lp.arrays()[1].toarray().tolist() == [[0.0, 1.0]] and lp.num_rows == 1
+    assert lp.solve().objective == pytest.approx(4.0)

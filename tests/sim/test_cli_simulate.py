@@ -47,7 +47,7 @@ def test_simulate_summary_csv_is_the_json_summary_in_one_row(capsys, tmp_path):
                  str(tmp_path / "t.csv")]) == 0
     assert f"summary written to {out}" in capsys.readouterr().out
     (row,) = list(csv.DictReader(io.StringIO(out.read_text())))
-    assert row["scheduler"] == "varys" and int(row["coflows"]) == len(doc["coflow_results"])
+    assert row["scheduler"] == "varys" and int(row["num_coflows"]) == len(doc["coflow_results"])
     assert row["params"].startswith("order=remaining, backfill=proportional")
     for key, value in doc["summary"].items():
         if key == "runtime_s":
@@ -63,6 +63,16 @@ def test_simulate_summary_csv_is_the_json_summary_in_one_row(capsys, tmp_path):
     assert main(["simulate", FIG51, "-s", "varys", "--summary-csv", "-", "--csv", "-"]) == 2
     assert "would both write to standard output" in capsys.readouterr().err
     assert main(["simulate", FIG51, "-s", "varys", "--summary-csv", "-", "--json"]) == 2
+    # (a review) one header for every run: a recorded schedule or a policy's own columns
+    # do not move the common ones
+    headers = []
+    for extra in ([], ["--schedule", str(tmp_path / "sched.json")], ["-s", "varys-deadline"]):
+        argv = ["simulate", FIG51, "-s", "varys", "--summary-csv", str(out), *extra]
+        assert main(argv) == 0
+        headers.append(out.read_text().splitlines()[0].split(","))
+    assert headers[0] == headers[1] and headers[0][-1] == "mean_link_utilization"
+    assert headers[2][:len(headers[0])] == headers[0] and "deadline_admitted" in headers[2]
+    assert "num_coflows" in headers[0] and "coflows" not in headers[0]
 
 
 def test_simulate_parameters_and_batching(capsys):
