@@ -317,14 +317,24 @@ def test_a_time_scale_beyond_floating_point_skips_the_interval_bound_not_best():
     assert "interval" in res.info["skipped"]
     assert "beyond floating point" in res.info["skipped_because"]["interval"]
 
+def _random_instance(*, seed: int, ports: int, width: int, coflows: int, releases: str) -> Instance:
+    """Coflows of ``width`` random flows (sizes 1-5) on ``ports`` ports; releases at the
+    coflow's index, its index mod 3, or uniform in [0, 20)."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for k in range(coflows):
+        src, dst = rng.integers(0, ports, width), rng.integers(0, ports, width)
+        size = rng.uniform(1, 5, width)
+        release = {"index": float(k), "mod3": float(k % 3)}.get(releases)
+        out.append(Coflow(f"c{k}", src, dst, size,
+                          release=float(rng.uniform(0, 20)) if release is None else release))
+    return Instance(Fabric.uniform(ports), tuple(out))
+
 
 def test_the_pairwise_lp_stops_building_when_its_time_is_up():
     # (a review) the matrix build ignored the clock: 6 s at a 0.5 s limit on 1,500 coflows.
     # Stopped before its first link's rows, it returns no bound and says where it stopped
-    rng = np.random.default_rng(3)
-    inst = Instance(Fabric.uniform(6), tuple(
-        Coflow(f"c{k}", rng.integers(0, 6, 3), rng.integers(0, 6, 3), rng.uniform(1, 5, 3),
-               release=float(k)) for k in range(8)))
+    inst = _random_instance(seed=3, ports=6, width=3, coflows=8, releases="index")
     res = compute_bound(inst, "pairwise", time_limit=1e-9)
     assert res.status is Status.TIME_LIMIT and math.isnan(res.bound)
     assert res.info["stopped_while"] == "building the rows"
@@ -337,10 +347,7 @@ def test_the_interval_lp_stops_building_when_its_time_is_up(monkeypatch):
     # checked between groups
     from coflowopt.bounds import interval
 
-    rng = np.random.default_rng(5)
-    inst = Instance(Fabric.uniform(6), tuple(
-        Coflow(f"c{k}", rng.integers(0, 6, 3), rng.integers(0, 6, 3), rng.uniform(1, 5, 3),
-               release=float(k)) for k in range(8)))
+    inst = _random_instance(seed=5, ports=6, width=3, coflows=8, releases="index")
     res = compute_bound(inst, "interval", time_limit=1e-9)
     assert res.status is Status.TIME_LIMIT and math.isnan(res.bound)
     assert res.info["stopped_while"] == "building the capacity rows"
@@ -374,10 +381,7 @@ def test_the_interval_lp_stops_building_when_its_time_is_up(monkeypatch):
 def test_the_pairwise_lp_can_stop_between_assembled_blocks(monkeypatch):
     from coflowopt.bounds import pairwise
 
-    rng = np.random.default_rng(6)
-    inst = Instance(Fabric.uniform(5), tuple(
-        Coflow(f"c{k}", rng.integers(0, 5, 4), rng.integers(0, 5, 4), rng.uniform(1, 5, 4),
-               release=float(k % 3)) for k in range(9)))
+    inst = _random_instance(seed=6, ports=5, width=4, coflows=9, releases="mod3")
     whole = compute_bound(inst, "pairwise")
     monkeypatch.setattr(pairwise, "ASSEMBLE_CHUNK", 5)  # a CSR block every few rows
     assert compute_bound(inst, "pairwise").bound == whole.bound
@@ -443,10 +447,7 @@ def test_the_interval_lps_size_limit_counts_its_nonzeros_exactly(monkeypatch):
     # counted as 34.5 million)
     from coflowopt.bounds import _highs, interval
 
-    rng = np.random.default_rng(8)
-    inst = Instance(Fabric.uniform(5), tuple(
-        Coflow(f"c{k}", rng.integers(0, 5, 3), rng.integers(0, 5, 3), rng.uniform(1, 5, 3),
-               release=float(rng.uniform(0, 20))) for k in range(12)))
+    inst = _random_instance(seed=8, ports=5, width=3, coflows=12, releases="uniform")
     built = {}
     real_solve = _highs.LPBuilder.solve
 
