@@ -214,7 +214,20 @@ def stack_rows(blocks: list[sp.csr_array], ncol: int) -> sp.csr_array:
     return sp.csr_array((data, indices, indptr), shape=(nrow, ncol))
 
 
-def _row_bounds(n: int, lo: npt.ArrayLike, hi: npt.ArrayLike) -> tuple[FloatArray, FloatArray]:
+def csr_block(rows: list[np.ndarray], cols: list[np.ndarray], vals: list[np.ndarray],
+              shape: tuple[int, int], first_row: int = 0) -> sp.csr_array:
+    """Triplets given in parts (row numbers from ``first_row``) as one CSR block of
+    ``shape``, duplicates summed."""
+    r = np.concatenate(rows) - first_row if rows else np.zeros(0, np.int64)
+    c = np.concatenate(cols) if cols else np.zeros(0, np.int64)
+    v = np.concatenate(vals) if vals else np.zeros(0)
+    a = sp.csr_array((v, (r, c)), shape=shape)
+    a.sum_duplicates()
+    return a
+
+
+def _bounds_of(n: int, lo: npt.ArrayLike, hi: npt.ArrayLike) -> tuple[FloatArray, FloatArray]:
+    """``lo`` and ``hi`` as ``n`` values each (an error if they do not broadcast)."""
     return (np.broadcast_to(np.asarray(lo, np.float64), (n,)).copy(),
             np.broadcast_to(np.asarray(hi, np.float64), (n,)).copy())
 
@@ -298,7 +311,7 @@ class LPBuilder:
         n = int(num) if num is not None else (int(r.max()) + 1 if r.size else 0)
         if n == 0:
             return np.zeros(0, np.int64)
-        bounds = _row_bounds(n, lo, hi)  # checked before anything is kept
+        bounds = _bounds_of(n, lo, hi)  # checked before anything is kept
         self._r.append(r + (self._nrow - self._block_rows))
         self._c.append(c)
         self._v.append(v)
@@ -325,7 +338,7 @@ class LPBuilder:
             raise ValueError(f"a has {a.shape[1]} columns, the model {self._ncol}")
         if n == 0:
             return np.zeros(0, np.int64)
-        bounds = _row_bounds(n, lo, hi)
+        bounds = _bounds_of(n, lo, hi)
         if a.dtype != np.float64 or not a.has_canonical_format:
             a = sp.csr_array(a, dtype=np.float64, copy=True)
             a.sum_duplicates()
@@ -362,8 +375,7 @@ class LPBuilder:
 
     def set_col_bounds(self, cols: npt.ArrayLike, lo: npt.ArrayLike, hi: npt.ArrayLike) -> None:
         c = np.asarray(cols, dtype=np.int64).reshape(-1)
-        lo_a = np.broadcast_to(np.asarray(lo, np.float64), c.shape).copy()
-        hi_a = np.broadcast_to(np.asarray(hi, np.float64), c.shape).copy()
+        lo_a, hi_a = _bounds_of(c.size, lo, hi)
         lo_all, hi_all = self._concat_bounds()
         lo_all[c] = lo_a
         hi_all[c] = hi_a
@@ -382,12 +394,8 @@ class LPBuilder:
         where it watches its clock, not in :meth:`solve`)."""
         if self._nrow == self._block_rows:
             return
-        r = np.concatenate(self._r) if self._r else np.zeros(0, np.int64)
-        cc = np.concatenate(self._c) if self._c else np.zeros(0, np.int64)
-        v = np.concatenate(self._v) if self._v else np.zeros(0)
-        a = sp.csr_array((v, (r, cc)), shape=(self._nrow - self._block_rows, self._ncol))
-        a.sum_duplicates()
-        self._blocks.append(a)
+        self._blocks.append(csr_block(self._r, self._c, self._v,
+                                      (self._nrow - self._block_rows, self._ncol)))
         self._r, self._c, self._v, self._pending = [], [], [], 0
         self._block_rows = self._nrow
 

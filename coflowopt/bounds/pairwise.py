@@ -30,7 +30,7 @@ from .._budget import TimeBudget
 from ..errors import CoflowoptError
 from ..instance import Instance
 from ..result import Result, Status
-from ._highs import LPBuilder, bound_status, stack_rows
+from ._highs import LPBuilder, bound_status, csr_block, stack_rows
 from .simple import completion_caps, earliest_completion
 
 __all__ = ["pairwise_bound", "pairwise_lp"]
@@ -141,11 +141,8 @@ def pairwise_lp(
     def flush() -> None:  # triplets to a CSR block, so the clock is watched while assembling
         nonlocal flushed, pending
         if nrow > flushed:
-            block = sp.csr_array(
-                (np.concatenate(rows_v), (np.concatenate(rows_r) - flushed, np.concatenate(rows_c))),
-                shape=(nrow - flushed, lp.num_cols))
-            block.sum_duplicates()
-            blocks.append(block)
+            blocks.append(csr_block(rows_r, rows_c, rows_v, (nrow - flushed, lp.num_cols),
+                                    first_row=flushed))
         for part in (rows_r, rows_c, rows_v):
             part.clear()
         flushed, pending = nrow, 0
