@@ -120,6 +120,23 @@ def test_deadline_milp_equals_brute_force(inst, factors, tight):
     assert check_feasible(sub, sched, deadlines=True)
 
 
+@pytest.mark.parametrize(("sizes", "release"), [([1.0, 2.0], 1.0), ([1.0, 1.0], 0.0)])
+def test_a_tiny_wave_delay_with_exactly_tight_deadlines(sizes, release):
+    # (hypothesis, stop 28) a second wave 1e-5 s after the first, against 6 s transfers:
+    # at HiGHS's default tolerance (1e-6) presolve called 1 of 2 coflows optimal where both
+    # fit exactly (first case), and a solution 1e-6 over capacity made c0 end 5e-6 s after
+    # its deadline (second case)
+    inst = Instance(Fabric(np.array([1.0]), np.array([0.5])), (
+        Coflow("c0", [0, 0], [0, 0], sizes, release=release, delay=np.array([0.0, 1e-5])),
+        Coflow("c1", [0], [0], [3.0], release=0.0)))
+    inst = tight_deadlines(inst, [1.0, 2.0])
+    res = solve(inst, method="exact", objective="deadlines")
+    assert brute_force_deadlines(inst, False) == 2.0
+    assert res.status is Status.OPTIMAL and res.objective == 2.0
+    sub, sched = admitted_part(inst, res)
+    assert check_feasible(sub, sched, deadlines=True)
+
+
 @settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(instances(max_ports=3, max_coflows=4, max_flows=2, deadlines=True))
 def test_rejected_coflows_served_after_give_a_complete_schedule(inst):
