@@ -459,3 +459,9 @@ def test_mb_rounding_applies_to_sincronia_output_only(capsys, tmp_path):
     code, _, err = run(capsys, "convert", GAP, tmp_path / "x.txt", "--to", "sincronia",
                        "--mb-rounding", "nearest")
     assert code == 0 and (tmp_path / "x.txt").exists()
+
+
+def test_a_bound_out_of_time_while_building_says_where(capsys):
+    code, out, _ = run(capsys, "bound", GAP, "--method", "pairwise", "--time-limit", "1e-9")
+    assert code == 0
+    assert "(pairwise): - (time limit, stopped while building the rows)" in out

@@ -246,6 +246,8 @@ def run_bound(args: argparse.Namespace) -> int:
     out = sys.stdout
     _header(out, inst, args.file)
     why = "" if math.isfinite(res.bound) else f" ({res.status.value.replace('_', ' ')})"
+    if not math.isfinite(res.bound) and res.info.get("stopped_while"):
+        why = f" ({res.status.value.replace('_', ' ')}, stopped while {res.info['stopped_while']})"
     if math.isfinite(res.bound) and res.info.get("complete") is False:
         why = " (time limit: a bound from the rows added so far, weaker than the LP's)"
     out.write(f"lower bound on sum of w_k C_k ({res.method}): {floor_text(res.bound, 10)}{why} "
