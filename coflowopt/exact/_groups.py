@@ -256,6 +256,16 @@ class Groups:
         return Schedule(flows, t0, t1, rate)
 
 
+FEASIBILITY_TOL = 1e-9
+"""HiGHS's primal (and MIP) feasibility tolerance for the LPs and MILPs whose solutions become
+schedules (its default, 1e-6 for MIPs and 1e-7 for LPs, is absolute in the scaled units): an
+interval far shorter than the mean transfer time has a capacity near the default, and a
+solution that overfills it by that much becomes a stretched interval and a later completion
+(hypothesis: a second wave 1e-5 after the first against 6-26 time-unit transfers made the
+makespan LP "optimal" at 26.00001 against a schedule of 26, and the deadlines MILP drop a
+coflow that fits exactly)."""
+
+
 SHORT = 1e-9
 """An interval shorter than its data's time by more than this share is lengthened (below it
 the rates exceed capacity by less than the feasibility check's tolerance, 1e-6, and moving

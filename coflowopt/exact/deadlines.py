@@ -31,8 +31,15 @@ from ..errors import CoflowoptError
 from ..instance import Instance
 from ..result import Result, Status
 from ..schedule import Schedule
-from ._groups import back_from_origin, build_groups, check_size, from_origin, link_rows, spread
-from .milp import MIP_TOL
+from ._groups import (
+    FEASIBILITY_TOL,
+    back_from_origin,
+    build_groups,
+    check_size,
+    from_origin,
+    link_rows,
+    spread,
+)
 
 __all__ = ["max_deadlines"]
 
@@ -99,12 +106,12 @@ def _max_deadlines(
     # the relaxation (a bound) with at most half of the time left, the MILP with the rest
     relax = lp.solve(relax=True, time_limit=max(time_limit - (time.perf_counter() - start), 0.0) / 2)
     left = max(time_limit - (time.perf_counter() - start), 0.01)
-    # tight feasibility, as the event MILP's (milp.MIP_TOL): at HiGHS's 1e-6 an interval of
-    # 1.7e-6 time units (a wave delay of 1e-5 s against 6 s transfers) made presolve drop a
-    # coflow that fits exactly ("optimal" 1 of 2), and a solution 1e-6 over capacity made a
-    # schedule end 5e-6 s after its deadline (hypothesis found both)
-    sol = lp.solve(time_limit=left, options={"mip_rel_gap": rel_gap, "mip_feasibility_tolerance": MIP_TOL,
-                                             "primal_feasibility_tolerance": MIP_TOL})
+    # tight feasibility (_groups.FEASIBILITY_TOL): at HiGHS's 1e-6 an interval of 1.7e-6 time
+    # units made presolve drop a coflow that fits exactly ("optimal" 1 of 2), and a solution
+    # 1e-6 over capacity made a schedule end 5e-6 s after its deadline (hypothesis)
+    sol = lp.solve(time_limit=left, options={"mip_rel_gap": rel_gap,
+                                             "mip_feasibility_tolerance": FEASIBILITY_TOL,
+                                             "primal_feasibility_tolerance": FEASIBILITY_TOL})
     runtime = time.perf_counter() - start
     lp_bound = float(relax.bound) if relax.ok else math.nan
     # the smallest finite of the MILP's bound, the relaxation's and admitting everything

@@ -26,7 +26,7 @@ from ..instance import Instance
 from ..metrics import utilization
 from ..result import Result, Status
 from ..schedule import Schedule, ScheduleBuilder
-from ._groups import build_groups, check_size, from_origin, link_rows, spread
+from ._groups import FEASIBILITY_TOL, build_groups, check_size, from_origin, link_rows, spread
 
 __all__ = ["check_crossbar", "crossbar_schedule", "min_makespan"]
 
@@ -141,7 +141,7 @@ def _release_lp(
     lp.add_rows(np.concatenate(rows), np.concatenate(cols), np.concatenate(vals), -math.inf, hi,
                 num=rj.size)
     left = None if time_limit is None else time_limit - (time.perf_counter() - start)
-    sol = lp.solve(time_limit=left)
+    sol = lp.solve(time_limit=left, options={"primal_feasibility_tolerance": FEASIBILITY_TOL})
     if not sol.ok or sol.x is None:
         return None, math.nan, math.nan, sol.status
     T = float(sol.x[Tcol])

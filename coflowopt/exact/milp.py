@@ -37,14 +37,14 @@ from ..bounds._highs import run_time
 from ..errors import CoflowoptError, require
 from ..instance import Instance
 from ..result import Result, Status
-from ._groups import build_groups, check_size, check_span
+from ._groups import FEASIBILITY_TOL, build_groups, check_size, check_span
 
 __all__ = ["solve_event_milp"]
 
 MAX_WEIGHT_SPAN = 1e4
 """The largest ratio of coflow weights the big-M model accepts."""
 
-MIP_TOL = 1e-9
+MIP_TOL = FEASIBILITY_TOL
 """HiGHS's MIP and primal feasibility tolerances for the big-M model (its defaults: 1e-6)."""
 
 _CHUNK = 1000

@@ -13,6 +13,7 @@ from coflowopt.errors import CoflowoptError
 from coflowopt.exact.makespan import check_crossbar, crossbar_schedule, min_makespan
 from coflowopt.exact.permutation import permutation_schedule
 from coflowopt.metrics import utilization
+from coflowopt.result import Status
 from coflowopt.solvers import solve
 from tests.strategies import instances
 
@@ -208,3 +209,15 @@ def test_the_incumbent_at_a_time_limit_is_dense(inst):
     up, down = inst.flow_src, inst.num_ports + inst.flow_dst
     assert np.all(fc <= (inst.flow_release + t_link[up] + t_link[down]) * (1 + 1e-9) + 1e-12)
     assert fc.max() <= 3 * min_makespan(inst).objective * (1 + 1e-9)
+
+
+def test_a_tiny_first_interval_does_not_stretch_the_schedule():
+    # (hypothesis, stop 28) waves at 0, 1e-5 and 1 against 26 time units on egress 0: the
+    # interval [0, 1e-5] holds 9.6e-8 scaled units, below HiGHS's default LP tolerance; the
+    # LP overfilled it, the schedule stretched it and reported 26.00001 as optimal
+    inst = Instance(Fabric(ingress=[2.0, 1.0], egress=[0.5, 1.0]), (
+        Coflow("c0", [0, 0, 1], [0, 0, 0], [1.0, 2.0, 10.0], delay=[0.0, 1e-5, 1.0]),))
+    res = solve(inst, method="exact", objective="makespan")
+    assert res.status is Status.OPTIMAL
+    assert res.objective == pytest.approx(26.0, rel=1e-12) and res.bound <= res.objective
+    assert check_feasible(inst, res.schedule)
