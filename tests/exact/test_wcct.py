@@ -271,3 +271,21 @@ def test_exact_never_above_a_permutation_schedule(seed):
     res = solve(inst, method="exact")
     _, comp = permutation_schedule(inst, rng.permutation(4))
     assert res.objective <= float(np.dot(inst.weight, comp)) * (1 + 1e-9)
+
+
+def test_the_event_milp_keeps_the_optimum_with_a_tiny_wave_delay():
+    # (a random search, stop 28) a wave 1.4e-8 after its coflow's release: with HiGHS's
+    # presolve the event MILP called 62.66 optimal, bound included, where the optimum is 60.16
+    inst = Instance(Fabric(np.array([6.410779777544326]), np.array([29.560783890515182])), (
+        Coflow("c0", [0], [0], [28.432722771702778], release=0.0, weight=1.0),
+        Coflow("c1", [0, 0, 0], [0, 0, 0], [23.0, 12.602760087437696, 19.0], release=2.0,
+               weight=2.0),
+        Coflow("c2", [0, 0], [0, 0], [6.237760546624205, 19.345516343696726],
+               release=6.931035528053933, weight=2.0, delay=[1.3918260817761068e-08, 0.0]),
+    ))
+    optimum = brute_force_wcct(inst)
+    assert optimum == pytest.approx(60.16483083753526, rel=1e-9)
+    res = solve(inst, method="exact-milp")
+    assert res.status is Status.OPTIMAL and check_feasible(inst, res.schedule)
+    assert res.objective == pytest.approx(optimum, rel=1e-7)
+    assert res.bound <= optimum * (1 + 1e-9)
