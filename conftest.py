@@ -18,3 +18,7 @@ settings.register_profile("ci", derandomize=True, deadline=None, print_blob=True
 settings.register_profile("dev", print_blob=True)
 _ci = os.environ.get("CI", "").strip().lower() not in ("", "0", "false", "no")
 settings.load_profile("ci" if _ci else "dev")
+
+# the tests exercise the kernels' machine code; interpreted and adaptive runs have their own
+# tests (tests/sim/test_jit.py), which give the same numbers bit for bit
+os.environ.setdefault("COFLOWOPT_JIT", "compile")

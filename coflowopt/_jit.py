@@ -1,28 +1,360 @@
-"""Just-in-time compilation of the simulator's inner loops (Numba).
+"""Just-in-time compilation of the simulator's inner loops (Numba), and when to skip it.
 
-The loops are plain Python over NumPy arrays, written in the subset Numba
-compiles; :func:`njit` compiles them (and caches the machine code next to
-the module). Setting the environment variable ``NUMBA_DISABLE_JIT=1`` runs
-the very same functions as ordinary Python, which is slow but useful for
-debugging and coverage.
+The loops are plain Python over NumPy arrays, written in the subset Numba compiles.
+:func:`njit` turns one into a :class:`Kernel`: a Numba dispatcher that compiles the
+function on its first call and keeps the machine code in a disk cache, or runs it as the
+plain Python function it is.
 
-Numba's cache checks only the source file of the function it compiled: after an edit to a
-helper that kernels in other modules call (``sim/kernels/_common.py``), delete the caches
-(``find coflowopt -name '*.nb[ic]' -delete``) or those kernels keep the old helper.
+**Compiled or interpreted, a kernel computes the same numbers, bit for bit.** The kernels
+avoid every operation that Numba and NumPy round differently (sums go through
+:func:`coflowopt.kernels.rates.pairwise_sum`, sorts are stable), and the tests run whole
+simulations both ways and compare every completion and schedule piece exactly
+(``tests/sim/test_jit.py``). Which of the two runs is therefore a matter of speed alone,
+and is decided by how long each would take:
+
+- outside any context below (the default), a kernel compiles on its first call, as
+  Numba does;
+- inside :func:`adaptive`, a kernel whose machine code is at hand (compiled in this
+  process, or in the disk cache) runs compiled; one that would have to be compiled first
+  runs interpreted instead, as long as the installation has spent less than :data:`RENT`
+  seconds interpreting, and compiles after that (rent or buy). The simulator and the
+  solvers use it for small instances (:func:`for_instance`), where interpreting a whole
+  run takes less time than compiling its kernels (5-25 s per scheduler);
+- inside :func:`interpreting`, every kernel runs as plain Python, and inside
+  :func:`compiling` every kernel compiles (for tests and benchmarks; the environment
+  variable ``COFLOWOPT_JIT=interpret|compile`` sets them for :func:`for_instance`).
+
+Compiling. :func:`on_compile` registers a callback that hears each compilation (the
+command line announces them). ``coflowopt compile`` compiles every kernel ahead of time.
+
+The disk cache is one directory per version of the kernels' sources
+(:func:`cache_dir`): under ``NUMBA_CACHE_DIR`` when that is set, otherwise in the user's
+cache directory (``~/.cache/coflowopt`` on Linux). The version is a hash of every module
+that defines kernels, so a repository checkout and an installed copy of the same code
+share one cache, and an edit to a helper that other modules' kernels call cannot leave
+them with stale machine code. The three most recently used versions are kept.
+
+Setting the environment variable ``NUMBA_DISABLE_JIT=1`` makes :func:`njit` return the
+plain function (no compiling at all), which is useful for debugging and coverage.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any, TypeVar
+import contextlib
+import functools
+import hashlib
+import os
+import shutil
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any, TypeVar, cast
 
-from numba import njit as _njit
+import numba
+from numba.core import caching, config, event
+from numba.core.registry import CPUDispatcher
 
-__all__ = ["njit"]
+__all__ = [
+    "INTERPRET_MAX_FLOWS",
+    "JIT_MODES",
+    "RENT",
+    "Kernel",
+    "adaptive",
+    "cache_dir",
+    "compiling",
+    "for_instance",
+    "interpreting",
+    "kernels",
+    "njit",
+    "on_compile",
+]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
+_PACKAGE = Path(__file__).resolve().parent
+_KEEP_VERSIONS = 3
+_COMPILE, _ADAPTIVE, _INTERPRET = range(3)
+
+
+class _State(threading.local):
+    """How the kernels run in this thread (see the module docstring)."""
+
+    def __init__(self) -> None:
+        self.mode = _COMPILE
+        self.until = 0.0  # adaptive: compile from this perf_counter() on
+        self.interpreted: set[Kernel] = set()  # adaptive: kernels that would have compiled
+        self.forbid = 0  # adaptive: > 0 while a kernel may only run from machine code at hand
+        self.inside = 0  # adaptive: > 0 inside a kernel that runs as Python
+        self.depth = 0  # nesting of compilations (a kernel compiles the kernels it calls)
+
+
+_state = _State()
+
+
+class _WouldCompile(Exception):
+    """Raised into Numba where it would start compiling while that is forbidden."""
+
+
+class Kernel(CPUDispatcher):
+    """A Numba dispatcher that can also run its function as plain Python."""
+
+    def __call__(self, *args: Any) -> Any:
+        st = _state
+        if st.mode == _COMPILE:
+            return CPUDispatcher.__call__(self, *args)
+        if st.mode == _INTERPRET or st.inside:
+            return self.py_func(*args)
+        # adaptive: machine code at hand, or (while the rent lasts) the function as Python
+        if time.perf_counter() < st.until and self not in st.interpreted:
+            st.forbid += 1
+            try:
+                return CPUDispatcher.__call__(self, *args)
+            except _WouldCompile:
+                st.interpreted.add(self)
+            finally:
+                st.forbid -= 1
+        if self in st.interpreted and time.perf_counter() < st.until:
+            # the kernels it calls run as Python too: it may pass them Python objects
+            # (an empty list) that machine code cannot take
+            st.inside += 1
+            try:
+                return self.py_func(*args)
+            finally:
+                st.inside -= 1
+        return CPUDispatcher.__call__(self, *args)  # the rent is spent: compile
+
+
+_kernels: list[Kernel] = []
+
+
+def kernels() -> tuple[Kernel, ...]:
+    """Every kernel defined so far (those of the modules imported)."""
+    return tuple(_kernels)
+
 
 def njit(func: F) -> F:
-    """Compile ``func`` in nopython mode, caching the result on disk."""
-    return _njit(cache=True, nogil=True)(func)  # type: ignore[return-value]
+    """Compile ``func`` in nopython mode (caching the result on disk), or run it as Python."""
+    disp = numba.njit(cache=True, nogil=True)(func)
+    if not isinstance(disp, CPUDispatcher):  # NUMBA_DISABLE_JIT: the function itself
+        return disp  # type: ignore[return-value]
+    disp.__class__ = Kernel  # same layout: Kernel adds only __call__
+    _kernels.append(cast(Kernel, disp))
+    return disp  # type: ignore[return-value]
+
+
+@contextlib.contextmanager
+def _mode(mode: int, until: float = 0.0) -> Iterator[set[Kernel]]:
+    st = _state
+    saved = (st.mode, st.until, st.interpreted)
+    st.mode, st.until, st.interpreted = mode, until, set()
+    try:
+        yield st.interpreted
+    finally:
+        st.mode, st.until, st.interpreted = saved
+
+
+RENT = 20.0
+"""Seconds an installation spends running kernels interpreted in :func:`adaptive` contexts
+before it compiles them (rent or buy: compiling a scheduler's kernels takes 5-25 s, so
+interpreting costs at most about twice what compiling at once would, and small instances
+that finish interpreted within the rent never wait for a compiler). Counted across
+processes in the cache directory."""
+
+
+@contextlib.contextmanager
+def adaptive() -> Iterator[None]:
+    """Inside: kernels run from machine code at hand, else interpreted while :data:`RENT`
+    lasts (see the module docstring); a context inside another keeps the outer one's rule."""
+    if _state.mode != _COMPILE:
+        yield
+        return
+    start = time.perf_counter()
+    with _mode(_ADAPTIVE, start + max(RENT - _rent_paid(), 0.0)) as interpreted:
+        try:
+            yield
+        finally:
+            if interpreted:
+                _pay_rent(min(time.perf_counter(), _state.until) - start)
+
+
+INTERPRET_MAX_FLOWS = 20_000
+"""Instances with at most this many flows run their kernels in :func:`adaptive` mode."""
+
+JIT_MODES = ("auto", "compile", "interpret")
+
+
+def for_instance(num_flows: int, jit: str | None = None) -> contextlib.AbstractContextManager[Any]:
+    """How kernels run for an instance of ``num_flows`` flows: ``jit="auto"`` (default:
+    the environment variable ``COFLOWOPT_JIT``, else ``auto``) is :func:`adaptive` up to
+    :data:`INTERPRET_MAX_FLOWS` flows and compiling beyond; ``"compile"`` and
+    ``"interpret"`` force one way. Results are the same every way; inside another context
+    the outer one's rule holds."""
+    if jit is None:
+        jit = os.environ.get("COFLOWOPT_JIT", "").strip().lower() or "auto"
+    if jit not in JIT_MODES:
+        raise ValueError(f"jit must be one of {', '.join(JIT_MODES)}, got {jit!r}")
+    if _state.mode != _COMPILE or _state.depth:
+        return contextlib.nullcontext()
+    if jit == "interpret":
+        return interpreting()
+    if jit == "compile" or num_flows > INTERPRET_MAX_FLOWS:
+        return contextlib.nullcontext()
+    return adaptive()
+
+
+def interpreting() -> contextlib.AbstractContextManager[set[Kernel]]:
+    """Inside: every kernel runs as plain Python (the same numbers, slower)."""
+    return _mode(_INTERPRET)
+
+
+def compiling() -> contextlib.AbstractContextManager[set[Kernel]]:
+    """Inside: every kernel compiles on its first call (the default outside any context)."""
+    return _mode(_COMPILE)
+
+
+_rent_lock = threading.Lock()
+
+
+def _rent_file() -> Path:
+    return cache_dir() / "interpreted-seconds"
+
+
+def _rent_paid() -> float:
+    with _rent_lock, contextlib.suppress(OSError, ValueError):
+        return float(_rent_file().read_text())
+    return 0.0
+
+
+def _pay_rent(seconds: float) -> None:
+    with _rent_lock, contextlib.suppress(OSError):  # approximate across processes: no harm
+        path = _rent_file()
+        path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            paid = float(path.read_text())
+        except (OSError, ValueError):
+            paid = 0.0
+        tmp = path.with_suffix(f".{os.getpid()}.tmp")
+        tmp.write_text(f"{paid + max(seconds, 0.0):.3f}")
+        tmp.replace(path)
+
+
+# --------------------------------------------------------------------------- compile notices
+
+_observers: list[Callable[[str, float | None], None]] = []
+
+
+@contextlib.contextmanager
+def on_compile(callback: Callable[[str, float | None], None]) -> Iterator[None]:
+    """Inside: ``callback(name, None)`` when a kernel starts compiling in this process,
+    ``callback(name, seconds)`` when it is done (only the outermost of nested compilations;
+    a kernel compiles the kernels it calls). Callbacks must not raise."""
+    _observers.append(callback)
+    try:
+        yield
+    finally:
+        _observers.remove(callback)
+
+
+class _Listener(event.Listener):
+    """Refuses compilations where they are forbidden; tells the observers of the others."""
+
+    def __init__(self) -> None:
+        self._started: dict[int, float] = {}
+
+    def on_start(self, ev: event.Event) -> None:
+        st = _state
+        if st.forbid:
+            raise _WouldCompile
+        st.depth += 1
+        if st.depth == 1:
+            self._started[threading.get_ident()] = time.perf_counter()
+            for cb in tuple(_observers):
+                cb(_name(ev), None)
+
+    def on_end(self, ev: event.Event) -> None:
+        st = _state
+        if st.depth == 0:  # its start was refused
+            return
+        st.depth -= 1
+        if st.depth == 0:
+            took = time.perf_counter() - self._started.pop(threading.get_ident(), time.perf_counter())
+            for cb in tuple(_observers):
+                cb(_name(ev), took)
+
+
+def _name(ev: event.Event) -> str:
+    func = ev.data["dispatcher"].py_func
+    return f"{func.__module__.removeprefix('coflowopt.')}.{func.__qualname__}"
+
+
+event.register("numba:compile", _Listener())
+
+
+# --------------------------------------------------------------------------- the disk cache
+
+
+@functools.cache
+def _version() -> str:
+    """A hash of every module of the package that defines kernels (and of this one)."""
+    h = hashlib.sha256(numba.__version__.encode())
+    for path in sorted(_PACKAGE.rglob("*.py")):
+        text = path.read_bytes()
+        if b"_jit import njit" in text or path.name == "_jit.py":
+            h.update(str(path.relative_to(_PACKAGE)).encode() + b"\0" + text)
+    return h.hexdigest()[:16]
+
+
+def cache_dir() -> Path:
+    """Where the kernels' machine code of this version of the package is cached."""
+    user = getattr(config, "CACHE_DIR", "")  # NUMBA_CACHE_DIR
+    if user:
+        root = Path(user) / "coflowopt"
+    else:
+        from numba.misc.appdirs import AppDirs
+
+        root = Path(AppDirs(appname="coflowopt", appauthor=False).user_cache_dir)
+    return root / f"kernels-{_version()}"
+
+
+@functools.cache
+def _prune() -> None:
+    """Keep the :data:`_KEEP_VERSIONS` most recently used versions' caches (once a process)."""
+    here = cache_dir()
+    with contextlib.suppress(OSError):
+        here.mkdir(parents=True, exist_ok=True)
+        here.touch()  # marks it used
+        others = sorted((p for p in here.parent.glob("kernels-*") if p != here),
+                        key=lambda p: p.stat().st_mtime, reverse=True)
+        for old in others[_KEEP_VERSIONS - 1:]:
+            shutil.rmtree(old, ignore_errors=True)
+
+
+class _PackageCacheLocator(caching._SourceFileBackedLocatorMixin, caching._CacheLocator):
+    """Numba's cache for the package's kernels: :func:`cache_dir`, by module path."""
+
+    def __init__(self, py_func: Any, py_file: str) -> None:
+        self._py_file = py_file
+        self._lineno = py_func.__code__.co_firstlineno
+        rel = Path(py_file).resolve().parent.relative_to(_PACKAGE)
+        self._cache_path = str(cache_dir() / rel)
+
+    def get_cache_path(self) -> str:
+        return self._cache_path
+
+    def get_source_stamp(self) -> str:
+        return _version()  # the directory holds one version; edits elsewhere count too
+
+    @classmethod
+    def from_function(cls, py_func: Any, py_file: str) -> Any:
+        if not (py_func.__module__ or "").startswith("coflowopt."):
+            return None
+        if _PACKAGE not in Path(py_file).resolve().parents:
+            return None
+        _prune()
+        return super().from_function(py_func, py_file)
+
+
+# (Numba 0.68 renamed _CacheImpl to CacheImpl; the locator list is shared by its subclasses)
+_impl: Any = getattr(caching, "CacheImpl", None) or getattr(caching, "_CacheImpl")  # noqa: B009
+_impl._locator_classes.insert(0, _PackageCacheLocator)

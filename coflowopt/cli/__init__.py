@@ -15,6 +15,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from .. import _jit
 from ..errors import CoflowoptError
 
 __all__ = ["build_parser", "main"]
@@ -42,6 +43,26 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+class _CompileNotice:
+    """Says on stderr when the simulator's kernels compile (the first use of each, once per
+    installation), so that a wait of seconds to a minute is not silent."""
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.seconds = 0.0
+
+    def __call__(self, name: str, seconds: float | None) -> None:
+        if seconds is None:
+            if self.count == 0:
+                print(f"coflowopt: compiling the simulator's kernels for their first use "
+                      f"(5-25 s a scheduler, once: they are cached in {_jit.cache_dir()})",
+                      file=sys.stderr, flush=True)
+            return
+        self.count += 1
+        self.seconds += seconds
+        print(f"coflowopt: compiled {name} in {seconds:.1f} s", file=sys.stderr, flush=True)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI; returns the exit code (2 for bad input or options)."""
     # worker processes (--jobs) inherit this: Numba colours its internal error messages with
@@ -57,7 +78,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         # inf/nan from extreme inputs are handled where they matter (the results say so);
         # NumPy's floating-point warnings would only add noise to the one-line messages
-        with np.errstate(all="ignore"):
+        with np.errstate(all="ignore"), _jit.on_compile(_CompileNotice()):
             code = args.func(args)
     except CoflowoptError as exc:
         print(f"coflowopt: error: {exc}", file=sys.stderr)

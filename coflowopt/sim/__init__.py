@@ -61,6 +61,7 @@ def simulate(
     check: bool = True,
     compiled: bool = True,
     max_pieces: int = MAX_PIECES,
+    jit: str | None = None,
     **kwargs: Any,
 ) -> SimulationResult:
     """Simulate one scheduler on one instance.
@@ -94,6 +95,13 @@ def simulate(
         Use the compiled stretch kernels (:mod:`coflowopt.sim.kernels`) where
         a policy and the fabric allow them; ``False`` runs the reference path
         (same results, for testing the kernels; much slower on large traces).
+    jit
+        How the kernels run: ``"auto"`` (the default, or the environment variable
+        ``COFLOWOPT_JIT``) interprets them on instances of up to 20,000 flows while
+        their machine code is neither compiled nor cached, as long as interpreting
+        costs less than compiling would (:func:`coflowopt._jit.adaptive`), and compiles
+        them otherwise; ``"compile"`` and ``"interpret"`` force one way. The results are
+        the same bit for bit every way; only the time differs.
     """
     if isinstance(scheduler, Policy):
         if params is not None or kwargs:
@@ -105,7 +113,7 @@ def simulate(
         policy = make_policy(scheduler, params if params is not None else kwargs)
     engine = Engine(
         instance, policy, batch_interval=batch_interval, record=record, progress=progress,
-        check=check, compiled=compiled, max_pieces=max_pieces,
+        check=check, compiled=compiled, max_pieces=max_pieces, jit=jit,
     )
     data = engine.run()
     info = dict(data.info)

@@ -37,7 +37,7 @@ __all__ = ["InstancePool", "broken_worker", "cpu_count", "process_pool", "simula
 
 T = TypeVar("T")
 
-OPTIONS = ("batch_interval", "record", "check", "compiled", "max_pieces")
+OPTIONS = ("batch_interval", "record", "check", "compiled", "max_pieces", "jit")
 """The keywords of :func:`coflowopt.sim.simulate` that :func:`simulate_many` passes on."""
 
 
@@ -73,7 +73,7 @@ def simulate_many(
         when a run's result is in (all that parallel runs report).
     **options
         Passed to :func:`coflowopt.sim.simulate` (``batch_interval``, ``record``,
-        ``check``, ``compiled``, ``max_pieces``). With ``record=True`` every schedule
+        ``check``, ``compiled``, ``max_pieces``, ``jit``). With ``record=True`` every schedule
         travels back from the worker: large traces are better run with ``record=False``.
 
     Returns

@@ -56,6 +56,7 @@ import numpy as np
 import numpy.typing as npt
 import scipy.sparse as sp
 
+from .._jit import JIT_MODES, for_instance
 from ..alloc import greedy as alloc_greedy
 from ..errors import CoflowoptError
 from ..instance import Instance
@@ -246,7 +247,10 @@ class Engine:
         check: bool = True,
         compiled: bool = True,
         max_pieces: int = MAX_PIECES,
+        jit: str | None = None,
     ) -> None:
+        if jit is not None and jit not in JIT_MODES:
+            raise SimulationError(f"jit must be one of {', '.join(JIT_MODES)}, got {jit!r}")
         if batch_interval is not None and not (math.isfinite(batch_interval) and batch_interval > 0):
             raise SimulationError(f"batch interval must be a finite number > 0, got {batch_interval!r}")
         self.instance = inst = instance
@@ -259,6 +263,7 @@ class Engine:
         self.progress = progress
         self.check = check
         self.compiled = compiled
+        self.jit = jit
         F, K = inst.num_flows, inst.num_coflows
         self.F, self.K = F, K
         fab = inst.fabric
@@ -1003,6 +1008,11 @@ class Engine:
             self.progress(float(np.dot(self.status == 2, self.size)) / total)
 
     def run(self) -> RunData:
+        """Simulate to the end (kernels compiled or interpreted: :func:`~coflowopt._jit.for_instance`)."""
+        with for_instance(self.F, self.jit):
+            return self._run()
+
+    def _run(self) -> RunData:
         wall = time.perf_counter()
         policy = self.policy
         view = SimView(self)

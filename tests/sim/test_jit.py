@@ -1,0 +1,164 @@
+"""Kernels compiled, interpreted or mixed give the same simulation, bit for bit.
+
+The simulator interprets its kernels on small instances while their machine code is not
+at hand (``coflowopt._jit.adaptive``), and may switch to machine code in the middle of a
+run. That is only sound if a kernel computes exactly the same numbers either way: these
+tests compare every completion time and every schedule piece exactly, for every
+scheduler and the variants that take other kernels.
+"""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import coflowopt as co
+from coflowopt import _jit
+from coflowopt.sim import POLICIES, simulate
+from tests.strategies import instances
+
+TRACE = Path(__file__).resolve().parents[2] / "instances" / "fb2010" / "FB2010-1Hr-150-0.txt"
+
+RUNS = [(name, {}) for name in sorted(POLICIES) if name != "static-order"] + [
+    ("aalo", {"sharing": "strict"}),
+    ("mcs", {"sharing": "weighted"}),
+    ("fair", {"max_flows_per_receiver": 2}),
+    ("baraat", {"spare": "next"}),
+    ("varys", {"order": "static", "backfill": "coflowsim"}),
+    ("fifo", {"backfill": "coflowsim"}),
+    ("pfp", {"order": "coflowsim"}),
+    ("fair", {"rates": "coflowsim"}),
+    ("static-order", {"order": [0]}),
+]
+
+
+def _params(name: str, params: dict, inst: co.Instance) -> dict:
+    if name == "static-order":  # an order of every coflow: reversed
+        return {"order": list(range(inst.num_coflows))[::-1]}
+    return params
+
+
+def _fingerprint(res) -> tuple:
+    s = res.schedule
+    pieces = () if s is None else tuple(a.tobytes() for a in (s.flow, s.start, s.end, s.rate))
+    return (res.completion.tobytes(), res.flow_completion.tobytes(), res.events, pieces)
+
+
+def _run(inst: co.Instance, name: str, params: dict, jit: str):
+    return simulate(inst, name, _params(name, params, inst), jit=jit)
+
+
+@pytest.fixture
+def rent_unpaid(monkeypatch):
+    """Adaptive contexts start with the whole rent ahead, and keep no account on disk."""
+    monkeypatch.setattr(_jit, "_rent_paid", lambda: 0.0)
+    monkeypatch.setattr(_jit, "_pay_rent", lambda seconds: None)
+
+
+@pytest.fixture(scope="module")
+def prefix() -> co.Instance:
+    """The trace's first 12 coflows (2,030 flows): real ties and wide shuffles."""
+    return co.read(TRACE).subset(range(12))
+
+
+@pytest.mark.parametrize(("name", "params"), RUNS, ids=lambda x: str(x))
+def test_interpreted_kernels_give_the_compiled_simulation_on_a_trace_prefix(prefix, name, params):
+    assert _fingerprint(_run(prefix, name, params, "interpret")) == _fingerprint(
+        _run(prefix, name, params, "compile"))
+
+
+@settings(max_examples=25)
+@given(inst=instances(max_ports=4, max_coflows=5, max_flows=5), uniform=st.booleans(),
+       run=st.sampled_from(RUNS))
+def test_interpreted_kernels_give_the_compiled_simulation(inst, uniform, run):
+    if uniform:  # the greedy kernels need equal port capacities
+        inst = inst.replace(fabric=co.Fabric.uniform(inst.num_ports))
+    name, params = run
+    assert _fingerprint(_run(inst, name, params, "interpret")) == _fingerprint(
+        _run(inst, name, params, "compile"))
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_a_run_that_mixes_compiled_and_interpreted_kernels_is_the_same(prefix, seed, rent_unpaid):
+    # adaptive runs interpret the kernels it has no machine code for, and compile them once
+    # its rent is spent, in the middle of a run: any mixture must give the same numbers
+    rng = random.Random(seed)
+    for name, params in rng.sample(RUNS, 4):
+        expected = _fingerprint(_run(prefix, name, params, "compile"))
+        with _jit.adaptive():
+            chosen = [k for k in _jit.kernels() if rng.random() < 0.5]
+            _jit._state.interpreted.update(chosen)
+            got = _fingerprint(_run(prefix, name, params, "auto"))
+        assert chosen
+        assert got == expected, (name, params)
+
+
+def _fresh_kernel(tmp_path: Path):
+    """A kernel no process has compiled before (its body names a random constant)."""
+    import importlib.util
+
+    const = random.SystemRandom().randrange(1 << 40)
+    path = tmp_path / f"fresh_{const}.py"
+    path.write_text("from coflowopt._jit import njit\n\n\n@njit\ndef fresh(a):\n"
+                    f"    s = 0.0\n    for x in a:\n        s += x\n    return s + {const}\n")
+    spec = importlib.util.spec_from_file_location(path.stem, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.fresh, const
+
+
+def test_adaptive_mode_interprets_what_would_compile_and_compiles_once_the_rent_is_spent(
+        monkeypatch, tmp_path, rent_unpaid):
+    kernel, const = _fresh_kernel(tmp_path)
+    heard: list[tuple[str, float | None]] = []
+    a = np.arange(4.0)
+    with _jit.on_compile(lambda name, s: heard.append((name, s))):
+        with _jit.adaptive():
+            assert kernel(a) == 6.0 + const
+        assert heard == [] and not kernel.overloads  # interpreted: nothing compiled
+        monkeypatch.setattr(_jit, "RENT", 0.0)
+        with _jit.adaptive():
+            assert kernel(a) == 6.0 + const
+    assert kernel.overloads  # compiled now
+    assert [s is None for _, s in heard] == [True, False] and heard[1][1] > 0
+
+
+def test_interpreting_runs_python_even_with_machine_code_at_hand(tmp_path):
+    kernel, const = _fresh_kernel(tmp_path)
+    a = np.arange(3.0)
+    assert kernel(a) == 3.0 + const  # compiles (default mode)
+    calls = []
+    real = kernel.py_func
+
+    def spy(*args):
+        calls.append(1)
+        return real(*args)
+
+    kernel.py_func = spy
+    try:
+        with _jit.interpreting():
+            assert kernel(a) == 3.0 + const
+        assert kernel(a) == 3.0 + const
+    finally:
+        kernel.py_func = real
+    assert calls == [1]
+
+
+def test_jit_modes_are_checked():
+    inst = co.Instance(co.Fabric.uniform(1), (co.Coflow.from_flows("a", [(0, 0, 1.0)]),))
+    with pytest.raises(co.CoflowoptError, match="jit must be one of auto, compile, interpret"):
+        simulate(inst, "fair", jit="fast")
+
+
+def test_the_cache_is_per_version_of_the_kernel_sources():
+    from coflowopt.kernels.maxmin import waterfill
+
+    disp_cache = waterfill._cache._cache_path
+    assert Path(disp_cache).is_relative_to(_jit.cache_dir())
+    assert Path(disp_cache) == _jit.cache_dir() / "kernels"
+    assert _jit.cache_dir().name == f"kernels-{_jit._version()}"
