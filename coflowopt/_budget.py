@@ -1,10 +1,24 @@
-"""A time limit counted from a start: what is left of it, and whether it has run out."""
+"""The clock that time limits read, and a time limit counted from a start.
+
+Every solver, bound and search reads the time through :func:`now`, never from
+:mod:`time` directly, so that tests can put a clock of their own in its place
+(``coflowopt._budget._clock``) and check what happens when a limit runs out, at a
+chosen point, whatever the machine's speed or load.
+"""
 
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 
-__all__ = ["TimeBudget"]
+__all__ = ["TimeBudget", "now"]
+
+_clock: Callable[[], float] = time.perf_counter
+
+
+def now() -> float:
+    """Seconds on the solvers' clock (:func:`time.perf_counter` unless a test replaced it)."""
+    return _clock()
 
 
 class TimeBudget:
@@ -18,10 +32,10 @@ class TimeBudget:
 
     def __init__(self, limit: float | None) -> None:
         self.limit = limit
-        self.start = time.perf_counter()
+        self.start = now()
 
     def elapsed(self) -> float:
-        return time.perf_counter() - self.start
+        return now() - self.start
 
     def left(self) -> float | None:
         """Seconds left (may be negative), ``None`` without a limit."""

@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import inspect
 import math
-import time
 from collections.abc import Callable
 from typing import Any
 
+from .._budget import now
 from ..errors import CoflowoptError
 from ..instance import Instance
 from ..result import Result, Status
@@ -161,7 +161,7 @@ def compute_bound(
 def _best(
     inst: Instance, time_limit: float, progress: Callable[[str, float], None] | None
 ) -> Result:
-    start = time.perf_counter()
+    start = now()
     values: dict[str, float] = {}
     skipped: list[str] = []
     reasons: dict[str, str] = {}
@@ -169,7 +169,7 @@ def _best(
     for i, (name, fn) in enumerate(BOUNDS.items()):
         if progress is not None:
             progress(name, i / len(BOUNDS))
-        left = time_limit - (time.perf_counter() - start)
+        left = time_limit - (now() - start)
         if left <= 0 and name != "isolation":  # the isolation bound is O(flows): always there
             skipped.append(name)
             continue
@@ -185,6 +185,6 @@ def _best(
         values[name] = res.bound
         if res.bound > best:
             best_name, best = name, res.bound
-    return Result(Status.BOUND, math.nan, best, time.perf_counter() - start, "best",
+    return Result(Status.BOUND, math.nan, best, now() - start, "best",
                   info={"bounds": values, "best": best_name, "skipped": skipped,
                         "skipped_because": reasons})

@@ -21,7 +21,6 @@ discards a subtree on an uncertified "infeasible" may discard the optimum.
 from __future__ import annotations
 
 import math
-import time
 from dataclasses import dataclass, field
 
 import highspy
@@ -29,6 +28,7 @@ import numpy as np
 import numpy.typing as npt
 import scipy.sparse as sp
 
+from .._budget import now
 from ..result import Status
 
 __all__ = ["PRESOLVE_SHARE", "LPBuilder", "LPSolution", "certifies_infeasible", "run_time", "safe_dual_bound"]
@@ -457,7 +457,7 @@ class LPBuilder:
         opts.setdefault("mip_abs_gap", 0.0)
         if time_limit is not None:
             opts["time_limit"] = float(max(time_limit, 1e-3))
-        start = time.perf_counter()
+        start = now()
         mip = self.is_mip and not relax
         if self._highs is None or relax:
             # a MIP's objective is scaled to a largest cost of 1: HiGHS's MIP tolerances are
@@ -475,7 +475,7 @@ class LPBuilder:
             if not relax:
                 self._highs, self._scale = h, scale
             if time_limit is not None:  # HiGHS's clock starts at run(): deduct the build
-                built = time.perf_counter() - start
+                built = now() - start
                 left = time_limit - built
                 if left <= 0:
                     # passing the model used up the limit: not run (HiGHS's set-up of a large
@@ -500,7 +500,7 @@ class LPBuilder:
             if not certified:
                 self._recheck(h)
                 certified = _status(h) == "infeasible" and self._certified(h)
-        runtime = time.perf_counter() - start
+        runtime = now() - start
         return self._collect(h, runtime, mip=mip, scale=scale, certified=certified)
 
     def _recheck(self, h: highspy.Highs) -> None:

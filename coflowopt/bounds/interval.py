@@ -30,13 +30,12 @@ tau_i - rho`` are added as well (work released at ``rho`` or later fits in
 from __future__ import annotations
 
 import math
-import time
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-from .._budget import TimeBudget
+from .._budget import TimeBudget, now
 from ..errors import CoflowoptError
 from ..instance import Instance
 from ..result import Result, Status
@@ -179,9 +178,9 @@ def interval_bound(
     thresholds: int | str = "auto",
 ) -> Result:
     """The interval-indexed LP's optimum (safe dual bound) as a lower bound."""
-    start = time.perf_counter()
+    start = now()
     if inst.num_coflows == 0:
         return Result(Status.BOUND, math.nan, 0.0, 0.0, "interval")
     bound, info = interval_lp(inst, ratio=ratio, thresholds=thresholds, time_limit=time_limit)
     status = bound_status(bound, info.get("lp_status") == "time_limit")
-    return Result(status, math.nan, bound, time.perf_counter() - start, "interval", info=info)
+    return Result(status, math.nan, bound, now() - start, "interval", info=info)

@@ -20,13 +20,12 @@ built directly (scipy.sparse -> HiGHS); on the Facebook trace it has about
 from __future__ import annotations
 
 import math
-import time
 
 import numpy as np
 import numpy.typing as npt
 import scipy.sparse as sp
 
-from .._budget import TimeBudget
+from .._budget import TimeBudget, now
 from ..errors import CoflowoptError
 from ..instance import Instance
 from ..result import Result, Status
@@ -267,7 +266,7 @@ def pairwise_bound(
     solver: str = "auto", rowgen: bool | str = "auto", rows: str = "used",
 ) -> Result:
     """The pairwise LP's optimum (safe dual bound) as a lower bound (see :func:`pairwise_lp`)."""
-    start = time.perf_counter()
+    start = now()
     if inst.num_coflows == 0:
         return Result(Status.BOUND, math.nan, 0.0, 0.0, "pairwise")
     bound, C, info = pairwise_lp(inst, thresholds=thresholds, time_limit=time_limit,
@@ -275,4 +274,4 @@ def pairwise_bound(
     status = bound_status(bound, info.get("timed_out", False))
     if C is not None:
         info["lp_completion"] = C
-    return Result(status, math.nan, bound, time.perf_counter() - start, "pairwise", info=info)
+    return Result(status, math.nan, bound, now() - start, "pairwise", info=info)

@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import heapq
 import math
-import time
 
 import numpy as np
 import numpy.typing as npt
 
+from .._budget import now
 from ..errors import CoflowoptError
 from ..instance import Instance
 from ..result import Result, Status
@@ -125,10 +125,10 @@ def check_objective_range(inst: Instance, what: str) -> None:
 
 def isolation_bound(inst: Instance, *, time_limit: float | None = None) -> Result:
     """``sum_k w_k (r_k + Gamma_k)``: each coflow alone on the fabric (dissertation Eq. 4.1)."""
-    start = time.perf_counter()
+    start = now()
     e = earliest_completion(inst)
     val = float(np.dot(inst.weight, e))
-    return Result(Status.BOUND, math.nan, val, time.perf_counter() - start, "isolation",
+    return Result(Status.BOUND, math.nan, val, now() - start, "isolation",
                   info={"earliest": e})
 
 
@@ -190,7 +190,7 @@ def port_bound(inst: Instance, *, time_limit: float | None = None) -> Result:
     part of the objective. Coflows that do not use ``l`` add
     ``w_k (r_k + Gamma_k)``.
     """
-    start = time.perf_counter()
+    start = now()
     e = earliest_completion(inst)
     w = inst.weight
     v = inst.load / inst.fabric.capacity
@@ -206,12 +206,12 @@ def port_bound(inst: Instance, *, time_limit: float | None = None) -> Result:
         val = max(sm, part) + total_iso - part
         if val > best:
             best, best_link = val, lk
-        if time_limit is not None and time.perf_counter() - start > time_limit:
+        if time_limit is not None and now() - start > time_limit:
             break
     if best_link < 0:
         best = total_iso
     return Result(
-        Status.BOUND, math.nan, float(best), time.perf_counter() - start, "port",
+        Status.BOUND, math.nan, float(best), now() - start, "port",
         info={"link": inst.fabric.link_name(best_link) if best_link >= 0 else None,
               "rule": "SRPT (exact, equal weights)" if unweighted else
               "preemptive WSPT mean busy time (Goemans)"},

@@ -8,8 +8,8 @@ pairwise LP of Shafiee and Ghaderi, same allocation; the certificate adds
 the LP's value. The ratio ``objective / bound`` is at least the true
 approximation ratio of the schedule on this instance.
 
-Time limit: the order's schedule gets at least ``FIRST_SECONDS`` (as the
-first order of ``method="exact"``), so a small instance always has one;
+Time limit: the order's schedule is always computed (one greedy pass, as the
+first order of ``method="exact"``), so every run has a schedule;
 ``pairwise-order``'s LP takes at most half of the limit, and an LP not solved
 in time gives way to Sincronia's order (``info["fallback"]`` says so).
 """
@@ -17,41 +17,32 @@ in time gives way to Sincronia's order (``info["fallback"]`` says so).
 from __future__ import annotations
 
 import math
-import time
 
 import numpy as np
 
+from .._budget import now
 from ..bounds.pairwise import pairwise_lp
 from ..bounds.simple import isolation_bound, port_bound
 from ..bounds.sincronia import sincronia_bound, sincronia_order
 from ..instance import Instance
 from ..result import Result, Status
-from .permutation import PermutationTimeout, permutation_schedule
-from .wcct import FIRST_SECONDS
+from .permutation import permutation_schedule
 
 __all__ = ["cheap_bounds", "pairwise_order", "sincronia_greedy"]
 
 
 def _certified(inst: Instance, order: np.ndarray, bounds: dict[str, float], method: str,
-               start: float, time_limit: float, extra: dict | None = None) -> Result:
+               start: float, extra: dict | None = None) -> Result:
     # a bound that overflowed (inf) or failed (nan) bounds nothing (a review: an infinite
     # port bound made every order "certified" optimal)
     name = max(bounds, key=lambda k: bounds[k] if math.isfinite(bounds[k]) else -math.inf)
-    left = time_limit - (time.perf_counter() - start)
-    try:  # at least FIRST_SECONDS, as exact's first order: a small instance always has one
-        sched, comp = permutation_schedule(inst, order, time_limit=max(left, FIRST_SECONDS))
-    except PermutationTimeout:
-        return Result(Status.TIME_LIMIT, math.nan, bounds[name], time.perf_counter() - start,
-                      method, info={"order": [inst.ids[k] for k in order], "bounds": bounds,
-                                    "bound_method": name,
-                                    "note": "the order was not evaluated within the time limit",
-                                    **(extra or {})})
+    sched, comp = permutation_schedule(inst, order)  # always: the heuristic's one schedule
     value = float(np.dot(inst.weight, comp))
     bound = min(bounds[name], value) if math.isfinite(bounds[name]) else math.nan
     ratio = value / bound if bound > 0 else math.inf
     info = {"order": [inst.ids[k] for k in order], "certified_ratio": ratio,
             "bound_method": name, "bounds": bounds, **(extra or {})}
-    return Result(Status.FEASIBLE, value, bound, time.perf_counter() - start, method,
+    return Result(Status.FEASIBLE, value, bound, now() - start, method,
                   schedule=sched, completion=comp, info=info)
 
 
@@ -66,20 +57,20 @@ def sincronia_greedy(
     inst: Instance, *, time_limit: float = 60.0, release_factor: float = 1.0
 ) -> Result:
     """Sincronia's order with greedy order-preserving rates, certified by the cheap bounds."""
-    start = time.perf_counter()
+    start = now()
     order = sincronia_order(inst, release_factor=release_factor)
-    return _certified(inst, order, cheap_bounds(inst), "sincronia", start, time_limit)
+    return _certified(inst, order, cheap_bounds(inst), "sincronia", start)
 
 
 def pairwise_order(inst: Instance, *, time_limit: float = 60.0) -> Result:
     """Order by the pairwise LP's completion times, greedy rates, certified by the LP."""
-    start = time.perf_counter()
+    start = now()
     bounds = cheap_bounds(inst)
     if inst.num_coflows == 0:  # nothing to order (the LP has no rows)
-        return _certified(inst, np.zeros(0, np.int64), bounds, "pairwise-order", start, time_limit)
+        return _certified(inst, np.zeros(0, np.int64), bounds, "pairwise-order", start)
     # the LP with at most half of the time left: the order's schedule needs the rest (the
     # whole limit left a fallback order no time to be evaluated, and no schedule)
-    left = time_limit - (time.perf_counter() - start)
+    left = time_limit - (now() - start)
     lp_bound, C, info = pairwise_lp(inst, time_limit=max(left / 2, 0.0))
     if C is None:
         order = sincronia_order(inst)
@@ -88,4 +79,4 @@ def pairwise_order(inst: Instance, *, time_limit: float = 60.0) -> Result:
         bounds["pairwise"] = lp_bound
         order = np.lexsort((np.arange(inst.num_coflows), C))
         extra = {"lp": info}
-    return _certified(inst, order, bounds, "pairwise-order", start, time_limit, extra)
+    return _certified(inst, order, bounds, "pairwise-order", start, extra)

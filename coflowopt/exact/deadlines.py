@@ -21,11 +21,11 @@ is complete.
 from __future__ import annotations
 
 import math
-import time
 from dataclasses import replace
 
 import numpy as np
 
+from .._budget import now
 from ..bounds._highs import LPBuilder
 from ..errors import CoflowoptError
 from ..instance import Instance
@@ -72,7 +72,7 @@ def _max_deadlines(
         raise CoflowoptError(
             "objective='deadlines' does not support coflow dependencies "
             "(starts_after / finishes_before)")
-    start = time.perf_counter()
+    start = now()
     K = inst.num_coflows
     name = "weight of coflows meeting deadlines" if weighted else "coflows meeting deadlines"
     has_d = np.isfinite(inst.deadline)
@@ -109,8 +109,8 @@ def _max_deadlines(
     if rj.size:
         lp.add_rows(row, X[col], val, -math.inf, g.cap[rl] * np.diff(pts)[rj], num=rj.size)
     # the relaxation (a bound) with at most half of the time left, the MILP with the rest
-    relax = lp.solve(relax=True, time_limit=max(time_limit - (time.perf_counter() - start), 0.0) / 2)
-    left = max(time_limit - (time.perf_counter() - start), 0.01)
+    relax = lp.solve(relax=True, time_limit=max(time_limit - (now() - start), 0.0) / 2)
+    left = max(time_limit - (now() - start), 0.01)
     # intervals far shorter than the mean transfer (a wave 1e-5 s after another against 6 s)
     # hold capacities near HiGHS's tolerances. At its defaults (1e-6) a solution 1e-6 over
     # capacity made a schedule end 5e-6 s after its deadline, and presolve dropped a coflow
@@ -118,7 +118,7 @@ def _max_deadlines(
     # late schedules, 1e-9 with presolve 0 right, 1e-9 without presolve 142, and 1e-8
     # without presolve 156 and no late schedule: DEADLINE_OPTIONS
     sol = lp.solve(time_limit=left, options={"mip_rel_gap": rel_gap, **DEADLINE_OPTIONS})
-    runtime = time.perf_counter() - start
+    runtime = now() - start
     lp_bound = float(relax.bound) if relax.ok else math.nan
     # the smallest finite of the MILP's bound, the relaxation's and admitting everything
     # (``min`` with a nan first returned nan: no bound at a time limit, found by a review)
@@ -141,7 +141,7 @@ def _max_deadlines(
     bound = max(upper, obj) + 0.0  # no negative zero
     status = Status.OPTIMAL if sol.status == "optimal" else Status.TIME_LIMIT
     return Result(
-        status, obj, bound, time.perf_counter() - start, "exact",
+        status, obj, bound, now() - start, "exact",
         objective_name=name, sense="max", schedule=sched, completion=comp,
         info={"admitted": [inst.ids[k] for k in admit_k],
               "rejected": [inst.ids[k] for k in others],

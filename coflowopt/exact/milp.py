@@ -15,9 +15,9 @@ The time limit covers everything: the heuristic incumbent, building the
 Pyomo model, passing it to HiGHS (constraint blocks are handed over in
 chunks, with the clock checked between them) and HiGHS itself, which gets
 only what is left. The first heuristic order is always evaluated (its
-permutation schedule and then its event LP get at least
-:data:`~coflowopt.exact.wcct.FIRST_SECONDS` each, as in ``method="exact"``),
-so small instances return an incumbent however short the limit; when no
+permutation schedule in full, one greedy pass, and then its event LP for at least
+:data:`~coflowopt.exact.wcct.FIRST_SECONDS`, as in ``method="exact"``), so every
+run returns an incumbent however short the limit; when no
 event LP solves in time, the incumbent is the best starting order's greedy
 permutation schedule. When time runs out before HiGHS finds a solution, the
 heuristic incumbent is returned with status ``TIME_LIMIT`` and the larger of
@@ -27,12 +27,12 @@ HiGHS's dual bound (if any) and the isolation bound.
 from __future__ import annotations
 
 import math
-import time
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
+from .._budget import now
 from ..bounds._highs import run_time
 from ..errors import CoflowoptError, require
 from ..instance import Instance
@@ -58,7 +58,7 @@ def solve_event_milp(inst: Instance, *, time_limit: float = 60.0, rel_gap: float
     schedule found (the MILP's or the heuristic incumbent's) and the best
     bound with status ``TIME_LIMIT``.
     """
-    start = time.perf_counter()  # (importing Pyomo the first time takes about a second)
+    start = now()  # (importing Pyomo the first time takes about a second)
     if inst.has_dependencies:
         raise CoflowoptError("method='exact-milp' does not support dependencies; "
                              "use method='exact'")
@@ -78,7 +78,7 @@ def solve_event_milp(inst: Instance, *, time_limit: float = 60.0, rel_gap: float
     deadline = start + time_limit
 
     def left() -> float:
-        return deadline - time.perf_counter()
+        return deadline - now()
 
     K = inst.num_coflows
     if K == 0:
@@ -124,7 +124,7 @@ def solve_event_milp(inst: Instance, *, time_limit: float = 60.0, rel_gap: float
         bound = max(iso, lb) if math.isfinite(lb) else iso
         info: dict[str, Any] = {"termination": term, "stopped": why}
         if greedy is None:
-            return Result(Status.TIME_LIMIT, math.nan, bound, time.perf_counter() - start,
+            return Result(Status.TIME_LIMIT, math.nan, bound, now() - start,
                           "exact-milp", info=info)
         sched, comp, value, _ = starting_schedule(inst, elp, best_node, greedy, verify=False)
         bound = min(bound, value)
@@ -133,7 +133,7 @@ def solve_event_milp(inst: Instance, *, time_limit: float = 60.0, rel_gap: float
             status = Status.OPTIMAL
         else:
             status = Status.TIME_LIMIT if timed else Status.FEASIBLE
-        return Result(status, value, float(bound), time.perf_counter() - start, "exact-milp",
+        return Result(status, value, float(bound), now() - start, "exact-milp",
                       schedule=sched, completion=comp, info=info)
 
     if greedy is None:
@@ -146,10 +146,10 @@ def solve_event_milp(inst: Instance, *, time_limit: float = 60.0, rel_gap: float
     m = _build_model(pyo, g, elp, M, expired=lambda: left() <= 0)
     if m is None:
         return stop("time limit reached while building the model")
-    loading = time.perf_counter()
+    loading = now()
     if not _load(pyo, solver, m, expired=lambda: left() <= 0):
         return stop("time limit reached while passing the model to HiGHS")
-    loading = time.perf_counter() - loading
+    loading = now() - loading
     remaining = left()
     if remaining <= 0:
         return stop("time limit reached while passing the model to HiGHS")
@@ -206,7 +206,7 @@ def solve_event_milp(inst: Instance, *, time_limit: float = 60.0, rel_gap: float
         status = Status.OPTIMAL
     else:
         status = Status.FEASIBLE if optimal else Status.TIME_LIMIT
-    return Result(status, value, float(bound), time.perf_counter() - start, "exact-milp",
+    return Result(status, value, float(bound), now() - start, "exact-milp",
                   schedule=sched, completion=comp,
                   info={"termination": term, "big_m": M * tu})
 

@@ -10,13 +10,13 @@ and "coflow k completes next" for each coflow that may complete.
 from __future__ import annotations
 
 import math
-import time
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
+from .._budget import now
 from ..instance import Instance
 from ..result import Result, Status
 from ..schedule import Schedule, check_feasible
@@ -27,8 +27,8 @@ __all__ = ["FIRST_SECONDS", "IPM_COLUMNS", "event_sequence", "solve_event_sequen
            "starting_orders", "starting_schedule"]
 
 FIRST_SECONDS = 1.0
-"""The first starting order (its permutation schedule, then its event LP) gets at least this
-many seconds, however short the time limit: small instances always have an incumbent."""
+"""The first starting order's event LP gets at least this many seconds, however short the
+time limit (its permutation schedule is always computed: every run has an incumbent)."""
 
 IPM_COLUMNS = 4096
 """Event LPs solved cold with at least this many columns use HiGHS's interior point."""
@@ -175,9 +175,10 @@ def starting_orders(
     inst: Instance, orders: Sequence[npt.ArrayLike], left: Callable[[], float]
 ) -> Iterator[tuple[IntArray, FloatArray, bool]]:
     """``(order, completions, first)`` for each of ``orders`` whose permutation schedule is
-    computed while ``left()`` seconds remain; the first order gets at least
-    :data:`FIRST_SECONDS` (small instances always have an incumbent). Stops at the first
-    order that runs out of time."""
+    computed while ``left()`` seconds remain. The first order's is always computed, however
+    short the limit (one greedy pass over the instance: every run has an incumbent, and a
+    time limit can be overrun by that pass). Stops at the first order that runs out of
+    time."""
     from .permutation import PermutationTimeout, order_completion
 
     for i, order in enumerate(orders):
@@ -185,7 +186,7 @@ def starting_orders(
         if not first and left() <= 0:
             return
         try:
-            comp = order_completion(inst, order, time_limit=max(left(), FIRST_SECONDS if first else 0.0))
+            comp = order_completion(inst, order, time_limit=None if first else max(left(), 0.0))
         except PermutationTimeout:
             return
         yield np.asarray(order, np.int64), comp, first
@@ -226,14 +227,14 @@ def solve_exact(
     progress
         Optional callable ``progress(fraction_of_time_used, incumbent, bound)``.
     """
-    start = time.perf_counter()
+    start = now()
     K = inst.num_coflows
     if K == 0:
         return Result(Status.OPTIMAL, 0.0, 0.0, 0.0, "exact", schedule=Schedule.empty(),
                       completion=np.zeros(0))
 
     def left() -> float:
-        return time_limit - (time.perf_counter() - start)
+        return time_limit - (now() - start)
 
     g = build_groups(inst)
     check_span(g)
@@ -367,7 +368,7 @@ def solve_exact(
         children.sort(key=lambda c: -c[0])
         stack.extend(children)
 
-    runtime = time.perf_counter() - start
+    runtime = now() - start
     # the root LP and every node LP bound only schedules better than the incumbent (their
     # columns end at its horizon), so the incumbent's value caps what they prove
     lower = root_bound if unproven else min([best_val, pruned, *(b for b, _ in stack)])
@@ -396,7 +397,7 @@ def solve_exact(
         info["note"] = (f"with finishes-before the optimum is an infimum: the schedule keeps "
                         f"{FB_SHARE:g} of each successor's data for its last interval, the "
                         f"bound does not exceed the infimum")
-    return Result(status, value, float(bound), time.perf_counter() - start, "exact",
+    return Result(status, value, float(bound), now() - start, "exact",
                   schedule=sched, completion=comp, info=info)
 
 

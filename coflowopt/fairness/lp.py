@@ -17,7 +17,6 @@ fractions of each link, so every link has capacity 1):
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 import numpy as np
@@ -25,6 +24,7 @@ import numpy.typing as npt
 import scipy.sparse as sp
 from scipy.optimize import linprog
 
+from .._budget import now
 from ..result import Result, Status
 from ._arith import as_float
 from .guarantees import hug_caps
@@ -98,7 +98,7 @@ def max_min_progress_lp(problem: FairnessProblem, *, time_limit: float | None = 
     ``info``: ``progress`` (an optimal, not necessarily max-min, vector),
     ``variables``, ``constraints``.
     """
-    t0 = time.perf_counter()
+    t0 = now()
     M = problem.num_coflows
     res, nvar, ncon = _level_lp(problem, np.ones(M, bool), np.zeros(M), time_limit)
     status = _STATUS.get(res.status, Status.NO_SOLUTION)
@@ -108,7 +108,7 @@ def max_min_progress_lp(problem: FairnessProblem, *, time_limit: float | None = 
         status,
         value,
         value,
-        time.perf_counter() - t0,
+        now() - t0,
         "lp-max-min-progress",
         objective_name="isolation_guarantee",
         sense="max",
@@ -127,7 +127,7 @@ def lexicographic_max_min_lp(
     most ``M`` rounds. ``info['progress']`` is the vector, ``info['lps']``
     the number of LPs solved.
     """
-    t0 = time.perf_counter()
+    t0 = now()
     M = problem.num_coflows
     w = as_float(problem.weights)
     ub = as_float(problem.bounds)
@@ -139,7 +139,7 @@ def lexicographic_max_min_lp(
     levels: list[float] = []
     status = Status.OPTIMAL
     while free.any():
-        if time_limit is not None and time.perf_counter() - t0 > time_limit:
+        if time_limit is not None and now() - t0 > time_limit:
             status = Status.TIME_LIMIT
             break
         res, _, _ = _level_lp(problem, free, fixed, time_limit)
@@ -176,7 +176,7 @@ def lexicographic_max_min_lp(
         status,
         value,
         value,
-        time.perf_counter() - t0,
+        now() - t0,
         "lp-lexicographic-max-min",
         objective_name="isolation_guarantee",
         sense="max",
@@ -220,7 +220,7 @@ def hug_stage2_lp(
     :func:`coflowopt.fairness.guarantees.hug_caps`). ``objective`` is the total
     utilisation ``sum_i sum_k c^i_k``; ``info['extra']`` the extra allocation.
     """
-    t0 = time.perf_counter()
+    t0 = now()
     d = as_float(problem.vectors)
     M, L = d.shape
     g = as_float(guarantee)
@@ -241,7 +241,7 @@ def hug_stage2_lp(
     c = -np.concatenate([np.ones(n_pairs), d[inel].sum(axis=1)])
     base = float((g * (d > 0)).sum())
     if n == 0:
-        return Result(Status.OPTIMAL, base, base, time.perf_counter() - t0, "lp-hug-stage2",
+        return Result(Status.OPTIMAL, base, base, now() - t0, "lp-hug-stage2",
                       objective_name="utilization", sense="max",
                       info={"extra": np.zeros((M, L)), "variables": 0, "constraints": 0})
     res = _solve(c, A, b, _bounds(np.zeros(n), hi), time_limit)
@@ -255,7 +255,7 @@ def hug_stage2_lp(
         extra[inel] += x[n_pairs:, None] * d[inel]
         value = base - float(c @ x)
     return Result(
-        status, value, value, time.perf_counter() - t0, "lp-hug-stage2",
+        status, value, value, now() - t0, "lp-hug-stage2",
         objective_name="utilization", sense="max",
         info={"extra": extra, "variables": n, "constraints": int(A.shape[0])},
     )

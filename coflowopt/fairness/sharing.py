@@ -43,13 +43,13 @@ dissertation gives no formula for PS-P with correlated demands.
 from __future__ import annotations
 
 import math
-import time
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 import scipy.sparse as sp
 
+from .._budget import now
 from ..alloc import max_min
 from ._arith import as_float, full, rationalize
 from .allocation import FairAllocation
@@ -227,7 +227,7 @@ def wfq_equilibrium(
     returned. ``info``: ``converged``, ``rounds``, ``phase``, ``stopped``.
     Every iterate is feasible, so a stopped search still returns usable rates.
     """
-    t0 = time.perf_counter()
+    t0 = now()
     A = np.asarray(usage, dtype=np.float64)
     n, L = A.shape
     w = np.asarray(weights, dtype=np.float64)
@@ -243,7 +243,7 @@ def wfq_equilibrium(
         return _solve_structure(A, w, u, r, tol)
 
     def out_of_time() -> bool:
-        return time_limit is not None and time.perf_counter() - t0 > time_limit
+        return time_limit is not None and now() - t0 > time_limit
 
     if np.all(on.sum(axis=1) == 1):
         # single-link sessions (elastic coflows only): links are independent and

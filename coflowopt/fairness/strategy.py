@@ -25,7 +25,6 @@ re-evaluated in ``Fraction`` arithmetic.
 from __future__ import annotations
 
 import itertools
-import time
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -33,6 +32,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from .._budget import now
 from ..errors import InstanceError
 from ._arith import as_float, rationalize
 from .allocation import progress
@@ -185,7 +185,7 @@ def lie_search(
     n = len(links)
     truth_k = d[k, list(links)]
     rng = np.random.default_rng(seed)
-    t0 = time.perf_counter()
+    t0 = now()
     effort = {"structured": 0, "grid": 0, "random": 0, "local": 0}
     stopped = "completed"
     seen: dict[bytes, float] = {}
@@ -203,7 +203,7 @@ def lie_search(
         if key in seen:
             return seen[key]
         # the truthful report (the first evaluation) is always made
-        if seen and time_limit is not None and time.perf_counter() - t0 > time_limit:
+        if seen and time_limit is not None and now() - t0 > time_limit:
             stopped = "time_limit"
             raise _Stop
         if seen and max_evaluations is not None and len(seen) >= max_evaluations:
@@ -287,7 +287,7 @@ def lie_search(
     exact_truth = None
 
     def in_time() -> bool:
-        return time_limit is None or time.perf_counter() - t0 <= time_limit
+        return time_limit is None or now() - t0 <= time_limit
 
     # the exact confirmations only within the time limit (on big problems an exact
     # allocation takes seconds); past it the float results stand, with exact False
@@ -327,7 +327,7 @@ def lie_search(
         evaluations=sum(effort.values()),
         effort=effort,
         grid_resolution=gsize if n <= 3 else None,
-        runtime=time.perf_counter() - t0,
+        runtime=now() - t0,
         stopped=stopped,
         seed=seed,
         exact=exact,

@@ -202,7 +202,7 @@ def test_exact_on_8_coflows_with_releases_is_optimal_and_feasible():
     assert milp.objective == pytest.approx(res.objective, rel=1e-6)
 
 
-def test_time_limit_returns_incumbent_and_bound():
+def test_time_limit_returns_incumbent_and_bound(expired_clock):
     rng = np.random.default_rng(11)
     coflows = [Coflow(f"c{k}", rng.integers(0, 4, 4), rng.integers(0, 4, 4),
                       rng.uniform(0.5, 5, 4), release=float(rng.uniform(0, 2)),

@@ -121,10 +121,10 @@ def test_compare_with_jobs_reports_a_failing_scheduler_like_the_sequential_run(c
 
 
 class Sleeper(Fair):
-    """Per-flow fairness that first sleeps a minute: a run still going when another fails."""
+    """Per-flow fairness that first sleeps ten minutes: a run still going when another fails."""
 
     def start(self, view):  # type: ignore[no-untyped-def]
-        time.sleep(60)
+        time.sleep(600)
         super().start(view)
 
 
@@ -135,14 +135,15 @@ def test_a_failing_run_is_reported_without_waiting_for_the_others():
     t0 = time.perf_counter()
     with pytest.raises(co.CoflowoptError, match="no-such-coflow"):
         simulate_many(inst, runs, jobs=2)
-    # the sleeper's process was stopped, not waited for (a functional check, half its sleep)
-    assert time.perf_counter() - t0 < 30
+    # the sleeper's process was stopped, not waited for (a functional check: half its sleep,
+    # far above what starting two workers takes on a loaded machine)
+    assert time.perf_counter() - t0 < 300
     # and no worker process is left running; asked of the OS, because multiprocessing may
     # report a worker that the pool's own thread reaped as alive (waitpid gives ECHILD)
     children = multiprocessing.active_children()
     for child in children:
         child.join(10)
-    deadline = time.perf_counter() + 10
+    deadline = time.perf_counter() + 120
     while any(running(c.pid) for c in children) and time.perf_counter() < deadline:
         time.sleep(0.1)
     assert not [c.pid for c in children if running(c.pid)]
