@@ -34,13 +34,20 @@ from ._frozen import Frozen
 from ._frozen import readonly as _readonly
 from .errors import InstanceError
 
-__all__ = ["BINS", "MB", "Coflow", "Fabric", "Instance"]
+__all__ = ["BINS", "MB", "NARROW_WIDTH", "SHORT_LENGTH", "Coflow", "Fabric", "Instance"]
 
 MB = 2**20
 """One megabyte as the Coflow-Benchmark trace means it: 2^20 bytes."""
 
 BINS = ("SN", "LN", "SW", "LW")
 """The seeds' coflow bins: short/long (longest flow) x narrow/wide (flow count)."""
+
+SHORT_LENGTH = 5 * MB
+"""A coflow is short if its longest flow is below this (the Varys and MCS papers: 5 MB).
+In bytes: an instance whose sizes are in other units needs a threshold in its units."""
+
+NARROW_WIDTH = 50
+"""A coflow is narrow if it has at most this many flows (the Varys and MCS papers)."""
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
@@ -634,11 +641,15 @@ class Instance(Frozen):
         """Slice of the flow arrays that belongs to coflow ``k``."""
         return slice(int(self.ptr[k]), int(self.ptr[k + 1]))
 
-    def bins(self, *, short_length: float = 5 * MB, narrow_width: int = 50) -> npt.NDArray[np.str_]:
+    def bins(self, *, short_length: float = SHORT_LENGTH,
+             narrow_width: int = NARROW_WIDTH) -> npt.NDArray[np.str_]:
         """Bin of each coflow: ``SN``, ``LN``, ``SW`` or ``LW``.
 
         Short means the longest flow is below ``short_length``; narrow means
-        at most ``narrow_width`` flows (the seeds' defaults: 5 MB and 50).
+        at most ``narrow_width`` flows. The defaults are the papers' 5 MB and 50
+        flows, the length in bytes: sizes are taken as bytes unless a threshold in
+        the instance's own units is given (trace files are in bytes; the native
+        JSON format states no unit).
         """
         short = self.length < short_length
         narrow = self.width <= narrow_width

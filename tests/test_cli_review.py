@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from coflowopt import InputError, io
+from coflowopt import MB, InputError, io
 from coflowopt.cli import main
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -231,11 +231,49 @@ def test_plot_path_is_checked_before_the_sweep(tmp_path, capsys):
     assert code == 2 and ".png" in err
 
 
-@pytest.mark.parametrize("option, value", [("--max-wide", "20"), ("--max-length-mb", "2")])
-def test_synthetic_class_limits_name_the_option(tmp_path, capsys, option, value):
-    code, _, err = run(capsys, "generate", "synthetic", "--coflows", "3", "--ports", "4",
-                       option, value, "-o", tmp_path / "x.json")
-    assert code == 2 and option in err
+@pytest.mark.parametrize("to", ["json", "benchmark", "sincronia"])
+def test_synthetic_makes_the_small_instance_asked_for(tmp_path, capsys, to):
+    # (a review) `--coflows 8 --ports 4 --load 0.6` gave a coflow of 914 flows, --max-wide
+    # below 51 was refused, and the file's offered load was 1.09
+    out = tmp_path / f"s.{to}"
+    code, text, _ = run(capsys, "generate", "synthetic", "--coflows", "8", "--ports", "4",
+                        "--load", "0.6", "--max-wide", "4", "--max-length-mb", "2", "--to", to,
+                        "-o", out, "--json")
+    assert code == 0
+    written = io.read(out, **({} if to == "json" else {"port_rate": 1.25e8}))
+    assert written.num_coflows == 8 and written.num_ports == 4
+    assert written.width.max() <= 4 and written.length.max() <= 2 * MB
+    assert json.loads(text)["offered_load"] == pytest.approx(0.6, rel=1e-9)
+    code, text, _ = run(capsys, "info", out, "--json", *([] if to == "json" else ["--port-rate",
+                                                                              "1.25e8"]))
+    assert json.loads(text)["offered_load"] == pytest.approx(0.6, rel=1e-9)
+    code, text, _ = run(capsys, "generate", "synthetic", "--coflows", "5", "--ports", "3",
+                        "--min-width", "3", "--max-width", "3", "-o", out, "--to", to, "--json")
+    assert code == 0 and json.loads(text)["flows"] == 15
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--min-width", "5", "--max-width", "4"], "--min-width 5 is above --max-width 4"),
+    (["--max-width", "1000001"], "--max-width must be at most 1,000,000, got 1,000,001"),
+    (["--coflows", "1", "--load", "0.5"], "--load needs at least 2 coflows"),
+])
+def test_synthetic_size_options_are_checked(tmp_path, capsys, argv, message):
+    args = {"--coflows": "3", "--ports": "4"}
+    argv = list(argv)
+    for key, value in args.items():
+        if key not in argv:
+            argv += [key, value]
+    code, _, err = run(capsys, "generate", "synthetic", *argv, "-o", tmp_path / "x.json")
+    assert code == 2 and message in err and not (tmp_path / "x.json").exists()
+
+
+@pytest.mark.parametrize("option", ["--max-width", "--min-width", "--load", "--max-length-mb"])
+@pytest.mark.parametrize("value", ["0", "-1", "nan"])
+def test_synthetic_refuses_values_below_one_flow_or_no_load(tmp_path, capsys, option, value):
+    with pytest.raises(SystemExit) as stop:
+        main(["generate", "synthetic", "--coflows", "3", "--ports", "4", option, value,
+              "-o", str(tmp_path / "x.json")])
+    assert stop.value.code == 2 and f"argument {option}" in capsys.readouterr().err
 
 
 def test_best_bound_has_the_isolation_bound_however_short_the_limit(capsys):

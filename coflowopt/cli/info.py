@@ -9,6 +9,7 @@ import numpy as np
 
 from ..errors import InputError
 from ..instance import BINS, MB, Instance
+from ..io.generate import offered_load
 from ..io.schedule_file import read_schedule_file
 from ..schedule import Schedule, check_feasible
 from ._util import (
@@ -98,7 +99,7 @@ def describe(inst: Instance, *, short_length: float = 5 * MB, narrow_width: int 
         "bins": bins,
         "bin_thresholds": {"short_length": short_length, "narrow_width": narrow_width},
         "bottleneck_time": float((port_load / cap).max(initial=0.0)),
-        "offered_load": (float(total / (span * float(inst.fabric.ingress.sum()))) if span > 0 else None),
+        "offered_load": offered_load(inst) if span > 0 else None,
         "weights": bool(np.any(inst.weight != 1.0)),
         "deadlines": int(np.isfinite(inst.deadline).sum()),
         "dependencies": int(

@@ -13,6 +13,7 @@ Times become seconds; every port gets ``port_rate`` bytes per second.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import os
 from typing import Literal
@@ -33,7 +34,7 @@ from .benchmark import (
     _plain_number,
 )
 
-__all__ = ["dumps", "loads", "read", "write"]
+__all__ = ["dumps", "loads", "read", "round_sizes", "write"]
 
 Rounding = Literal["ceil", "nearest", "none"]
 
@@ -120,6 +121,23 @@ def read(path: str | os.PathLike[str], *, port_rate: float = DEFAULT_PORT_RATE) 
     return loads(read_text(path), path=str(path), port_rate=port_rate)
 
 
+def _whole(mb: np.ndarray, mb_rounding: Rounding) -> np.ndarray:
+    """Sizes in MB rounded to whole megabytes as :func:`dumps` writes them."""
+    return np.ceil(mb) if mb_rounding == "ceil" else np.maximum(np.round(mb), 1.0)
+
+
+def round_sizes(instance: Instance, *, mb_rounding: Rounding = "ceil") -> Instance:
+    """The instance with its flow sizes as a Sincronia trace of it holds them: whole
+    megabytes, rounded as :func:`dumps` rounds them (``"none"``: unchanged)."""
+    if mb_rounding not in ("ceil", "nearest", "none"):
+        raise ValueError(f"mb_rounding must be 'ceil', 'nearest' or 'none', got {mb_rounding!r}")
+    if mb_rounding == "none":
+        return instance
+    return instance.replace(coflows=tuple(
+        dataclasses.replace(c, sizes=_whole(c.sizes / MB, mb_rounding) * MB)
+        for c in instance.coflows))
+
+
 def dumps(instance: Instance, *, mb_rounding: Rounding = "ceil") -> tuple[str, int]:
     """The instance as a Sincronia trace, and the number of flow sizes rounded.
 
@@ -154,7 +172,7 @@ def dumps(instance: Instance, *, mb_rounding: Rounding = "ceil") -> tuple[str, i
         if mb_rounding == "none":
             sizes = [shortest_decimal(v, lambda x: x * MB, z) for v, z in zip(mb, c.sizes, strict=True)]
         else:
-            whole = np.ceil(mb) if mb_rounding == "ceil" else np.maximum(np.round(mb), 1.0)
+            whole = _whole(mb, mb_rounding)
             rounded += int(np.count_nonzero(whole != mb))
             sizes = [str(int(v)) for v in whole]
         ms = release_ms(c.release)
