@@ -2,7 +2,8 @@
 
 :class:`SimulationResult` keeps the absolute times the engine measured and
 derives everything else on demand: the per-coflow table (id, release,
-admission, start, finish, CCT, width, length, size, bin), the summary of
+admission, start, finish, CCT, width, length, size, bin; :meth:`~SimulationResult.table`
+as a pandas DataFrame, :meth:`~SimulationResult.columns` as NumPy arrays), the summary of
 :func:`coflowopt.metrics.summarize` plus what the simulator adds (mean flow
 completion time, events, wall time, admissions of deadline policies, link
 utilization when the schedule was recorded), and JSON, CSV, text and
@@ -128,8 +129,9 @@ class SimulationResult(Frozen):
         out.update({k: v for k, v in self.info.items() if np.isscalar(v)})
         return out
 
-    def table(self) -> dict[str, np.ndarray]:
-        """The per-coflow table as columns (see :data:`COLUMNS`)."""
+    def columns(self) -> dict[str, np.ndarray]:
+        """The per-coflow table as a dict of columns, one array each (see :data:`COLUMNS`);
+        :meth:`table` is the same as a pandas DataFrame."""
         inst = self.instance
         cols: dict[str, np.ndarray] = {
             "id": np.array(inst.ids, dtype=object),
@@ -150,7 +152,8 @@ class SimulationResult(Frozen):
         return cols
 
     def rows(self) -> list[dict[str, Any]]:
-        cols = self.table()
+        """The per-coflow table as one dict per coflow (JSON-ready numbers)."""
+        cols = self.columns()
         names = list(cols)
         return [
             {n: _num(cols[n][k]) for n in names} for k in range(self.instance.num_coflows)
@@ -185,7 +188,7 @@ class SimulationResult(Frozen):
     def to_csv(self, out: str | os.PathLike[str] | IO[str] | None = None) -> str:
         """The per-coflow table as CSV (written to ``out`` when given: a path, written
         atomically, or an open text stream)."""
-        cols = self.table()
+        cols = self.columns()
         names = list(cols)
         rows = ([_num(cols[n][k]) for n in names] for k in range(self.instance.num_coflows))
         return _write_csv(names, rows, out)
@@ -220,12 +223,17 @@ class SimulationResult(Frozen):
         row = self.summary_row()
         return _write_csv(list(row), [list(row.values())], out)
 
-    def to_pandas(self):
-        """The per-coflow table as a pandas DataFrame indexed by coflow id."""
-        pd = require("pandas", "pandas", "SimulationResult.to_pandas()")
-        cols = self.table()
+    def table(self) -> Any:
+        """The per-coflow table as a pandas DataFrame indexed by coflow id (needs the
+        ``pandas`` extra; :meth:`columns` gives the same columns as NumPy arrays)."""
+        pd = require("pandas", "pandas", "SimulationResult.table()")
+        cols = self.columns()
         return pd.DataFrame({k: v for k, v in cols.items() if k != "id"}, index=pd.Index(
             list(cols["id"]), name="id"))
+
+    def to_pandas(self) -> Any:
+        """The same as :meth:`table` (pandas' usual name)."""
+        return self.table()
 
     def to_result(self) -> Result:
         """The common :class:`coflowopt.Result` (objective: sum of w_k C_k)."""
@@ -276,7 +284,7 @@ class SimulationResult(Frozen):
                                   title=f"per bin (short: longest flow < 5 MB = {5 * MB} B; "
                                   "narrow: <= 50 flows)"))
         if coflows:
-            cols = self.table()
+            cols = self.columns()
             names = list(cols)
             body = [[cols[n][k] for n in names] for k in range(self.instance.num_coflows)]
             lines.append("")
