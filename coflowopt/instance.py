@@ -32,6 +32,7 @@ import scipy.sparse as sp
 
 from ._frozen import Frozen
 from ._frozen import readonly as _readonly
+from ._text import plural
 from .errors import InstanceError
 
 __all__ = ["BINS", "MB", "NARROW_WIDTH", "SHORT_LENGTH", "Coflow", "Fabric", "Instance"]
@@ -469,7 +470,7 @@ class Instance(Frozen):
                     f = int(bad[0])
                     raise InstanceError(
                         f"flow {f} of coflow '{c.id}' uses {name} port {int(ports[f])}, "
-                        f"but the fabric has {P} ports",
+                        f"but the fabric has {plural(P, 'port')}",
                         coflow=k,
                         flow=f,
                         field=name,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import inspect
+import re
 import json
 from collections.abc import Callable
 from pathlib import Path
@@ -104,3 +105,39 @@ def test_fair_without_a_mechanism_is_the_command_lines_fair(capsys):
     assert main(["fair", str(path), "--json"]) == 0
     doc = json.loads(capsys.readouterr().out)
     assert doc["mechanism"] == alloc.mechanism
+
+
+ONE = ('{"format": "coflowopt-instance/1", "ports": {"ingress": [2], "egress": [2]}, '
+       '"coflows": [{"id": "a", "flows": [[0, 0, 4]]}]}')
+
+
+def test_plural():
+    from coflowopt._text import plural
+
+    assert plural(1, "port") == "1 port" and plural(0, "port") == "0 ports"
+    assert plural(2, "dependency", "dependencies") == "2 dependencies"
+    assert plural(1, "dependency", "dependencies") == "1 dependency"
+    assert plural(100_000_000, "piece", thousands=True) == "100,000,000 pieces"
+
+
+def test_counts_of_one_are_singular(tmp_path, capsys):
+    # (a review) info printed "1 ports"
+    path = tmp_path / "one.json"
+    path.write_text(ONE)
+    runs = [["info", path], ["validate", path], ["solve", path], ["bound", path],
+            ["simulate", path, "-s", "varys", "--no-progress", "--schedule", tmp_path / "s.json"],
+            ["compare", path, "--schedulers", "varys,fifo", "--no-progress"],
+            ["convert", path, tmp_path / "c.json"], ["fair", path],
+            ["generate", "synthetic", "--coflows", "1", "--ports", "1", "--max-width", "1",
+             "-o", tmp_path / "g.json"]]
+    bad = re.compile(r"(?<![\d.,])1 (coflow|flow|port|link|event|decision|piece|deadline|"
+                     r"evaluation|queue|task|process)e?s\b")
+    for argv in runs:
+        assert main([str(a) for a in argv]) == 0, argv
+        out = capsys.readouterr()
+        text = out.out + out.err
+        assert not bad.search(text), (argv, bad.search(text))
+        if argv[0] in ("info", "validate", "solve", "bound", "compare", "generate"):
+            assert "1 coflow, 1 flow, 1 port" in text, (argv, text)
+    assert main(["info", str(path)]) == 0
+    assert "1 coflow, 1 flow, 1 port\n" in capsys.readouterr().out

@@ -22,6 +22,7 @@ from ._util import (
     port_rate,
     positive_float,
     positive_int,
+    size_text,
     write_instance,
 )
 
@@ -142,8 +143,8 @@ def _finish(args: argparse.Namespace, inst: Instance) -> int:
         )
     else:
         print(
-            f"wrote {args.output}: {inst.num_coflows} coflows, {inst.num_flows} flows, "
-            f"{inst.num_ports} ports" + (f", offered load {load:.3g}" if load == load else "")
+            f"wrote {args.output}: {size_text(inst)}"
+            + (f", offered load {load:.3g}" if load == load else "")
         )
         for note in notes:
             print(f"note: {note}", file=sys.stderr)

@@ -18,8 +18,10 @@ from ._util import (
     emit_json,
     format_table,
     load_instance,
+    plural,
     positive_float,
     positive_int,
+    size_text,
     time_unit,
 )
 
@@ -123,10 +125,7 @@ def run_info(args: argparse.Namespace) -> int:
         emit_json(facts)
         return 0
     out = sys.stdout
-    out.write(
-        f"{facts['name'] or args.file}: {facts['coflows']} coflows, {facts['flows']} flows, "
-        f"{facts['ports']} ports\n"
-    )
+    out.write(f"{facts['name'] or args.file}: {size_text(inst)}\n")
     cap = facts["capacity"]
     out.write(f"capacity per link: {cap['min']:g}" + ("" if cap["uniform"] else f" to {cap['max']:g}") + "\n")
     out.write(
@@ -139,8 +138,8 @@ def run_info(args: argparse.Namespace) -> int:
         + "\n"
     )
     extras = [
-        f"{facts['deadlines']} deadlines" if facts["deadlines"] else "",
-        f"{facts['dependencies']} dependencies" if facts["dependencies"] else "",
+        plural(facts["deadlines"], "deadline") if facts["deadlines"] else "",
+        plural(facts["dependencies"], "dependency", "dependencies") if facts["dependencies"] else "",
         "weights" if facts["weights"] else "",
         "multi-wave flows" if facts["multi_wave"] else "",
     ]
@@ -161,7 +160,8 @@ def run_info(args: argparse.Namespace) -> int:
         for b, v in facts["bins"].items()
     ]
     title = (
-        f"bins (short: longest flow < {args.short_length:g} MB; narrow: at most {args.narrow_width} flows)"
+        f"bins (short: longest flow < {args.short_length:g} MB; narrow: at most "
+        f"{plural(args.narrow_width, 'flow')})"
     )
     out.write(format_table(rows, ["bin", "coflows", "% coflows", "% bytes"], title=title) + "\n")
     return 0
@@ -201,14 +201,12 @@ def run_validate(args: argparse.Namespace) -> int:
     if args.json:
         emit_json(result)
         return code
-    print(
-        f"{args.file}: valid instance ({inst.num_coflows} coflows, {inst.num_flows} flows, "
-        f"{inst.num_ports} ports)"
-    )
+    print(f"{args.file}: valid instance ({size_text(inst)})")
     if args.schedule:
         if rejected:
-            print(f"{args.schedule}: checked on the {checked.num_coflows} coflows it serves; the "
-                  f"{len(rejected)} it rejects (its _rejected) are left out")
+            print(f"{args.schedule}: checked on the {plural(checked.num_coflows, 'coflow')} it "
+                  f"serves; the {len(rejected)} it rejects (its _rejected) "
+                  f"{'is' if len(rejected) == 1 else 'are'} left out")
         print(f"{args.schedule}: {report}")
     return code
 

@@ -20,6 +20,7 @@ from typing import Literal
 
 import numpy as np
 
+from .._text import plural
 from ..errors import InputError, InstanceError
 from ..instance import MB, TINY, Fabric, Instance
 from ._common import atomic_writer, read_text, release_ms, shortest_decimal, text_lines, trace_notes
@@ -54,7 +55,8 @@ def loads(text: str, *, path: str = "<string>", port_rate: float = DEFAULT_PORT_
         body = t[5:]
         if len(body) != 3 * n:
             raise InputError(
-                f"coflow '{cid}' announces {n} flows ({3 * n} numbers) but has {len(body)} numbers",
+                f"coflow '{cid}' announces {plural(n, 'flow')} ({3 * n} numbers) but has "
+                f"{plural(len(body), 'number')}",
                 path=path,
                 line=number,
             )
@@ -103,7 +105,8 @@ def _flows(
             port = _int(token, f"{what} of flow {i} of coflow '{cid}'", path, number)
             if port >= ports:
                 raise InputError(
-                    f"{what} of flow {i} of coflow '{cid}' is port {port}, but the fabric has {ports} ports",
+                    f"{what} of flow {i} of coflow '{cid}' is port {port}, but the fabric has "
+                    f"{plural(ports, 'port')}",
                     path=path,
                     line=number,
                 )

@@ -26,6 +26,7 @@ import numpy as np
 import numpy.typing as npt
 
 from .._frozen import Frozen
+from .._text import plural
 from ..errors import require
 from ..instance import MB, Instance
 from ..io._common import atomic_writer
@@ -260,8 +261,9 @@ class SimulationResult(Frozen):
             f"{self.instance.name or 'instance'}: {self.scheduler}"
             + (f" ({_params_text(self.params)})" if self.params else "")
             + (f", batch interval {self.batch_interval:g}" if self.batch_interval else ""),
-            f"{s.num_coflows} coflows, {self.instance.num_flows} flows; "
-            f"{self.events} events, {self.decisions} decisions, {self.runtime:.3g} s wall",
+            f"{plural(s.num_coflows, 'coflow')}, {plural(self.instance.num_flows, 'flow')}; "
+            f"{plural(self.events, 'event')}, {plural(self.decisions, 'decision')}, "
+            f"{self.runtime:.3g} s wall",
             f"CCT ({unit}): mean {s.mean_cct:.6g}, p50 {s.p50_cct:.6g}, p95 {s.p95_cct:.6g}, "
             f"p99 {s.p99_cct:.6g}, max {s.max_cct:.6g}",
             f"sum of w*C {s.weighted_completion:.6g}, sum of w*CCT {s.weighted_cct:.6g}, "
