@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import inspect
-import re
 import json
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -141,3 +141,39 @@ def test_counts_of_one_are_singular(tmp_path, capsys):
             assert "1 coflow, 1 flow, 1 port" in text, (argv, text)
     assert main(["info", str(path)]) == 0
     assert "1 coflow, 1 flow, 1 port\n" in capsys.readouterr().out
+
+
+TRACE = ROOT / "tests" / "data" / "good_benchmark.txt"
+
+
+def test_bins_state_their_unit(tmp_path, capsys):
+    # (a review) MB-based bin labels were printed for instances whose format states no unit:
+    # a trace is in bytes; a JSON instance gets the threshold in its own size units
+    path = tmp_path / "one.json"
+    path.write_text(ONE)
+    for argv, rule in ((["info", TRACE], "bins (short: longest flow < 5 MB; narrow: at most 50 "
+                        "flows)"),
+                       (["info", path, "--short-length", "2.5", "--narrow-width", "1"],
+                        "bins (short: longest flow < 2,621,440 size units (2.5 MB if they are "
+                        "bytes); narrow: at most 1 flow)"),
+                       (["simulate", TRACE, "-s", "fifo", "--no-progress"],
+                        "per bin (short: longest flow < 5 MB; narrow"),
+                       (["simulate", path, "-s", "fifo", "--no-progress"],
+                        "per bin (short: longest flow < 5,242,880 size units (5 MB if they are "
+                        "bytes); narrow: at most 50 flows)"),
+                       (["compare", path, "--schedulers", "fifo", "--no-progress"],
+                        "bins: short: longest flow < 5,242,880 size units"),
+                       (["compare", TRACE, "--schedulers", "fifo", "--no-progress"],
+                        "bins: short: longest flow < 5 MB;")):
+        assert main([str(a) for a in argv]) == 0
+        out = capsys.readouterr().out
+        assert rule in out, (argv, out)
+        if argv[0] == "info":
+            assert ("% bytes" in out) == (argv[1] == TRACE) and ("% size" in out) != (argv[1] == TRACE)
+    for argv, unit in ((["info", TRACE, "--json"], "B"), (["info", path, "--json"], None)):
+        assert main([str(a) for a in argv]) == 0
+        assert json.loads(capsys.readouterr().out)["bin_thresholds"]["size_unit"] == unit
+    # the library's report takes sizes as bytes unless told otherwise, and says which
+    res = simulate(io.read(path), "fifo")
+    assert "per bin (short: longest flow < 5 MB;" in res.format()
+    assert "5,242,880 size units" in res.format(size_unit=None)

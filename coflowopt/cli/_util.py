@@ -33,6 +33,7 @@ __all__ = [
     "parse_params",
     "plural",
     "size_text",
+    "size_unit",
     "to_jsonable",
 ]
 
@@ -135,6 +136,12 @@ def size_text(inst: Instance, *, ports: bool = True) -> str:
     """"3 coflows, 5 flows, 1 port": an instance's size as the commands print it."""
     text = f"{plural(inst.num_coflows, 'coflow')}, {plural(inst.num_flows, 'flow')}"
     return text + (f", {plural(inst.num_ports, 'port')}" if ports else "")
+
+
+def size_unit(args: argparse.Namespace) -> str | None:
+    """The unit of sizes read by :func:`load_instance`: ``B`` for a trace (bytes), ``None``
+    for a JSON instance (the format states no unit)."""
+    return None if getattr(args, "input_format", None) == "json" else "B"
 
 
 def time_unit(args: argparse.Namespace) -> str:

@@ -7,6 +7,7 @@ import sys
 
 import numpy as np
 
+from .._text import bin_rule
 from ..errors import InputError
 from ..instance import BINS, MB, Instance
 from ..io.generate import offered_load
@@ -22,6 +23,7 @@ from ._util import (
     positive_float,
     positive_int,
     size_text,
+    size_unit,
     time_unit,
 )
 
@@ -46,7 +48,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         type=positive_float,
         default=5.0,
         metavar="MB",
-        help="a coflow is short if its longest flow is below this many MB (default 5)",
+        help="a coflow is short if its longest flow is below this many MB (default 5; MB of "
+        "2^20 bytes, or of 2^20 size units for a JSON instance, whose format states no unit)",
     )
     p.add_argument(
         "--narrow-width",
@@ -121,6 +124,7 @@ def run_info(args: argparse.Namespace) -> int:
     inst = load_instance(args)
     facts = describe(inst, short_length=args.short_length * MB, narrow_width=args.narrow_width)
     facts["bin_thresholds"]["short_length_mb"] = args.short_length
+    facts["bin_thresholds"]["size_unit"] = size_unit(args)
     if args.json:
         emit_json(facts)
         return 0
@@ -159,11 +163,10 @@ def run_info(args: argparse.Namespace) -> int:
         [b, v["coflows"], 100 * v["fraction_coflows"], 100 * v["fraction_bytes"]]
         for b, v in facts["bins"].items()
     ]
-    title = (
-        f"bins (short: longest flow < {args.short_length:g} MB; narrow: at most "
-        f"{plural(args.narrow_width, 'flow')})"
-    )
-    out.write(format_table(rows, ["bin", "coflows", "% coflows", "% bytes"], title=title) + "\n")
+    unit = size_unit(args)
+    title = f"bins ({bin_rule(args.short_length * MB, args.narrow_width, unit)})"
+    headers = ["bin", "coflows", "% coflows", "% bytes" if unit == "B" else "% size"]
+    out.write(format_table(rows, headers, title=title) + "\n")
     return 0
 
 

@@ -15,8 +15,9 @@ from typing import Any
 
 import numpy as np
 
+from .._text import bin_rule
 from ..errors import CoflowoptError, InputError
-from ..instance import BINS, Instance
+from ..instance import BINS, NARROW_WIDTH, SHORT_LENGTH, Instance
 from ..io._common import atomic_writers
 from ..io.schedule_file import write_schedule
 from ..sim import POLICIES, Policy, SimulationResult, engine, get_policy, make_policy, simulate, simulate_many
@@ -34,6 +35,7 @@ from ._util import (
     plural,
     positive_float,
     size_text,
+    size_unit,
     time_unit,
 )
 
@@ -183,7 +185,7 @@ def run_simulate(args: argparse.Namespace) -> int:
     if args.summary_csv == "-":
         res.summary_csv(sys.stdout)
         return 0
-    print(res.format(coflows=args.coflows, unit=time_unit(args)))
+    print(res.format(coflows=args.coflows, unit=time_unit(args), size_unit=size_unit(args)))
     if args.csv:
         print(f"\nper-coflow table written to {args.csv}")
     if args.summary_csv:
@@ -454,6 +456,7 @@ def run_compare(args: argparse.Namespace) -> int:
     title = (f"{inst.name or args.file}: {size_text(inst)}; ratios are scheduler / {baseline} "
              "(above 1: slower than the baseline)")
     print(format_table(body, headers, title=title))
+    print(f"bins: {bin_rule(SHORT_LENGTH, NARROW_WIDTH, size_unit(args))}")
     extras = []
     if bound is not None:
         extras.append(f"lower bound on sum w*CCT: {floor_text(bound - released, 6)} "

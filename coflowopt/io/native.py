@@ -14,7 +14,9 @@ optional (``"starts_after": ["a"]`` on ``b``: no flow of ``b`` is served
 before ``a`` completes; ``"finishes_before": ["a"]`` on ``b``: ``C_a <= C_b``,
 the listed coflows finish before this one; see ``instances/README.md``);
 keys starting with ``_`` (at the top level or in a coflow) are metadata and
-ignored. The format is unit-agnostic. One extension: a flow row
+ignored. The format is unit-agnostic (the bins' 5 MB threshold, which
+takes sizes as bytes, is stated in size units when the commands report on a
+JSON instance; trace files are in bytes). One extension: a flow row
 may carry a fourth number, the delay after the coflow's release at which the
 flow becomes available (multi-wave coflows).
 """

@@ -26,9 +26,9 @@ import numpy as np
 import numpy.typing as npt
 
 from .._frozen import Frozen
-from .._text import plural
+from .._text import bin_rule, plural
 from ..errors import require
-from ..instance import MB, Instance
+from ..instance import NARROW_WIDTH, SHORT_LENGTH, Instance
 from ..io._common import atomic_writer
 from ..metrics import Summary, deadlines_met, link_utilization, summarize
 from ..result import Result, Status
@@ -253,8 +253,12 @@ class SimulationResult(Frozen):
 
     # ------------------------------------------------------------------ text
 
-    def format(self, *, coflows: bool = False, unit: str = "s") -> str:
-        """A readable report: summary, per-bin means, optionally every coflow."""
+    def format(self, *, coflows: bool = False, unit: str = "s", size_unit: str | None = "B") -> str:
+        """A readable report: summary, per-bin means, optionally every coflow.
+
+        ``unit`` names the time unit; ``size_unit`` the size unit, ``"B"`` for bytes
+        or ``None`` when the instance states none (the bins' 5 MB threshold is then
+        stated in size units)."""
         s = self.summary
         ex = self.extras()
         lines = [
@@ -282,9 +286,8 @@ class SimulationResult(Frozen):
 
         rows = [[b, s.bin_count[b], s.bin_mean_cct[b]] for b in s.bin_count]
         lines.append("")
-        lines.append(format_table(rows, ["bin", "coflows", "mean CCT"],
-                                  title=f"per bin (short: longest flow < 5 MB = {5 * MB} B; "
-                                  "narrow: <= 50 flows)"))
+        lines.append(format_table(rows, ["bin", "coflows", "mean CCT"], title="per bin ("
+                                  + bin_rule(SHORT_LENGTH, NARROW_WIDTH, size_unit) + ")"))
         if coflows:
             cols = self.columns()
             names = list(cols)
