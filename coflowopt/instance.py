@@ -400,6 +400,10 @@ class Instance(Frozen):
     All per-coflow arrays are indexed by position ``k`` in :attr:`coflows`;
     all per-flow arrays (``flow_*``) hold the flows of all coflows, grouped by
     coflow: coflow ``k`` owns flows ``ptr[k]:ptr[k + 1]``.
+
+    An instance may have no coflows (an empty :meth:`subset`, say: every solver, bound
+    and the simulator accept it, with empty results); the file readers and writers
+    refuse one, since a file with nothing to schedule is a mistake.
     """
 
     fabric: Fabric

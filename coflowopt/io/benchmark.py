@@ -32,7 +32,17 @@ import numpy as np
 from .._text import plural
 from ..errors import InputError, InstanceError
 from ..instance import MB, TINY, Coflow, Fabric, Instance
-from ._common import atomic_writer, brief, read_text, release_ms, shortest_decimal, text_lines, trace_notes
+from ._common import (
+    NO_COFLOWS,
+    atomic_writer,
+    brief,
+    check_writable_instance,
+    read_text,
+    release_ms,
+    shortest_decimal,
+    text_lines,
+    trace_notes,
+)
 
 __all__ = ["COFLOWSIM_EPOCH_MS", "COFLOWSIM_PORT_RATE", "DEFAULT_PORT_RATE", "dumps", "loads",
            "loads_coflowsim", "read", "write"]
@@ -111,6 +121,8 @@ def _header(lines: list[tuple[int, list[str]]], path: str) -> tuple[int, int]:
             path=path,
             line=number,
         )
+    if count == 0:
+        raise InputError(NO_COFLOWS, path=path, line=number)
     return ports, count
 
 
@@ -358,6 +370,7 @@ def dumps(instance: Instance, *, port_rate: float | None = None) -> str:
 
 def _dump(instance: Instance, port_rate: float | None = None) -> tuple[str, int, int]:
     """:func:`dumps`' text, the number of reducers and how many of their sizes read back inexactly."""
+    check_writable_instance(instance)
     problems = []
     fab = instance.fabric
     if not fab.is_uniform:

@@ -34,7 +34,7 @@ import numpy as np
 
 from ..errors import InputError, InstanceError
 from ..instance import Coflow, Fabric, Instance
-from ._common import atomic_writer, brief, parse_json, read_text
+from ._common import NO_COFLOWS, atomic_writer, brief, check_writable_instance, parse_json, read_text
 
 __all__ = ["FORMAT_TAG", "dumps", "from_document", "loads", "read", "read_metadata", "write"]
 
@@ -257,6 +257,8 @@ class _Reader:
         coflows = doc.get("coflows")
         if not isinstance(coflows, list):
             raise self.fail("$.coflows", f"coflows must be an array, got {_type_name(coflows)}")
+        if not coflows:
+            raise self.fail("$.coflows", NO_COFLOWS)
         parsed = [self.coflow(k, c) for k, c in enumerate(coflows)]
         try:
             return Instance(Fabric(np.array(ing), np.array(egr)), tuple(parsed), name=name)
@@ -295,6 +297,7 @@ def _num(x: float) -> str:
 
 def dumps(instance: Instance, *, metadata: dict[str, Any] | None = None) -> str:
     """The instance as a native JSON document (one coflow per line)."""
+    check_writable_instance(instance)
     parts = [f'{{"format": "{FORMAT_TAG}"']
     if instance.name:
         parts.append(f',\n "name": {json.dumps(instance.name)}')

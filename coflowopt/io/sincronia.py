@@ -23,7 +23,15 @@ import numpy as np
 from .._text import plural
 from ..errors import InputError, InstanceError
 from ..instance import MB, TINY, Fabric, Instance
-from ._common import atomic_writer, read_text, release_ms, shortest_decimal, text_lines, trace_notes
+from ._common import (
+    atomic_writer,
+    check_writable_instance,
+    read_text,
+    release_ms,
+    shortest_decimal,
+    text_lines,
+    trace_notes,
+)
 from .benchmark import (
     DEFAULT_PORT_RATE,
     _check_bytes,
@@ -151,6 +159,7 @@ def dumps(instance: Instance, *, mb_rounding: Rounding = "ceil") -> tuple[str, i
     """
     if mb_rounding not in ("ceil", "nearest", "none"):
         raise ValueError(f"mb_rounding must be 'ceil', 'nearest' or 'none', got {mb_rounding!r}")
+    check_writable_instance(instance)
     fab = instance.fabric
     if not fab.is_uniform:
         raise InstanceError("cannot write the Sincronia format: port capacities differ")

@@ -218,7 +218,7 @@ def test_demand_files_a_review_found_unclear(tmp_path) -> None:
         load_problem(typo)
     empty = write("empty.json", {"format": "coflowopt-instance/1",
                                  "ports": {"ingress": [1], "egress": [1]}, "coflows": []})
-    with pytest.raises(InputError, match=r"empty.json: the instance has no coflows"):
+    with pytest.raises(InputError, match=r"empty.json: at \$\.coflows: the instance has no coflows"):
         load_problem(empty)
 
 
