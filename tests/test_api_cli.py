@@ -53,6 +53,8 @@ PAIRS = [
      gen.poisson_arrivals, "seed"),
     (["generate", "batch", "F", "--load", "1", "-o", "O"], "seed", None,
      gen.batch_arrivals, "seed"),
+    (["generate", "batch", "F", "--load", "1", "-o", "O"], "batch_size", None,
+     gen.batch_arrivals, "batch_size"),
     (["generate", "deadlines", "F", "-o", "O"], "slack", None, gen.deadlines_from_isolation, "slack"),
     (["generate", "deadlines", "F", "-o", "O"], "minimum", None,
      gen.deadlines_from_isolation, "minimum"),

@@ -292,13 +292,14 @@ def poisson_arrivals(instance: Instance, load: float, *, seed: int | None = 0) -
 
 def batch_arrivals(
     instance: Instance,
-    batch_size: int,
+    batch_size: int = 10,
     *,
     load: float | None = None,
     interval: float | None = None,
     seed: int | None = 0,
 ) -> Instance:
-    """Coflows arrive in batches of ``batch_size`` with identical release times.
+    """Coflows arrive in batches of ``batch_size`` (default 10, MCS's) with identical
+    release times.
 
     Batches arrive either as a Poisson process at offered ``load`` (MCS
     §VII-B: batches of 10 arriving according to the desired load), realised
