@@ -32,15 +32,23 @@ import scipy.sparse as sp
 
 from ._frozen import Frozen
 from ._frozen import readonly as _readonly
+from ._text import plural
 from .errors import InstanceError
 
-__all__ = ["BINS", "MB", "Coflow", "Fabric", "Instance"]
+__all__ = ["BINS", "MB", "NARROW_WIDTH", "SHORT_LENGTH", "Coflow", "Fabric", "Instance"]
 
 MB = 2**20
 """One megabyte as the Coflow-Benchmark trace means it: 2^20 bytes."""
 
 BINS = ("SN", "LN", "SW", "LW")
 """The seeds' coflow bins: short/long (longest flow) x narrow/wide (flow count)."""
+
+SHORT_LENGTH = 5 * MB
+"""A coflow is short if its longest flow is below this (the Varys and MCS papers: 5 MB).
+In bytes: an instance whose sizes are in other units needs a threshold in its units."""
+
+NARROW_WIDTH = 50
+"""A coflow is narrow if it has at most this many flows (the Varys and MCS papers)."""
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
@@ -392,6 +400,10 @@ class Instance(Frozen):
     All per-coflow arrays are indexed by position ``k`` in :attr:`coflows`;
     all per-flow arrays (``flow_*``) hold the flows of all coflows, grouped by
     coflow: coflow ``k`` owns flows ``ptr[k]:ptr[k + 1]``.
+
+    An instance may have no coflows (an empty :meth:`subset`, say: every solver, bound
+    and the simulator accept it, with empty results); the file readers and writers
+    refuse one, since a file with nothing to schedule is a mistake.
     """
 
     fabric: Fabric
@@ -462,7 +474,7 @@ class Instance(Frozen):
                     f = int(bad[0])
                     raise InstanceError(
                         f"flow {f} of coflow '{c.id}' uses {name} port {int(ports[f])}, "
-                        f"but the fabric has {P} ports",
+                        f"but the fabric has {plural(P, 'port')}",
                         coflow=k,
                         flow=f,
                         field=name,
@@ -634,11 +646,15 @@ class Instance(Frozen):
         """Slice of the flow arrays that belongs to coflow ``k``."""
         return slice(int(self.ptr[k]), int(self.ptr[k + 1]))
 
-    def bins(self, *, short_length: float = 5 * MB, narrow_width: int = 50) -> npt.NDArray[np.str_]:
+    def bins(self, *, short_length: float = SHORT_LENGTH,
+             narrow_width: int = NARROW_WIDTH) -> npt.NDArray[np.str_]:
         """Bin of each coflow: ``SN``, ``LN``, ``SW`` or ``LW``.
 
         Short means the longest flow is below ``short_length``; narrow means
-        at most ``narrow_width`` flows (the seeds' defaults: 5 MB and 50).
+        at most ``narrow_width`` flows. The defaults are the papers' 5 MB and 50
+        flows, the length in bytes: sizes are taken as bytes unless a threshold in
+        the instance's own units is given (trace files are in bytes; the native
+        JSON format states no unit).
         """
         short = self.length < short_length
         narrow = self.width <= narrow_width

@@ -14,7 +14,7 @@ from dataclasses import asdict, dataclass
 import numpy as np
 import numpy.typing as npt
 
-from .instance import BINS, MB, Instance
+from .instance import BINS, NARROW_WIDTH, SHORT_LENGTH, Instance
 from .schedule import TIME_ROUNDING, Schedule
 
 __all__ = [
@@ -130,10 +130,11 @@ def summarize(
     instance: Instance,
     completion: npt.ArrayLike,
     *,
-    short_length: float = 5 * MB,
-    narrow_width: int = 50,
+    short_length: float = SHORT_LENGTH,
+    narrow_width: int = NARROW_WIDTH,
 ) -> Summary:
-    """Summary of completion times: sums, mean and tail CCTs, per-bin means."""
+    """Summary of completion times: sums, mean and tail CCTs, per-bin means (bins as
+    :meth:`Instance.bins <coflowopt.Instance.bins>` makes them)."""
     c = _completion(instance, completion)
     x = c - instance.release
     w = instance.weight

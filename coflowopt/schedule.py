@@ -24,6 +24,7 @@ import scipy.sparse as sp
 
 from ._frozen import Frozen
 from ._frozen import readonly as _readonly
+from ._text import plural
 from .errors import ScheduleError
 from .instance import Instance
 
@@ -521,7 +522,7 @@ def check_feasible(
                 0.0,
                 Violation(
                     "unknown-flow",
-                    f"piece {i} names flow {flow[i]}, but the instance has {F} flows",
+                    f"piece {i} names flow {flow[i]}, but the instance has {plural(F, 'flow')}",
                     flow=int(flow[i]),
                 ),
             )

@@ -73,10 +73,13 @@ def _check_time_limit(time_limit: Any) -> float:
 
 
 def solve(
-    instance: Instance, *, method: str, objective: str = "wcct", time_limit: float = 60.0,
+    instance: Instance, *, method: str = "exact", objective: str = "wcct", time_limit: float = 60.0,
     **options: Any,
 ) -> Result:
     """Solve ``instance`` for ``objective`` with ``method`` (see :data:`SOLVERS`).
+
+    The defaults are ``coflowopt solve``'s: the exact optimum of ``sum w_k C_k``
+    within 60 s (every objective has an ``exact`` method).
 
     Solvers stop at ``time_limit`` seconds and then return their best
     schedule and bound with status ``TIME_LIMIT``. For ``wcct`` the search

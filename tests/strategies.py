@@ -93,7 +93,7 @@ def shuffle_instances(
     from decimal megabyte values, and releases from whole milliseconds.
     """
     P = draw(st.integers(1, max_ports))
-    K = draw(st.integers(0, max_coflows))
+    K = draw(st.integers(1, max_coflows))
     coflows = []
     for k in range(K):
         mappers = draw(st.lists(st.integers(0, P - 1), min_size=1, max_size=P, unique=True))
@@ -125,7 +125,7 @@ def whole_mb_instances(
 ) -> Instance:
     """Instances the Sincronia format expresses exactly: whole-megabyte flows."""
     P = draw(st.integers(1, max_ports))
-    K = draw(st.integers(0, max_coflows))
+    K = draw(st.integers(1, max_coflows))
     coflows = []
     for k in range(K):
         n = draw(st.integers(1, max_flows))

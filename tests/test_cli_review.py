@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from coflowopt import InputError, io
+from coflowopt import MB, InputError, io
 from coflowopt.cli import main
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -86,13 +86,36 @@ def test_the_interval_bound_refuses_a_huge_lp(g40, capsys):
     assert code == 2 and "use a larger ratio" in err
 
 
-def test_every_solver_handles_an_empty_instance(tmp_path, capsys):
-    path = tmp_path / "empty.json"
-    path.write_text(EMPTY)
+def test_every_solver_handles_an_empty_instance():
+    # a file cannot be empty (the readers refuse it), but an instance can (an empty subset)
+    from coflowopt import solve
+
+    inst = io.loads(GAP.read_text(), path=str(GAP))[0].subset([])
     for method in ("pairwise-order", "sincronia", "exact", "permutation", "exact-milp",
                    "time-indexed"):
-        code, out, _ = run(capsys, "solve", path, "--method", method, "--json")
-        assert code == 0 and json.loads(out)["objective"] == 0.0, method
+        res = solve(inst, method=method)
+        assert res.objective == 0.0 and res.completion.size == 0, method
+
+
+@pytest.mark.parametrize("command", [["info", "IN"], ["validate", "IN"], ["solve", "IN"],
+                                     ["bound", "IN"], ["simulate", "IN", "-s", "fifo"],
+                                     ["compare", "IN"], ["fair", "IN"], ["mcs", "classify", "IN"],
+                                     ["convert", "IN", "OUT"],
+                                     ["generate", "batch", "IN", "--load", "0.5", "-o", "OUT"],
+                                     ["generate", "rescale", "IN", "--load", "0.5", "-o", "OUT"]])
+@pytest.mark.parametrize("name, text", [
+    ("empty.json", EMPTY), ("empty.txt", "3 0\n"),
+])
+def test_an_empty_instance_file_is_refused(tmp_path, capsys, command, name, text):
+    # (a review) a file with 0 coflows was accepted and simulate printed nan
+    path = tmp_path / name
+    path.write_text(text)
+    argv = [{"IN": path, "OUT": tmp_path / "out.json"}.get(a, a) for a in command]
+    code, out, err = run(capsys, *argv)
+    assert code == 2 and not out
+    where = f"{path}: at $.coflows" if name.endswith(".json") else f"{path}:1"
+    assert f"{where}: the instance has no coflows (nothing to schedule)" in err
+    assert not (tmp_path / "out.json").exists()
 
 
 def test_sizes_and_capacities_beyond_float_range_are_refused(tmp_path):
@@ -165,12 +188,14 @@ def test_schedule_to_standard_output_is_refused(tmp_path, capsys, monkeypatch, c
     assert not (tmp_path / "-").exists()
 
 
-def test_batches_of_an_empty_instance(tmp_path, capsys):
-    empty = tmp_path / "empty.json"
-    empty.write_text(EMPTY)
-    out = tmp_path / "b.json"
-    assert run(capsys, "generate", "batch", "--load", "0.5", "-o", out, empty)[0] == 0
-    assert io.read(out).num_coflows == 0
+def test_an_empty_instance_is_not_written(tmp_path):
+    from coflowopt import InstanceError
+
+    empty = io.read(GAP).subset([])
+    for fmt in ("json", "benchmark", "sincronia"):
+        with pytest.raises(InstanceError, match="cannot write an instance with no coflows"):
+            io.write(empty, tmp_path / f"e.{fmt}", format=fmt)
+        assert not (tmp_path / f"e.{fmt}").exists()
 
 
 @pytest.mark.parametrize("argv", [
@@ -231,11 +256,49 @@ def test_plot_path_is_checked_before_the_sweep(tmp_path, capsys):
     assert code == 2 and ".png" in err
 
 
-@pytest.mark.parametrize("option, value", [("--max-wide", "20"), ("--max-length-mb", "2")])
-def test_synthetic_class_limits_name_the_option(tmp_path, capsys, option, value):
-    code, _, err = run(capsys, "generate", "synthetic", "--coflows", "3", "--ports", "4",
-                       option, value, "-o", tmp_path / "x.json")
-    assert code == 2 and option in err
+@pytest.mark.parametrize("to", ["json", "benchmark", "sincronia"])
+def test_synthetic_makes_the_small_instance_asked_for(tmp_path, capsys, to):
+    # (a review) `--coflows 8 --ports 4 --load 0.6` gave a coflow of 914 flows, --max-wide
+    # below 51 was refused, and the file's offered load was 1.09
+    out = tmp_path / f"s.{to}"
+    code, text, _ = run(capsys, "generate", "synthetic", "--coflows", "8", "--ports", "4",
+                        "--load", "0.6", "--max-wide", "4", "--max-length-mb", "2", "--to", to,
+                        "-o", out, "--json")
+    assert code == 0
+    written = io.read(out, **({} if to == "json" else {"port_rate": 1.25e8}))
+    assert written.num_coflows == 8 and written.num_ports == 4
+    assert written.width.max() <= 4 and written.length.max() <= 2 * MB
+    assert json.loads(text)["offered_load"] == pytest.approx(0.6, rel=1e-9)
+    code, text, _ = run(capsys, "info", out, "--json", *([] if to == "json" else ["--port-rate",
+                                                                              "1.25e8"]))
+    assert json.loads(text)["offered_load"] == pytest.approx(0.6, rel=1e-9)
+    code, text, _ = run(capsys, "generate", "synthetic", "--coflows", "5", "--ports", "3",
+                        "--min-width", "3", "--max-width", "3", "-o", out, "--to", to, "--json")
+    assert code == 0 and json.loads(text)["flows"] == 15
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--min-width", "5", "--max-width", "4"], "--min-width 5 is above --max-width 4"),
+    (["--max-width", "1000001"], "--max-width must be at most 1,000,000, got 1,000,001"),
+    (["--coflows", "1", "--load", "0.5"], "--load needs at least 2 coflows"),
+])
+def test_synthetic_size_options_are_checked(tmp_path, capsys, argv, message):
+    args = {"--coflows": "3", "--ports": "4"}
+    argv = list(argv)
+    for key, value in args.items():
+        if key not in argv:
+            argv += [key, value]
+    code, _, err = run(capsys, "generate", "synthetic", *argv, "-o", tmp_path / "x.json")
+    assert code == 2 and message in err and not (tmp_path / "x.json").exists()
+
+
+@pytest.mark.parametrize("option", ["--max-width", "--min-width", "--load", "--max-length-mb"])
+@pytest.mark.parametrize("value", ["0", "-1", "nan"])
+def test_synthetic_refuses_values_below_one_flow_or_no_load(tmp_path, capsys, option, value):
+    with pytest.raises(SystemExit) as stop:
+        main(["generate", "synthetic", "--coflows", "3", "--ports", "4", option, value,
+              "-o", str(tmp_path / "x.json")])
+    assert stop.value.code == 2 and f"argument {option}" in capsys.readouterr().err
 
 
 def test_best_bound_has_the_isolation_bound_however_short_the_limit(capsys):

@@ -15,6 +15,7 @@ from typing import Any, TextIO
 import numpy as np
 
 from .. import io
+from .._text import plural
 from ..errors import InputError, InstanceError
 from ..instance import Instance
 from ..io._common import check_writable, read_text
@@ -30,6 +31,9 @@ __all__ = [
     "load_instance",
     "nonnegative_int",
     "parse_params",
+    "plural",
+    "size_text",
+    "size_unit",
     "to_jsonable",
 ]
 
@@ -126,6 +130,18 @@ def positive_int(text: str) -> int:
 
 def nonnegative_int(text: str) -> int:
     return _int_at_least(text, 0)
+
+
+def size_text(inst: Instance, *, ports: bool = True) -> str:
+    """"3 coflows, 5 flows, 1 port": an instance's size as the commands print it."""
+    text = f"{plural(inst.num_coflows, 'coflow')}, {plural(inst.num_flows, 'flow')}"
+    return text + (f", {plural(inst.num_ports, 'port')}" if ports else "")
+
+
+def size_unit(args: argparse.Namespace) -> str | None:
+    """The unit of sizes read by :func:`load_instance`: ``B`` for a trace (bytes), ``None``
+    for a JSON instance (the format states no unit)."""
+    return None if getattr(args, "input_format", None) == "json" else "B"
 
 
 def time_unit(args: argparse.Namespace) -> str:

@@ -13,6 +13,7 @@ from ._util import (
     check_outputs,
     emit_json,
     load_instance,
+    size_text,
     write_instance,
 )
 
@@ -55,7 +56,7 @@ def run(args: argparse.Namespace) -> int:
             }
         )
     else:
-        print(f"wrote {args.output} ({fmt}): {inst.num_coflows} coflows, {inst.num_flows} flows")
+        print(f"wrote {args.output} ({fmt}): {size_text(inst, ports=False)}")
         for note in notes:
             print(f"note: {note}", file=sys.stderr)
     return 0

@@ -28,6 +28,7 @@ from ._util import (
     emit_json,
     format_table,
     nonnegative_int,
+    plural,
     port_rate,
     positive_float,
     positive_int,
@@ -199,7 +200,8 @@ def _print_report(
     out = sys.stdout
     label = problem.name or args.file
     arith = "exact" if alloc.exact else "float"
-    out.write(f"{label}: {problem.num_coflows} coflows, {problem.num_links} links ({arith})\n")
+    out.write(f"{label}: {plural(problem.num_coflows, 'coflow')}, "
+              f"{plural(problem.num_links, 'link')} ({arith})\n")
     opts = "".join(f", {k}={v}" for k, v in sorted(_options(args).items()))
     out.write(f"mechanism {args.mechanism}{opts}\n\n")
     show_links = problem.num_links <= 6
@@ -220,10 +222,11 @@ def _print_report(
     limit = 40
     out.write(format_table(rows[:limit], headers) + "\n")
     if len(rows) > limit:
-        out.write(f"... {len(rows) - limit} more coflows (use --json for all)\n")
+        out.write(f"... {plural(len(rows) - limit, 'more coflow', 'more coflows')} (use --json "
+                  "for all)\n")
     out.write("\n")
     out.write(f"isolation guarantee (min progress / weight): {fmt(rep.isolation_guarantee)}\n")
-    out.write(f"utilization: {fmt(rep.utilization)} of {problem.num_links} links "
+    out.write(f"utilization: {fmt(rep.utilization)} of {plural(problem.num_links, 'link')} "
               f"({100 * rep.utilization_fraction:.4g}% of capacity)\n")
     out.write(f"min-cut proportionality (min/max progress per weight): {rep.min_cut_proportionality:.6g}\n")
     if show_links:
@@ -291,8 +294,9 @@ def _run_lie_search(args: argparse.Namespace, problem: FairnessProblem, opts: di
         return 0
     out_ = sys.stdout
     grid = f"grid {res.grid_resolution}" if res.grid_resolution else "no grid"
-    out_.write(f"lie search: coflow {res.coflow} under {args.mechanism} over {len(res.links)} links "
-               f"({grid}, {args.samples} random reports, seed {res.seed})\n")
+    out_.write(f"lie search: coflow {res.coflow} under {args.mechanism} over "
+               f"{plural(len(res.links), 'link')} ({grid}, {plural(args.samples, 'random report')}, "
+               f"seed {res.seed})\n")
     out_.write(f"truthful progress: {fmt(res.truthful_progress)}\n")
     if res.found:
         assert res.witness is not None
@@ -307,5 +311,6 @@ def _run_lie_search(args: argparse.Namespace, problem: FairnessProblem, opts: di
     else:
         out_.write("no profitable lie found\n")
     effort = ", ".join(f"{k} {v}" for k, v in res.effort.items())
-    out_.write(f"effort: {res.evaluations} evaluations ({effort}); {res.runtime:.3g} s; {res.stopped}\n")
+    out_.write(f"effort: {plural(res.evaluations, 'evaluation')} ({effort}); {res.runtime:.3g} s; "
+               f"{res.stopped}\n")
     return 0

@@ -10,6 +10,7 @@ from .. import io
 from ..errors import InputError
 from ..instance import MB, Instance
 from ..io import generate as gen
+from ..io import sincronia
 from ._util import (
     add_input_arguments,
     add_json_argument,
@@ -21,6 +22,7 @@ from ._util import (
     port_rate,
     positive_float,
     positive_int,
+    size_text,
     write_instance,
 )
 
@@ -29,28 +31,44 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("generate", help="generate workloads or re-time the arrivals of an instance")
     kinds = p.add_subparsers(dest="kind", metavar="KIND", required=True)
 
-    s = kinds.add_parser("synthetic", help="random coflows from the seeds' four bins (SN/LN/SW/LW)")
+    s = kinds.add_parser(
+        "synthetic", help="random coflows from the Facebook trace's four bins (SN/LN/SW/LW)",
+        description="Random coflows in the four bins of the Facebook trace, with their shares: "
+        "short (longest flow below 5 MB) or long, narrow (at most 50 flows) or wide. Limits "
+        "on width and length apply to every coflow; a bin they leave no room for is left "
+        "out, its share going to the others (--max-width 4: narrow coflows of 1 to 4 flows). "
+        "--load is the offered load the arrivals realise; MCS and Sincronia set an expected "
+        "one instead (arrival rate x mean coflow size / capacity), which few coflows realise "
+        "only roughly (10 coflows at 0.5: 0.68 on average).")
     s.add_argument("--coflows", type=positive_int, required=True, help="number of coflows")
     s.add_argument("--ports", type=positive_int, required=True, help="number of ports")
     s.add_argument(
         "--load",
         type=positive_float,
         default=None,
-        help="Poisson arrivals with this expected offered load (the sample's own load, "
-             "printed after writing, differs: 0.529 for 0.6 at 50 coflows, seed 3; "
-             "default: all arrive at 0)",
+        help="offered load the arrivals realise, as `coflowopt info` prints it: total bytes / "
+        "(span of the release times x total ingress capacity); Poisson inter-arrival gaps "
+        "scaled together to give exactly this load (needs 2 or more coflows; default: all "
+        "arrive at 0)",
     )
     s.add_argument(
         "--port-rate", type=port_rate, default=1.25e8, help="bytes/s per port (default 1.25e8)"
     )
     s.add_argument(
-        "--max-wide", type=positive_int, default=1000, help="largest width of wide coflows (default 1000)"
+        "--min-width", type=positive_int, default=1, metavar="N",
+        help="fewest flows of a coflow (default 1)",
+    )
+    s.add_argument(
+        "--max-width", "--max-wide", type=positive_int, default=1000, metavar="N",
+        help="most flows of a coflow: wide coflows have 51 to N (default 1000); below 51, "
+        "none is wide and narrow ones have at most N",
     )
     s.add_argument(
         "--max-length-mb",
         type=positive_float,
         default=1024.0,
-        help="largest flow of long coflows in MB (default 1024)",
+        help="largest flow of a coflow in MB: long coflows' longest flows lie in [5, this) "
+        "(default 1024); below 5, no coflow is long",
     )
     s.add_argument(
         "--shape", choices=gen.SHAPES, default=None,
@@ -60,10 +78,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     s.set_defaults(func=run_synthetic)
 
-    po = kinds.add_parser("poisson", help="re-time arrivals as a Poisson process at a load")
+    po = kinds.add_parser("poisson", help="re-time arrivals as a Poisson process at an offered load")
     add_input_arguments(po)
     po.add_argument("--load", type=positive_float, required=True,
-                    help="expected offered load: arrival rate x mean coflow size / ingress capacity")
+                    help="offered load the arrivals realise (as `coflowopt info` prints it): "
+                    "Poisson gaps scaled together to give exactly this load (2 or more coflows)")
     po.set_defaults(func=run_retime)
 
     b = kinds.add_parser("batch", help="arrivals in batches (Poisson batches at a load, or a fixed interval)")
@@ -72,7 +91,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="coflows per batch, in file order (default 10; MCS)")
     group = b.add_mutually_exclusive_group(required=True)
     group.add_argument("--load", type=positive_float,
-                       help="batches arrive as a Poisson process at this expected offered load")
+                       help="batches arrive as a Poisson process realising this offered load "
+                       "(as `coflowopt info` prints it; 2 or more batches)")
     group.add_argument("--interval", type=nonnegative_float,
                        help="batches arrive every INTERVAL time units")
     b.set_defaults(func=run_retime)
@@ -80,8 +100,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     r = kinds.add_parser("rescale", help="stretch inter-arrival times to a target offered load")
     add_input_arguments(r)
     r.add_argument("--load", type=positive_float, required=True,
-                   help="the offered load the arrivals realise: bytes / (release span x ingress "
-                   "capacity), what `coflowopt info` prints")
+                   help="offered load the arrivals realise (as `coflowopt info` prints it): "
+                   "total bytes / (span of the release times x total ingress capacity)")
     r.set_defaults(func=run_retime)
 
     d = kinds.add_parser("deadlines", help="Varys-style deadlines: max(min, Gamma (1 + U(0, slack)))")
@@ -123,8 +143,8 @@ def _finish(args: argparse.Namespace, inst: Instance) -> int:
         )
     else:
         print(
-            f"wrote {args.output}: {inst.num_coflows} coflows, {inst.num_flows} flows, "
-            f"{inst.num_ports} ports" + (f", offered load {load:.3g}" if load == load else "")
+            f"wrote {args.output}: {size_text(inst)}"
+            + (f", offered load {load:.3g}" if load == load else "")
         )
         for note in notes:
             print(f"note: {note}", file=sys.stderr)
@@ -133,26 +153,17 @@ def _finish(args: argparse.Namespace, inst: Instance) -> int:
 
 def run_synthetic(args: argparse.Namespace) -> int:
     check_outputs(args, [("--output", args.output)])
-    if args.max_wide > gen.MAX_WIDTH:
-        raise InputError(f"--max-wide must be at most {gen.MAX_WIDTH:,}, got {args.max_wide:,}")
+    if args.max_width > gen.MAX_WIDTH:
+        raise InputError(f"--max-width must be at most {gen.MAX_WIDTH:,}, got {args.max_width:,}")
+    if args.min_width > args.max_width:
+        raise InputError(f"--min-width {args.min_width} is above --max-width {args.max_width}")
     if not math.isfinite(args.max_length_mb * MB):
         raise InputError(f"--max-length-mb is too large for bytes in float64, got {args.max_length_mb:g}")
-    for c in gen.FACEBOOK_BINS:  # the wide and long classes start where the narrow and short end
-        if c.name.endswith("W") and args.max_wide < c.width[0]:
-            raise InputError(f"--max-wide must be at least {c.width[0]} (wide coflows have more "
-                             f"than {c.width[0] - 1} flows), got {args.max_wide}")
-        if c.name.startswith("L") and args.max_length_mb * MB < c.length[0]:
-            raise InputError(f"--max-length-mb must be at least {c.length[0] / MB:g} (long "
-                             f"coflows' longest flows start there), got {args.max_length_mb:g}")
-    classes = tuple(
-        gen.WorkloadClass(
-            c.name,
-            c.fraction,
-            (c.width[0], args.max_wide) if c.name.endswith("W") else c.width,
-            (c.length[0], args.max_length_mb * MB) if c.name.startswith("L") else c.length,
-        )
-        for c in gen.FACEBOOK_BINS
-    )
+    if args.load is not None and args.coflows < 2:
+        raise InputError("--load needs at least 2 coflows (the offered load is the data over "
+                         "the span of the release times)")
+    classes = gen.facebook_bins(min_width=args.min_width, max_width=args.max_width,
+                                max_length=args.max_length_mb * MB)
     shape = args.shape or ("shuffle" if args.to == "benchmark" else "flows")
     if shape != "shuffle" and args.to == "benchmark":
         raise InputError("--to benchmark holds only full shuffles: use --shape shuffle")
@@ -160,6 +171,9 @@ def run_synthetic(args: argparse.Namespace) -> int:
         args.coflows, args.ports, classes=classes, load=args.load, port_rate=args.port_rate,
         seed=args.seed, shape=shape,
     )
+    if args.to == "sincronia" and args.load is not None:
+        # the file holds whole megabytes: its load, not the unrounded one, is what was asked
+        inst = gen.rescale_load(sincronia.round_sizes(inst), args.load)
     return _finish(args, inst)
 
 

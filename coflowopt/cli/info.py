@@ -7,8 +7,10 @@ import sys
 
 import numpy as np
 
+from .._text import bin_rule
 from ..errors import InputError
 from ..instance import BINS, MB, Instance
+from ..io.generate import offered_load
 from ..io.schedule_file import read_schedule_file
 from ..schedule import Schedule, check_feasible
 from ._util import (
@@ -17,8 +19,11 @@ from ._util import (
     emit_json,
     format_table,
     load_instance,
+    plural,
     positive_float,
     positive_int,
+    size_text,
+    size_unit,
     time_unit,
 )
 
@@ -43,7 +48,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         type=positive_float,
         default=5.0,
         metavar="MB",
-        help="a coflow is short if its longest flow is below this many MB (default 5)",
+        help="a coflow is short if its longest flow is below this many MB (default 5; MB of "
+        "2^20 bytes, or of 2^20 size units for a JSON instance, whose format states no unit)",
     )
     p.add_argument(
         "--narrow-width",
@@ -98,7 +104,7 @@ def describe(inst: Instance, *, short_length: float = 5 * MB, narrow_width: int 
         "bins": bins,
         "bin_thresholds": {"short_length": short_length, "narrow_width": narrow_width},
         "bottleneck_time": float((port_load / cap).max(initial=0.0)),
-        "offered_load": (float(total / (span * float(inst.fabric.ingress.sum()))) if span > 0 else None),
+        "offered_load": offered_load(inst) if span > 0 else None,
         "weights": bool(np.any(inst.weight != 1.0)),
         "deadlines": int(np.isfinite(inst.deadline).sum()),
         "dependencies": int(
@@ -118,14 +124,12 @@ def run_info(args: argparse.Namespace) -> int:
     inst = load_instance(args)
     facts = describe(inst, short_length=args.short_length * MB, narrow_width=args.narrow_width)
     facts["bin_thresholds"]["short_length_mb"] = args.short_length
+    facts["bin_thresholds"]["size_unit"] = size_unit(args)
     if args.json:
         emit_json(facts)
         return 0
     out = sys.stdout
-    out.write(
-        f"{facts['name'] or args.file}: {facts['coflows']} coflows, {facts['flows']} flows, "
-        f"{facts['ports']} ports\n"
-    )
+    out.write(f"{facts['name'] or args.file}: {size_text(inst)}\n")
     cap = facts["capacity"]
     out.write(f"capacity per link: {cap['min']:g}" + ("" if cap["uniform"] else f" to {cap['max']:g}") + "\n")
     out.write(
@@ -138,8 +142,8 @@ def run_info(args: argparse.Namespace) -> int:
         + "\n"
     )
     extras = [
-        f"{facts['deadlines']} deadlines" if facts["deadlines"] else "",
-        f"{facts['dependencies']} dependencies" if facts["dependencies"] else "",
+        plural(facts["deadlines"], "deadline") if facts["deadlines"] else "",
+        plural(facts["dependencies"], "dependency", "dependencies") if facts["dependencies"] else "",
         "weights" if facts["weights"] else "",
         "multi-wave flows" if facts["multi_wave"] else "",
     ]
@@ -159,10 +163,10 @@ def run_info(args: argparse.Namespace) -> int:
         [b, v["coflows"], 100 * v["fraction_coflows"], 100 * v["fraction_bytes"]]
         for b, v in facts["bins"].items()
     ]
-    title = (
-        f"bins (short: longest flow < {args.short_length:g} MB; narrow: at most {args.narrow_width} flows)"
-    )
-    out.write(format_table(rows, ["bin", "coflows", "% coflows", "% bytes"], title=title) + "\n")
+    unit = size_unit(args)
+    title = f"bins ({bin_rule(args.short_length * MB, args.narrow_width, unit)})"
+    headers = ["bin", "coflows", "% coflows", "% bytes" if unit == "B" else "% size"]
+    out.write(format_table(rows, headers, title=title) + "\n")
     return 0
 
 
@@ -200,14 +204,12 @@ def run_validate(args: argparse.Namespace) -> int:
     if args.json:
         emit_json(result)
         return code
-    print(
-        f"{args.file}: valid instance ({inst.num_coflows} coflows, {inst.num_flows} flows, "
-        f"{inst.num_ports} ports)"
-    )
+    print(f"{args.file}: valid instance ({size_text(inst)})")
     if args.schedule:
         if rejected:
-            print(f"{args.schedule}: checked on the {checked.num_coflows} coflows it serves; the "
-                  f"{len(rejected)} it rejects (its _rejected) are left out")
+            print(f"{args.schedule}: checked on the {plural(checked.num_coflows, 'coflow')} it "
+                  f"serves; the {len(rejected)} it rejects (its _rejected) "
+                  f"{'is' if len(rejected) == 1 else 'are'} left out")
         print(f"{args.schedule}: {report}")
     return code
 

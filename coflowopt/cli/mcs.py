@@ -27,6 +27,7 @@ from ._util import (
     format_table,
     load_instance,
     nonnegative_int,
+    plural,
     positive_float,
     positive_int,
 )
@@ -218,7 +219,7 @@ def run_stats(args: argparse.Namespace) -> int:
     out = sys.stdout
     title = (
         f"Pearson correlation, raw/log10 ({100 * corr.confidence:g}% interval of the log value), "
-        f"{corr.num_coflows} coflows"
+        f"{plural(corr.num_coflows, 'coflow')}"
     )
     out.write(format_table(corr.rows(), corr.headers(), title=title) + "\n\n")
     out.write(format_table(joint.rows(), joint.headers(), title="coflows by size and width") + "\n")
@@ -272,7 +273,8 @@ def run_classify(args: argparse.Namespace) -> int:
         return 0
     out = sys.stdout
     t = ", ".join(f"{x:g}" for x in chosen.size_thresholds / MB) or "none"
-    out.write(f"{inst.name or args.file}: {inst.num_coflows} coflows, size thresholds T (MB): {t}\n")
+    out.write(f"{inst.name or args.file}: {plural(inst.num_coflows, 'coflow')}, size thresholds "
+              f"T (MB): {t}\n")
     out.write(
         format_table(
             _class_rows(chosen),
@@ -341,7 +343,8 @@ def run_thresholds(args: argparse.Namespace) -> int:
         return 0
     out = sys.stdout
     out.write(
-        f"{inst.name or args.file}: {args.scheme} scheme, K = {args.queues} queues, load {rho:.4g}, "
+        f"{inst.name or args.file}: {args.scheme} scheme, K = {plural(args.queues, 'queue')}, "
+        f"load {rho:.4g}, "
         f"initial queues: {initial}\n"
     )
     rows = []

@@ -15,8 +15,9 @@ from typing import Any
 
 import numpy as np
 
+from .._text import bin_rule
 from ..errors import CoflowoptError, InputError
-from ..instance import BINS, Instance
+from ..instance import BINS, NARROW_WIDTH, SHORT_LENGTH, Instance
 from ..io._common import atomic_writers
 from ..io.schedule_file import write_schedule
 from ..sim import POLICIES, Policy, SimulationResult, engine, get_policy, make_policy, simulate, simulate_many
@@ -31,7 +32,10 @@ from ._util import (
     load_instance,
     nonnegative_int,
     parse_params,
+    plural,
     positive_float,
+    size_text,
+    size_unit,
     time_unit,
 )
 
@@ -160,7 +164,8 @@ def run_simulate(args: argparse.Namespace) -> int:
                record=bool(args.schedule))
     if args.schedule and res.schedule is None:
         raise CoflowoptError(
-            f"--schedule {args.schedule}: the schedule has more than {engine.MAX_PIECES:,} pieces, the "
+            f"--schedule {args.schedule}: the schedule has more than "
+            f"{plural(engine.MAX_PIECES, 'piece', thousands=True)}, the "
             "most the simulator records; nothing written (run without --schedule, or record it "
             "from Python: simulate(..., max_pieces=N))")
     with atomic_writers([path for _, path in outs]) as handles:  # all files or none
@@ -180,13 +185,13 @@ def run_simulate(args: argparse.Namespace) -> int:
     if args.summary_csv == "-":
         res.summary_csv(sys.stdout)
         return 0
-    print(res.format(coflows=args.coflows, unit=time_unit(args)))
+    print(res.format(coflows=args.coflows, unit=time_unit(args), size_unit=size_unit(args)))
     if args.csv:
         print(f"\nper-coflow table written to {args.csv}")
     if args.summary_csv:
         print(f"summary written to {args.summary_csv}")
     if args.schedule:
-        print(f"schedule ({res.schedule.num_pieces if res.schedule else 0} pieces) "
+        print(f"schedule ({plural(res.schedule.num_pieces if res.schedule else 0, 'piece')}) "
               f"written to {args.schedule}")
     return 0
 
@@ -333,7 +338,8 @@ def _compare_parallel(
     the finished tasks.
     """
     tasks = len(policies) + bool(args.bound)
-    bar = None if args.no_progress else Progress(tasks, f"{tasks} tasks on {min(jobs, tasks)} processes")
+    bar = None if args.no_progress else Progress(
+        tasks, f"{plural(tasks, 'task')} on {plural(min(jobs, tasks), 'process', 'processes')}")
     finished = 0
     bound_done = threading.Event()  # set by the pool's thread when the bound is in
 
@@ -447,10 +453,10 @@ def run_compare(args: argparse.Namespace) -> int:
             line.append(row.get("deadlines_met", "-"))
         line.append(f"{row['wall_s']:.1f}")
         body.append(line)
-    title = (f"{inst.name or args.file}: {inst.num_coflows} coflows, {inst.num_flows} flows, "
-             f"{inst.num_ports} ports; ratios are scheduler / {baseline} "
+    title = (f"{inst.name or args.file}: {size_text(inst)}; ratios are scheduler / {baseline} "
              "(above 1: slower than the baseline)")
     print(format_table(body, headers, title=title))
+    print(f"bins: {bin_rule(SHORT_LENGTH, NARROW_WIDTH, size_unit(args))}")
     extras = []
     if bound is not None:
         extras.append(f"lower bound on sum w*CCT: {floor_text(bound - released, 6)} "

@@ -26,7 +26,9 @@ from ._util import (
     format_table,
     load_instance,
     parse_params,
+    plural,
     positive_float,
+    size_text,
 )
 
 _METHODS = sorted({m for ms in SOLVERS.values() for m in ms})
@@ -135,8 +137,7 @@ def _payload(inst: Instance, res: Result) -> dict[str, Any]:
 
 
 def _header(out: Any, inst: Instance, path: str) -> None:
-    out.write(f"{inst.name or path}: {inst.num_coflows} coflows, {inst.num_flows} flows, "
-              f"{inst.num_ports} ports\n")
+    out.write(f"{inst.name or path}: {size_text(inst)}\n")
 
 
 def _fmt(x: float) -> str:
@@ -220,7 +221,7 @@ def run_solve(args: argparse.Namespace) -> int:
         else:
             fin = cct[np.isfinite(cct)]
             if fin.size:
-                out.write(f"\nCCT over {fin.size} coflows: mean {fin.mean():.6g}, median "
+                out.write(f"\nCCT over {plural(fin.size, 'coflow')}: mean {fin.mean():.6g}, median "
                           f"{np.median(fin):.6g}, max {fin.max():.6g} (--json lists all)\n")
     return unwritten
 

@@ -291,6 +291,4 @@ def load_problem(
         inst = native_from_document(doc, path=p)
     else:
         inst, _ = instance_io.loads(text, path=p, format=format, port_rate=port_rate)
-    if inst.num_coflows == 0:  # named here: from_instance does not know the file
-        raise InputError("the instance has no coflows to share links among", path=p)
     return FairnessProblem.from_instance(inst, elastic=elastic, exact=exact)

@@ -60,8 +60,9 @@ MECHANISMS: dict[str, Mechanism] = _register(
 """Every mechanism by name (``drf``, ``hug``, ``psp``, ``drf+highest``, ...)."""
 
 
-def allocate(problem: FairnessProblem, mechanism: str, **options: Any) -> FairAllocation:
-    """Run a mechanism by name; unknown names or options raise ``InstanceError``."""
+def allocate(problem: FairnessProblem, mechanism: str = "hug", **options: Any) -> FairAllocation:
+    """Run a mechanism by name (default ``hug``, as ``coflowopt fair``); unknown names or
+    options raise ``InstanceError``."""
     try:
         mech = MECHANISMS[mechanism]
     except KeyError:

@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from .._text import plural
 from ..errors import InstanceError
 from ..instance import Instance
 from ._arith import as_float, is_rational, to_number_array
@@ -118,7 +119,7 @@ class FairnessProblem:
         exact = bool(exact)
         ids = tuple(str(i) for i in self.ids) if self.ids else tuple(f"C{k}" for k in range(M))
         if len(ids) != M:
-            raise InstanceError(f"{M} coflows but {len(ids)} ids")
+            raise InstanceError(f"{plural(M, 'coflow')} but {plural(len(ids), 'id')}")
         if len(set(ids)) != M:
             dup = next(i for i in ids if ids.count(i) > 1)
             raise InstanceError(f"duplicate coflow id '{dup}'")
@@ -126,7 +127,7 @@ class FairnessProblem:
             tuple(str(n) for n in self.link_names) if self.link_names else tuple(f"L{i}" for i in range(L))
         )
         if len(names) != L:
-            raise InstanceError(f"{L} links but {len(names)} link names")
+            raise InstanceError(f"{plural(L, 'link')} but {plural(len(names), 'link name')}")
 
         try:
             vec = to_number_array(raw, exact=exact)
@@ -190,7 +191,7 @@ class FairnessProblem:
         if not exact and isinstance(value, np.ndarray) and value.dtype.kind in "biuf":
             arr = np.array(value, dtype=np.float64).reshape(-1)
             if arr.size != M:
-                raise InstanceError(f"{M} coflows but {arr.size} {what}s")
+                raise InstanceError(f"{plural(M, 'coflow')} but {plural(arr.size, what)}")
             bad = np.flatnonzero(np.isnan(arr) | (arr <= 0) | (np.isinf(arr) & (what != "bound")))
             if bad.size:
                 k = int(bad[0])
@@ -198,7 +199,7 @@ class FairnessProblem:
             return arr
         items = list(np.asarray(value, dtype=object).reshape(-1))
         if len(items) != M:
-            raise InstanceError(f"{M} coflows but {len(items)} {what}s")
+            raise InstanceError(f"{plural(M, 'coflow')} but {plural(len(items), what)}")
         items = [default if v is None else v for v in items]
         try:
             arr = to_number_array(np.array(items, dtype=object), exact=exact)
@@ -217,7 +218,7 @@ class FairnessProblem:
             return to_number_array(np.ones(L, dtype=int), exact=exact)
         items = np.asarray(value, dtype=object).reshape(-1)
         if items.size != L:
-            raise InstanceError(f"{L} links but {items.size} capacities")
+            raise InstanceError(f"{plural(L, 'link')} but {plural(items.size, 'capacity', 'capacities')}")
         arr = to_number_array(items, exact=exact)
         f = as_float(arr)
         bad = np.flatnonzero(~(np.isfinite(f) & (f > 0)))
@@ -304,7 +305,7 @@ class FairnessProblem:
         if isinstance(coflow, (int, np.integer)) and not isinstance(coflow, bool):
             k = int(coflow)
             if not 0 <= k < self.num_coflows:
-                raise InstanceError(f"no coflow at position {k} ({self.num_coflows} coflows)")
+                raise InstanceError(f"no coflow at position {k} ({plural(self.num_coflows, 'coflow')})")
             return k
         try:
             return self.ids.index(str(coflow))

@@ -285,6 +285,17 @@ def shortest_decimal(value: float, decode: Callable[[float], float], target: flo
     return repr(value)
 
 
+NO_COFLOWS = "the instance has no coflows (nothing to schedule)"
+"""Why the readers refuse an instance without coflows (its results would all be nan)."""
+
+
+def check_writable_instance(instance: Any) -> None:
+    """Refuse to write an instance the readers would refuse: one without coflows."""
+    if instance.num_coflows == 0:
+        raise InstanceError("cannot write an instance with no coflows (the readers refuse one: "
+                            "there is nothing to schedule)")
+
+
 def release_ms(release: float) -> str:
     """A release time as the trace formats write it: milliseconds, in the shortest decimal
     that reads back (divided by 1000) as ``release``, else ``repr`` (which may not)."""

@@ -29,9 +29,20 @@ from collections.abc import Iterator
 
 import numpy as np
 
+from .._text import plural
 from ..errors import InputError, InstanceError
 from ..instance import MB, TINY, Coflow, Fabric, Instance
-from ._common import atomic_writer, brief, read_text, release_ms, shortest_decimal, text_lines, trace_notes
+from ._common import (
+    NO_COFLOWS,
+    atomic_writer,
+    brief,
+    check_writable_instance,
+    read_text,
+    release_ms,
+    shortest_decimal,
+    text_lines,
+    trace_notes,
+)
 
 __all__ = ["COFLOWSIM_EPOCH_MS", "COFLOWSIM_PORT_RATE", "DEFAULT_PORT_RATE", "dumps", "loads",
            "loads_coflowsim", "read", "write"]
@@ -105,10 +116,13 @@ def _header(lines: list[tuple[int, list[str]]], path: str) -> tuple[int, int]:
     count = _int(tokens[1], "number of coflows", path, number)
     if len(lines) - 1 != count:
         raise InputError(
-            f"the header announces {count} coflows but the file has {len(lines) - 1} coflow lines",
+            f"the header announces {plural(count, 'coflow')} but the file has "
+            f"{plural(len(lines) - 1, 'coflow line')}",
             path=path,
             line=number,
         )
+    if count == 0:
+        raise InputError(NO_COFLOWS, path=path, line=number)
     return ports, count
 
 
@@ -150,7 +164,8 @@ def _check_bytes(nbytes: float, token: str, what: str, path: str, line: int) -> 
 def _rack(token: str, what: str, ports: int, path: str, line: int) -> int:
     rack = _int(token, what, path, line)
     if rack >= ports:
-        raise InputError(f"{what} is {rack}, but the fabric has {ports} ports", path=path, line=line)
+        raise InputError(f"{what} is {rack}, but the fabric has {plural(ports, 'port')}", path=path,
+                         line=line)
     return rack
 
 
@@ -167,7 +182,7 @@ def _shuffles(
         m = _int(t[2], f"number of mappers of coflow '{cid}'", path, number, minimum=1)
         if len(t) < 4 + m:
             raise InputError(
-                f"coflow '{cid}' announces {m} mappers but the line ends after {len(t) - 3}",
+                f"coflow '{cid}' announces {plural(m, 'mapper')} but the line ends after {len(t) - 3}",
                 path=path,
                 line=number,
             )
@@ -176,7 +191,7 @@ def _shuffles(
         reducer_tokens = t[4 + m :]
         if len(reducer_tokens) != r:
             raise InputError(
-                f"coflow '{cid}' announces {r} reducers but lists {len(reducer_tokens)}",
+                f"coflow '{cid}' announces {plural(r, 'reducer')} but lists {len(reducer_tokens)}",
                 path=path,
                 line=number,
             )
@@ -355,6 +370,7 @@ def dumps(instance: Instance, *, port_rate: float | None = None) -> str:
 
 def _dump(instance: Instance, port_rate: float | None = None) -> tuple[str, int, int]:
     """:func:`dumps`' text, the number of reducers and how many of their sizes read back inexactly."""
+    check_writable_instance(instance)
     problems = []
     fab = instance.fabric
     if not fab.is_uniform:

@@ -1,20 +1,22 @@
-"""Seeded workload generators shaped like the seeds' evaluations.
+"""Seeded workload generators shaped like the published evaluations.
 
 Every generator takes a ``seed`` and is reproducible: the same arguments give
 the same instance, bit for bit.
 
-*Offered load* comes in two forms. The generators that draw arrivals
-(:func:`poisson_arrivals`, :func:`batch_arrivals` with a load,
-:func:`synthetic` with a load) take the one the seeds use to time arrivals
-(MCS §VIII-C, Sincronia's generator): ``rho = lambda * E[coflow size] / C``
-where ``lambda`` is the coflow arrival rate and ``C`` the total ingress
-capacity, an expected load. :func:`offered_load` (what ``coflowopt info``
-and the generators' summaries print, and what :func:`rescale_load` hits
-exactly) is the load an instance's arrivals realise: its bytes over its
-release span times ``C``. The two differ: ``K`` coflows span ``K - 1`` gaps,
-and ``1 / span`` is convex, so Poisson arrivals at ``rho`` realise ``rho * K
-/ (K - 2)`` on average (10 coflows at 0.5: 0.625, by a review's 40 seeds
-0.68), close to ``rho`` only for many coflows.
+*Offered load* is the load an instance's arrivals realise,
+:func:`offered_load` (what ``coflowopt info`` prints): its total data over
+the span of its release times and the total ingress capacity ``C``. Every
+generator that takes a ``load`` (:func:`synthetic`, :func:`poisson_arrivals`,
+:func:`batch_arrivals`, :func:`rescale_load`) makes that realised load equal
+to ``load`` (to rounding). The arrivals are still Poisson: exponential gaps
+are drawn, then scaled together so that their span gives the load; the
+release times are then distributed as a Poisson process's given its number of
+arrivals and its span (the inner ones uniform over the span). MCS (§VIII-C)
+and Sincronia's generator instead set the arrival rate, ``lambda * E[coflow
+size] / C = rho``, an expected load: a sample of ``K`` coflows realises about
+``rho * K / (K - 2)``, with a spread of order ``rho / sqrt(K)`` (10 coflows at
+0.5 realised 0.68 on average over 40 seeds). The two agree for many coflows;
+for few, only the realised load is what was asked.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from ..errors import InstanceError
-from ..instance import MB, Coflow, Fabric, Instance
+from ..instance import MB, NARROW_WIDTH, SHORT_LENGTH, Coflow, Fabric, Instance
 from .benchmark import MAX_PORTS
 
 __all__ = [
@@ -35,6 +37,7 @@ __all__ = [
     "WorkloadClass",
     "batch_arrivals",
     "deadlines_from_isolation",
+    "facebook_bins",
     "offered_load",
     "poisson_arrivals",
     "rescale_load",
@@ -81,16 +84,43 @@ class WorkloadClass:
             raise InstanceError(f"class {self.name}: min_share must be in (0, 1], got {self.min_share!r}")
 
 
-FACEBOOK_BINS: tuple[WorkloadClass, ...] = (
-    WorkloadClass("SN", 0.52, (1, 50), (1 * MB, 5 * MB)),
-    WorkloadClass("LN", 0.16, (1, 50), (5 * MB, 1024 * MB)),
-    WorkloadClass("SW", 0.15, (51, 1000), (1 * MB, 5 * MB)),
-    WorkloadClass("LW", 0.17, (51, 1000), (5 * MB, 1024 * MB)),
-)
-"""The seeds' four bins with their published shares of coflows (dissertation
-Table 5.3, MCS Table IV): short < 5 MB longest flow, narrow <= 50 flows. The
-upper ends (1000 flows, 1 GB) are our choice: the seeds do not state them.
-Lengths of short coflows stay below 5 MB (the range's upper end is open)."""
+def facebook_bins(
+    *, min_width: int = 1, max_width: int = 1000, max_length: float = 1024 * MB
+) -> tuple[WorkloadClass, ...]:
+    """The four bins of the Facebook trace as classes, with their published shares.
+
+    Short coflows' longest flows lie in [1 MB, 5 MB), long ones' in [5 MB,
+    ``max_length``]; narrow coflows have 1 to 50 flows, wide ones 51 to
+    ``max_width`` (the bins of :meth:`Instance.bins <coflowopt.Instance.bins>`, so
+    every coflow lands in its class's bin). Every coflow has ``min_width`` to
+    ``max_width`` flows and a longest flow of at most ``max_length`` bytes: a bin
+    left with no room (``max_width`` 50 or less: no wide coflows) is left out,
+    its share going to the others in proportion, and a range that reaches past a
+    limit stops there (``max_width=4``: narrow coflows of 1 to 4 flows only).
+    """
+    for name, value in (("min_width", min_width), ("max_width", max_width)):
+        if isinstance(value, bool) or int(value) != value or not 1 <= value <= MAX_WIDTH:
+            raise InstanceError(f"{name} must be an integer in 1..{MAX_WIDTH:,}, got {value!r}")
+    if min_width > max_width:
+        raise InstanceError(f"min_width ({min_width}) is above max_width ({max_width})")
+    if not (math.isfinite(max_length) and max_length > 0):
+        raise InstanceError(f"max_length must be finite and > 0, got {max_length!r}")
+    narrow = (max(1, int(min_width)), min(NARROW_WIDTH, int(max_width)))
+    wide = (max(NARROW_WIDTH + 1, int(min_width)), int(max_width))
+    short = (min(1.0 * MB, max_length), min(float(SHORT_LENGTH), max_length))
+    long = (float(SHORT_LENGTH), max_length)
+    bins = (("SN", 0.52, narrow, short), ("LN", 0.16, narrow, long),
+            ("SW", 0.15, wide, short), ("LW", 0.17, wide, long))
+    return tuple(WorkloadClass(name, share, width, length)
+                 for name, share, width, length in bins
+                 if width[0] <= width[1] and length[0] <= length[1])
+
+
+FACEBOOK_BINS: tuple[WorkloadClass, ...] = facebook_bins()
+"""The four bins with their published shares of coflows (the Varys dissertation's Table
+5.3, MCS Table IV): short < 5 MB longest flow, narrow <= 50 flows. The upper ends (1000
+flows, 1 GB) are our choice: the papers do not state them. Lengths of short coflows stay
+below 5 MB (the range's upper end is open)."""
 
 
 def _rng(seed: int | None) -> np.random.Generator:
@@ -104,10 +134,10 @@ def _log_uniform(rng: np.random.Generator, lo: float, hi: float) -> float:
 
 
 def offered_load(instance: Instance) -> float:
-    """The load an instance's arrivals realise: bytes / (release span x ingress capacity).
+    """The load an instance's arrivals realise: data / (release span x ingress capacity).
 
-    Not the rate parameter of :func:`poisson_arrivals` (see the module docstring). ``nan``
-    when all coflows arrive at once.
+    What every generator's ``load`` sets (see the module docstring). ``nan`` when all
+    coflows arrive at once.
     """
     if instance.num_coflows < 2:
         return float("nan")
@@ -131,6 +161,24 @@ def _retimed(instance: Instance, releases: np.ndarray, what: str) -> Instance:
     return instance.with_releases(releases)
 
 
+def _at_load(instance: Instance, offsets: np.ndarray, load: float, first: float = 0.0) -> Instance:
+    """``instance`` released at ``first + offsets * c``, ``c`` making the realised offered
+    load ``load`` (``offsets``: one per coflow, the smallest 0, the largest positive)."""
+    rho = _check_load(load)
+    with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
+        # data / capacity / load: the span the load needs (divided one at a time, as above)
+        span = float(instance.size.sum()) / float(instance.fabric.ingress.sum()) / rho
+        releases = first + offsets * (span / float(offsets.max()))
+    return _retimed(instance, releases, f"a load of {load!r}")
+
+
+def _needs_two(count: int, what: str) -> None:
+    if count < 2:
+        raise InstanceError(
+            f"a load needs at least 2 {what} (the offered load is the data over the span of "
+            f"the release times), got {count}")
+
+
 SHAPES = ("flows", "shuffle")
 """What :func:`synthetic` makes of a coflow's width: independent flows, or a full shuffle."""
 
@@ -143,7 +191,7 @@ def synthetic(
     num_ports: int,
     *,
     classes: Sequence[WorkloadClass] = FACEBOOK_BINS,
-    load: float | None = 0.5,
+    load: float | None = None,
     port_rate: float = 1.25e8,
     seed: int | None = 0,
     name: str = "",
@@ -161,8 +209,11 @@ def synthetic(
     divisor of it, drawn uniformly among those that leave at most as many
     reducers as ports); the class's size rule applies per reducer (every
     flow into a reducer has its size; the longest is the length). With
-    ``load`` set, arrivals are a Poisson process at that offered load (first
-    arrival at 0); with ``load=None`` all coflows arrive at 0.
+    ``load`` set (at least 2 coflows), arrivals are Poisson at that realised
+    offered load (:func:`poisson_arrivals`, first arrival at 0); with
+    ``load=None`` (the default, as ``coflowopt generate synthetic``) all
+    coflows arrive at 0. :func:`facebook_bins` makes classes with other
+    width and length limits.
     """
     if shape not in SHAPES:
         raise InstanceError(f"shape must be one of {', '.join(SHAPES)}, got {shape!r}")
@@ -172,6 +223,9 @@ def synthetic(
         raise InstanceError(f"number of coflows must be at most {MAX_GENERATED:,}, got {num_coflows:,}")
     if int(num_ports) != num_ports or not 1 <= num_ports <= MAX_PORTS:
         raise InstanceError(f"number of ports must be an integer in 1..{MAX_PORTS:,}, got {num_ports!r}")
+    if load is not None:
+        _check_load(load)
+        _needs_two(int(num_coflows), "coflows")
     frac = np.array([c.fraction for c in classes], dtype=float)
     if frac.size == 0 or frac.sum() <= 0:
         raise InstanceError("need at least one class with a positive fraction")
@@ -221,37 +275,38 @@ def _shuffle(
 
 
 def poisson_arrivals(instance: Instance, load: float, *, seed: int | None = 0) -> Instance:
-    """Coflows arrive, in their current order, as a Poisson process at ``load``.
+    """Coflows arrive, in their current order, as a Poisson process at offered ``load``.
 
-    Rate ``lambda = load * C / mean coflow size`` (``C`` = total ingress
-    capacity), as in MCS §VIII-C. The first coflow arrives at 0.
+    Exponential gaps are drawn and scaled together so that the realised offered
+    load (:func:`offered_load`) is ``load``: the release times are a Poisson
+    process's given its span (see the module docstring). The first coflow
+    arrives at 0. Needs at least 2 coflows.
     """
-    rho = _check_load(load)
+    _check_load(load)
     K = instance.num_coflows
-    if K == 0:
-        return instance
-    rate = rho * float(instance.fabric.ingress.sum()) / float(instance.size.mean())
-    with np.errstate(over="ignore", divide="ignore"):
-        gaps = _rng(seed).exponential(1.0 / rate, size=K)
-        gaps[0] = 0.0
-        return _retimed(instance, np.cumsum(gaps), f"a load of {load!r}")
+    _needs_two(K, "coflows")
+    gaps = _rng(seed).exponential(1.0, size=K)
+    gaps[0] = 0.0
+    return _at_load(instance, np.cumsum(gaps), load)
 
 
 def batch_arrivals(
     instance: Instance,
-    batch_size: int,
+    batch_size: int = 10,
     *,
     load: float | None = None,
     interval: float | None = None,
     seed: int | None = 0,
 ) -> Instance:
-    """Coflows arrive in batches of ``batch_size`` with identical release times.
+    """Coflows arrive in batches of ``batch_size`` (default 10, MCS's) with identical
+    release times.
 
-    Batches follow either a Poisson process at offered ``load`` (MCS §VII-B:
-    batches of 10 arriving according to the desired load) or a fixed
-    ``interval``; give exactly one. The first batch arrives at 0, so with
-    one batch (``batch_size`` at least the number of coflows) every coflow
-    arrives at 0 and ``load`` and ``seed`` change nothing.
+    Batches arrive either as a Poisson process at offered ``load`` (MCS
+    §VII-B: batches of 10 arriving according to the desired load), realised
+    as :func:`poisson_arrivals` does (at least 2 batches), or every
+    ``interval``; give exactly one. The first batch arrives at 0, so with one
+    batch (``batch_size`` at least the number of coflows) and an ``interval``
+    every coflow arrives at 0.
     """
     if int(batch_size) != batch_size or batch_size < 1:
         raise InstanceError(f"batch size must be a positive integer, got {batch_size!r}")
@@ -262,21 +317,18 @@ def batch_arrivals(
         return instance  # no coflows, no batches
     batch_size = min(int(batch_size), K)  # one batch at most (a size of 2^63 overflowed NumPy)
     nb = -(-K // batch_size)
-    with np.errstate(over="ignore", divide="ignore"):
-        if interval is not None:
-            if not (math.isfinite(interval) and interval >= 0):
-                raise InstanceError(f"interval must be finite and >= 0, got {interval!r}")
+    batch = np.arange(K) // batch_size
+    if interval is not None:
+        if not (math.isfinite(interval) and interval >= 0):
+            raise InstanceError(f"interval must be finite and >= 0, got {interval!r}")
+        with np.errstate(over="ignore"):
             starts = np.arange(nb) * float(interval)
-            what = f"an interval of {interval!r}"
-        else:
-            rho = _check_load(float(load))  # type: ignore[arg-type]
-            batch_bytes = float(instance.size.sum()) / nb
-            rate = rho * float(instance.fabric.ingress.sum()) / batch_bytes
-            gaps = _rng(seed).exponential(1.0 / rate, size=nb)
-            gaps[0] = 0.0
-            starts = np.cumsum(gaps)
-            what = f"a load of {load!r}"
-    return _retimed(instance, starts[np.arange(K) // batch_size], what)
+        return _retimed(instance, starts[batch], f"an interval of {interval!r}")
+    _check_load(float(load))  # type: ignore[arg-type]
+    _needs_two(nb, f"batches ({K} coflows in batches of {batch_size})")
+    gaps = _rng(seed).exponential(1.0, size=nb)
+    gaps[0] = 0.0
+    return _at_load(instance, np.cumsum(gaps)[batch], float(load))  # type: ignore[arg-type]
 
 
 def rescale_load(instance: Instance, load: float) -> Instance:
@@ -284,14 +336,11 @@ def rescale_load(instance: Instance, load: float) -> Instance:
 
     Keeps the order and relative spacing of arrivals and the first release.
     """
-    rho = _check_load(load)
-    current = offered_load(instance)
-    if not math.isfinite(current):
+    _check_load(load)
+    if not math.isfinite(offered_load(instance)):
         raise InstanceError("cannot rescale the load of an instance whose coflows all arrive at once")
     first = float(instance.release.min())
-    with np.errstate(over="ignore", invalid="ignore"):
-        releases = first + (instance.release - first) * (current / rho)
-    return _retimed(instance, releases, f"a load of {load!r}")
+    return _at_load(instance, instance.release - first, load, first)
 
 
 def deadlines_from_isolation(

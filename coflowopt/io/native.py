@@ -14,7 +14,9 @@ optional (``"starts_after": ["a"]`` on ``b``: no flow of ``b`` is served
 before ``a`` completes; ``"finishes_before": ["a"]`` on ``b``: ``C_a <= C_b``,
 the listed coflows finish before this one; see ``instances/README.md``);
 keys starting with ``_`` (at the top level or in a coflow) are metadata and
-ignored. The format is unit-agnostic. One extension: a flow row
+ignored. The format is unit-agnostic (the bins' 5 MB threshold, which
+takes sizes as bytes, is stated in size units when the commands report on a
+JSON instance; trace files are in bytes). One extension: a flow row
 may carry a fourth number, the delay after the coflow's release at which the
 flow becomes available (multi-wave coflows).
 """
@@ -32,7 +34,7 @@ import numpy as np
 
 from ..errors import InputError, InstanceError
 from ..instance import Coflow, Fabric, Instance
-from ._common import atomic_writer, brief, parse_json, read_text
+from ._common import NO_COFLOWS, atomic_writer, brief, check_writable_instance, parse_json, read_text
 
 __all__ = ["FORMAT_TAG", "dumps", "from_document", "loads", "read", "read_metadata", "write"]
 
@@ -255,6 +257,8 @@ class _Reader:
         coflows = doc.get("coflows")
         if not isinstance(coflows, list):
             raise self.fail("$.coflows", f"coflows must be an array, got {_type_name(coflows)}")
+        if not coflows:
+            raise self.fail("$.coflows", NO_COFLOWS)
         parsed = [self.coflow(k, c) for k, c in enumerate(coflows)]
         try:
             return Instance(Fabric(np.array(ing), np.array(egr)), tuple(parsed), name=name)
@@ -293,6 +297,7 @@ def _num(x: float) -> str:
 
 def dumps(instance: Instance, *, metadata: dict[str, Any] | None = None) -> str:
     """The instance as a native JSON document (one coflow per line)."""
+    check_writable_instance(instance)
     parts = [f'{{"format": "{FORMAT_TAG}"']
     if instance.name:
         parts.append(f',\n "name": {json.dumps(instance.name)}')

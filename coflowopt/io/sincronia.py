@@ -13,15 +13,25 @@ Times become seconds; every port gets ``port_rate`` bytes per second.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import os
 from typing import Literal
 
 import numpy as np
 
+from .._text import plural
 from ..errors import InputError, InstanceError
 from ..instance import MB, TINY, Fabric, Instance
-from ._common import atomic_writer, read_text, release_ms, shortest_decimal, text_lines, trace_notes
+from ._common import (
+    atomic_writer,
+    check_writable_instance,
+    read_text,
+    release_ms,
+    shortest_decimal,
+    text_lines,
+    trace_notes,
+)
 from .benchmark import (
     DEFAULT_PORT_RATE,
     _check_bytes,
@@ -33,7 +43,7 @@ from .benchmark import (
     _plain_number,
 )
 
-__all__ = ["dumps", "loads", "read", "write"]
+__all__ = ["dumps", "loads", "read", "round_sizes", "write"]
 
 Rounding = Literal["ceil", "nearest", "none"]
 
@@ -53,7 +63,8 @@ def loads(text: str, *, path: str = "<string>", port_rate: float = DEFAULT_PORT_
         body = t[5:]
         if len(body) != 3 * n:
             raise InputError(
-                f"coflow '{cid}' announces {n} flows ({3 * n} numbers) but has {len(body)} numbers",
+                f"coflow '{cid}' announces {plural(n, 'flow')} ({3 * n} numbers) but has "
+                f"{plural(len(body), 'number')}",
                 path=path,
                 line=number,
             )
@@ -102,7 +113,8 @@ def _flows(
             port = _int(token, f"{what} of flow {i} of coflow '{cid}'", path, number)
             if port >= ports:
                 raise InputError(
-                    f"{what} of flow {i} of coflow '{cid}' is port {port}, but the fabric has {ports} ports",
+                    f"{what} of flow {i} of coflow '{cid}' is port {port}, but the fabric has "
+                    f"{plural(ports, 'port')}",
                     path=path,
                     line=number,
                 )
@@ -120,6 +132,23 @@ def read(path: str | os.PathLike[str], *, port_rate: float = DEFAULT_PORT_RATE) 
     return loads(read_text(path), path=str(path), port_rate=port_rate)
 
 
+def _whole(mb: np.ndarray, mb_rounding: Rounding) -> np.ndarray:
+    """Sizes in MB rounded to whole megabytes as :func:`dumps` writes them."""
+    return np.ceil(mb) if mb_rounding == "ceil" else np.maximum(np.round(mb), 1.0)
+
+
+def round_sizes(instance: Instance, *, mb_rounding: Rounding = "ceil") -> Instance:
+    """The instance with its flow sizes as a Sincronia trace of it holds them: whole
+    megabytes, rounded as :func:`dumps` rounds them (``"none"``: unchanged)."""
+    if mb_rounding not in ("ceil", "nearest", "none"):
+        raise ValueError(f"mb_rounding must be 'ceil', 'nearest' or 'none', got {mb_rounding!r}")
+    if mb_rounding == "none":
+        return instance
+    return instance.replace(coflows=tuple(
+        dataclasses.replace(c, sizes=_whole(c.sizes / MB, mb_rounding) * MB)
+        for c in instance.coflows))
+
+
 def dumps(instance: Instance, *, mb_rounding: Rounding = "ceil") -> tuple[str, int]:
     """The instance as a Sincronia trace, and the number of flow sizes rounded.
 
@@ -130,6 +159,7 @@ def dumps(instance: Instance, *, mb_rounding: Rounding = "ceil") -> tuple[str, i
     """
     if mb_rounding not in ("ceil", "nearest", "none"):
         raise ValueError(f"mb_rounding must be 'ceil', 'nearest' or 'none', got {mb_rounding!r}")
+    check_writable_instance(instance)
     fab = instance.fabric
     if not fab.is_uniform:
         raise InstanceError("cannot write the Sincronia format: port capacities differ")
@@ -154,7 +184,7 @@ def dumps(instance: Instance, *, mb_rounding: Rounding = "ceil") -> tuple[str, i
         if mb_rounding == "none":
             sizes = [shortest_decimal(v, lambda x: x * MB, z) for v, z in zip(mb, c.sizes, strict=True)]
         else:
-            whole = np.ceil(mb) if mb_rounding == "ceil" else np.maximum(np.round(mb), 1.0)
+            whole = _whole(mb, mb_rounding)
             rounded += int(np.count_nonzero(whole != mb))
             sizes = [str(int(v)) for v in whole]
         ms = release_ms(c.release)

@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from .._text import plural
 from ..errors import InstanceError, require
 from ..instance import MB, Instance
 from .classification import paper_classification
@@ -182,7 +183,7 @@ def mcs_sweep(
     return Table(
         ("delta_scale", "theta_n1_mb", "theta_w1_mb", "objective", "relative"),
         tuple(rows),
-        title=f"MCS double-threshold model objective, {queues} queues, load {load:g}",
+        title=f"MCS double-threshold model objective, {plural(queues, 'queue')}, load {load:g}",
     )
 
 

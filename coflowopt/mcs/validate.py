@@ -40,6 +40,7 @@ from typing import Any
 
 import numpy as np
 
+from .._text import plural
 from ..errors import CoflowoptError, InstanceError
 from ..instance import BINS, MB, Instance
 from ..io.generate import FACEBOOK_BINS, WorkloadClass, offered_load, synthetic
@@ -196,7 +197,7 @@ def validate(
     return Table(
         COLUMNS,
         tuple(tuple(r[c] for c in COLUMNS) for r in rows),
-        title=f"model vs simulation, {queues} queues, load {rho:.3g}",
+        title=f"model vs simulation, {plural(queues, 'queue')}, load {rho:.3g}",
     )
 
 
@@ -286,5 +287,6 @@ def threshold_sweep(
     return Table(
         (unit, "predicted", "simulated_cct", "predicted_relative", "simulated_relative"),
         tuple(tuple(r) for r in rows),
-        title=f"{kind} sweep, {'' if kind == 'aalo-queues' else f'{queues} queues, '}load {rho:.3g}",
+        title=f"{kind} sweep, {'' if kind == 'aalo-queues' else plural(queues, 'queue') + ', '}"
+              f"load {rho:.3g}",
     )

@@ -57,6 +57,7 @@ import numpy.typing as npt
 import scipy.sparse as sp
 
 from .._jit import JIT_MODES, for_instance
+from .._text import plural
 from ..alloc import greedy as alloc_greedy
 from ..errors import CoflowoptError
 from ..instance import Instance
@@ -644,7 +645,8 @@ class Engine:
         self.record = False
         self._pieces.clear()
         self.unrecorded = (
-            f"the schedule was not recorded: it has more than {self.max_pieces:,} pieces "
+            "the schedule was not recorded: it has more than "
+            f"{plural(self.max_pieces, 'piece', thousands=True)} "
             f"(about {PIECE_BYTES * self.max_pieces / 2**30:.1f} GiB; pass a larger max_pieces, "
             "or record=False)")
 

@@ -2,7 +2,8 @@
 
 :class:`SimulationResult` keeps the absolute times the engine measured and
 derives everything else on demand: the per-coflow table (id, release,
-admission, start, finish, CCT, width, length, size, bin), the summary of
+admission, start, finish, CCT, width, length, size, bin; :meth:`~SimulationResult.table`
+as a pandas DataFrame, :meth:`~SimulationResult.columns` as NumPy arrays), the summary of
 :func:`coflowopt.metrics.summarize` plus what the simulator adds (mean flow
 completion time, events, wall time, admissions of deadline policies, link
 utilization when the schedule was recorded), and JSON, CSV, text and
@@ -25,8 +26,9 @@ import numpy as np
 import numpy.typing as npt
 
 from .._frozen import Frozen
+from .._text import bin_rule, plural
 from ..errors import require
-from ..instance import MB, Instance
+from ..instance import NARROW_WIDTH, SHORT_LENGTH, Instance
 from ..io._common import atomic_writer
 from ..metrics import Summary, deadlines_met, link_utilization, summarize
 from ..result import Result, Status
@@ -128,8 +130,9 @@ class SimulationResult(Frozen):
         out.update({k: v for k, v in self.info.items() if np.isscalar(v)})
         return out
 
-    def table(self) -> dict[str, np.ndarray]:
-        """The per-coflow table as columns (see :data:`COLUMNS`)."""
+    def columns(self) -> dict[str, np.ndarray]:
+        """The per-coflow table as a dict of columns, one array each (see :data:`COLUMNS`);
+        :meth:`table` is the same as a pandas DataFrame."""
         inst = self.instance
         cols: dict[str, np.ndarray] = {
             "id": np.array(inst.ids, dtype=object),
@@ -150,7 +153,8 @@ class SimulationResult(Frozen):
         return cols
 
     def rows(self) -> list[dict[str, Any]]:
-        cols = self.table()
+        """The per-coflow table as one dict per coflow (JSON-ready numbers)."""
+        cols = self.columns()
         names = list(cols)
         return [
             {n: _num(cols[n][k]) for n in names} for k in range(self.instance.num_coflows)
@@ -185,7 +189,7 @@ class SimulationResult(Frozen):
     def to_csv(self, out: str | os.PathLike[str] | IO[str] | None = None) -> str:
         """The per-coflow table as CSV (written to ``out`` when given: a path, written
         atomically, or an open text stream)."""
-        cols = self.table()
+        cols = self.columns()
         names = list(cols)
         rows = ([_num(cols[n][k]) for n in names] for k in range(self.instance.num_coflows))
         return _write_csv(names, rows, out)
@@ -220,12 +224,17 @@ class SimulationResult(Frozen):
         row = self.summary_row()
         return _write_csv(list(row), [list(row.values())], out)
 
-    def to_pandas(self):
-        """The per-coflow table as a pandas DataFrame indexed by coflow id."""
-        pd = require("pandas", "pandas", "SimulationResult.to_pandas()")
-        cols = self.table()
+    def table(self) -> Any:
+        """The per-coflow table as a pandas DataFrame indexed by coflow id (needs the
+        ``pandas`` extra; :meth:`columns` gives the same columns as NumPy arrays)."""
+        pd = require("pandas", "pandas", "SimulationResult.table()")
+        cols = self.columns()
         return pd.DataFrame({k: v for k, v in cols.items() if k != "id"}, index=pd.Index(
             list(cols["id"]), name="id"))
+
+    def to_pandas(self) -> Any:
+        """The same as :meth:`table` (pandas' usual name)."""
+        return self.table()
 
     def to_result(self) -> Result:
         """The common :class:`coflowopt.Result` (objective: sum of w_k C_k)."""
@@ -244,16 +253,21 @@ class SimulationResult(Frozen):
 
     # ------------------------------------------------------------------ text
 
-    def format(self, *, coflows: bool = False, unit: str = "s") -> str:
-        """A readable report: summary, per-bin means, optionally every coflow."""
+    def format(self, *, coflows: bool = False, unit: str = "s", size_unit: str | None = "B") -> str:
+        """A readable report: summary, per-bin means, optionally every coflow.
+
+        ``unit`` names the time unit; ``size_unit`` the size unit, ``"B"`` for bytes
+        or ``None`` when the instance states none (the bins' 5 MB threshold is then
+        stated in size units)."""
         s = self.summary
         ex = self.extras()
         lines = [
             f"{self.instance.name or 'instance'}: {self.scheduler}"
             + (f" ({_params_text(self.params)})" if self.params else "")
             + (f", batch interval {self.batch_interval:g}" if self.batch_interval else ""),
-            f"{s.num_coflows} coflows, {self.instance.num_flows} flows; "
-            f"{self.events} events, {self.decisions} decisions, {self.runtime:.3g} s wall",
+            f"{plural(s.num_coflows, 'coflow')}, {plural(self.instance.num_flows, 'flow')}; "
+            f"{plural(self.events, 'event')}, {plural(self.decisions, 'decision')}, "
+            f"{self.runtime:.3g} s wall",
             f"CCT ({unit}): mean {s.mean_cct:.6g}, p50 {s.p50_cct:.6g}, p95 {s.p95_cct:.6g}, "
             f"p99 {s.p99_cct:.6g}, max {s.max_cct:.6g}",
             f"sum of w*C {s.weighted_completion:.6g}, sum of w*CCT {s.weighted_cct:.6g}, "
@@ -272,11 +286,10 @@ class SimulationResult(Frozen):
 
         rows = [[b, s.bin_count[b], s.bin_mean_cct[b]] for b in s.bin_count]
         lines.append("")
-        lines.append(format_table(rows, ["bin", "coflows", "mean CCT"],
-                                  title=f"per bin (short: longest flow < 5 MB = {5 * MB} B; "
-                                  "narrow: <= 50 flows)"))
+        lines.append(format_table(rows, ["bin", "coflows", "mean CCT"], title="per bin ("
+                                  + bin_rule(SHORT_LENGTH, NARROW_WIDTH, size_unit) + ")"))
         if coflows:
-            cols = self.table()
+            cols = self.columns()
             names = list(cols)
             body = [[cols[n][k] for n in names] for k in range(self.instance.num_coflows)]
             lines.append("")

@@ -44,9 +44,9 @@ def test_bounded_demands_become_a_vector_and_a_bound() -> None:
         ({"vectors": [[1, -1]]}, "demands must be finite and >= 0"),
         ({"vectors": [[0, 0]]}, "coflow 'C0' has no demand on any link"),
         ({"vectors": [[1, 1]], "weights": [0]}, "weight 0; it must be > 0"),
-        ({"vectors": [[1, 1]], "weights": [1, 2]}, "1 coflows but 2 weights"),
+        ({"vectors": [[1, 1]], "weights": [1, 2]}, "1 coflow but 2 weights"),
         ({"vectors": [[1, 1]], "bounds": [-1]}, "bound -1; it must be > 0"),
-        ({"vectors": [[1, 1]], "capacity": [1]}, "2 links but 1 capacities"),
+        ({"vectors": [[1, 1]], "capacity": [1]}, "2 links but 1 capacity"),
         ({"vectors": [[1, 1]], "capacity": [1, 0]}, "capacities must be > 0"),
         ({"vectors": [[1, 1], [1, 1]], "ids": ["a", "a"]}, "duplicate coflow id 'a'"),
         ({"vectors": [[1, 1, 1]], "num_ports": 1}, "does not match 3 links"),
@@ -218,7 +218,7 @@ def test_demand_files_a_review_found_unclear(tmp_path) -> None:
         load_problem(typo)
     empty = write("empty.json", {"format": "coflowopt-instance/1",
                                  "ports": {"ingress": [1], "egress": [1]}, "coflows": []})
-    with pytest.raises(InputError, match=r"empty.json: the instance has no coflows"):
+    with pytest.raises(InputError, match=r"empty.json: at \$\.coflows: the instance has no coflows"):
         load_problem(empty)
 
 

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from coflowopt import MB, InstanceError
+from coflowopt import BINS, MB, InstanceError
 from coflowopt.io import generate as gen
 
 from .test_formats import TRACE
@@ -43,12 +45,19 @@ def test_custom_classes_and_their_validation():
         gen.synthetic(3, 3, classes=(gen.WorkloadClass("z", 0.0, (1, 1), (1.0, 1.0)),))
 
 
-def test_poisson_arrivals_reach_the_target_load_on_average():
+def test_poisson_arrivals_realise_the_load():
     base = gen.synthetic(4000, 30, load=None, seed=3)
     timed = gen.poisson_arrivals(base, 0.4, seed=5)
     assert timed.release[0] == 0 and np.all(np.diff(timed.release) >= 0)
-    assert gen.offered_load(timed) == pytest.approx(0.4, rel=0.05)
+    assert gen.offered_load(timed) == pytest.approx(0.4, rel=1e-12)
     assert timed == gen.poisson_arrivals(base, 0.4, seed=5)
+    # the gaps are the seed's exponential draws, scaled together: the same seed at another
+    # load gives the same arrival pattern
+    other = gen.poisson_arrivals(base, 0.8, seed=5)
+    assert np.allclose(other.release, timed.release / 2, rtol=1e-12, atol=0)
+    # Poisson: the gaps look exponential (mean = standard deviation), at 4,000 coflows
+    gaps = np.diff(timed.release)
+    assert np.std(gaps) == pytest.approx(np.mean(gaps), rel=0.1)
 
 
 def test_batch_arrivals_share_release_times():
@@ -57,8 +66,44 @@ def test_batch_arrivals_share_release_times():
     assert fixed.release.tolist() == [0.0] * 10 + [3.0] * 10 + [6.0] * 5
     timed = gen.batch_arrivals(base, 10, load=0.5, seed=1)
     assert len(set(timed.release.tolist())) == 3
+    assert gen.offered_load(timed) == pytest.approx(0.5, rel=1e-12)
     with pytest.raises(InstanceError, match="exactly one"):
         gen.batch_arrivals(base, 10)
+
+
+def test_a_load_needs_two_coflows_or_batches():
+    one = gen.synthetic(1, 3, seed=1)
+    assert one.release.tolist() == [0.0]
+    with pytest.raises(InstanceError, match=r"a load needs at least 2 coflows .*, got 1"):
+        gen.synthetic(1, 3, load=0.5)
+    with pytest.raises(InstanceError, match="a load needs at least 2 coflows"):
+        gen.poisson_arrivals(one, 0.5)
+    five = gen.synthetic(5, 3, seed=1)
+    with pytest.raises(InstanceError, match=r"at least 2 batches \(5 coflows in batches of 5\)"):
+        gen.batch_arrivals(five, 10, load=0.5)
+    assert np.all(gen.batch_arrivals(five, 10, interval=1.0).release == 0.0)
+    for bad in (0.0, -1.0, float("nan"), float("inf")):
+        with pytest.raises(InstanceError, match="load must be finite and > 0"):
+            gen.synthetic(5, 3, load=bad)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    coflows=st.integers(2, 120),
+    ports=st.integers(1, 12),
+    load=st.floats(0.01, 5.0),
+    seed=st.integers(0, 2**32 - 1),
+    shape=st.sampled_from(gen.SHAPES),
+    max_width=st.integers(1, 80),
+)
+def test_synthetic_realises_the_asked_load(coflows, ports, load, seed, shape, max_width):
+    # what `coflowopt info` prints is what --load asked, for any number of coflows >= 2
+    # (10% is the promise; the arrivals are scaled to it, so it holds to rounding)
+    classes = gen.facebook_bins(max_width=max_width)
+    inst = gen.synthetic(coflows, ports, classes=classes, load=load, seed=seed, shape=shape)
+    assert gen.offered_load(inst) == pytest.approx(load, rel=1e-9)
+    assert inst.release.min() == 0.0 and np.all(np.diff(inst.release) >= 0)
+    assert inst == gen.synthetic(coflows, ports, classes=classes, load=load, seed=seed, shape=shape)
 
 
 def test_rescale_keeps_order_and_reaches_the_load():
@@ -177,3 +222,62 @@ def test_shuffle_reducers_fit_the_ports():
             assert r <= 4 and c.width == 60 and 60 % r == 0
     with pytest.raises(InstanceError, match="shape must be one of flows, shuffle"):
         gen.synthetic(3, 4, shape="star")
+
+
+def test_facebook_bins_are_the_published_ones_by_default():
+    assert gen.FACEBOOK_BINS == gen.facebook_bins() == (
+        gen.WorkloadClass("SN", 0.52, (1, 50), (1 * MB, 5 * MB)),
+        gen.WorkloadClass("LN", 0.16, (1, 50), (5 * MB, 1024 * MB)),
+        gen.WorkloadClass("SW", 0.15, (51, 1000), (1 * MB, 5 * MB)),
+        gen.WorkloadClass("LW", 0.17, (51, 1000), (5 * MB, 1024 * MB)),
+    )
+
+
+@pytest.mark.parametrize("shape", gen.SHAPES)
+@pytest.mark.parametrize("max_width", [1, 2, 4, 50, 51, 60])
+def test_a_small_max_width_caps_every_coflow(shape, max_width):
+    # (a review) widths below the narrow/wide boundary were refused; 4 ports then got a
+    # coflow of 914 flows
+    classes = gen.facebook_bins(max_width=max_width)
+    assert {c.name for c in classes} == ({"SN", "LN"} if max_width <= 50 else set(BINS))
+    inst = gen.synthetic(200, 4, classes=classes, seed=max_width, shape=shape)
+    assert inst.width.min() >= 1 and inst.width.max() <= max_width
+    counts = inst.bin_counts()
+    if max_width <= 50:  # no wide coflow: every coflow is in the bin of its class
+        assert counts["SW"] == counts["LW"] == 0
+    assert counts["SN"] > 0 and counts["LN"] > 0
+
+
+@pytest.mark.parametrize("shape", gen.SHAPES)
+@pytest.mark.parametrize("width", [1, 3, 50, 51, 120])
+def test_equal_width_limits_give_exact_sizes(shape, width):
+    classes = gen.facebook_bins(min_width=width, max_width=width)
+    inst = gen.synthetic(7, 5, classes=classes, load=0.6, seed=width, shape=shape)
+    assert inst.width.tolist() == [width] * 7 and inst.num_flows == 7 * width
+    assert inst.num_coflows == 7 and inst.num_ports == 5
+    narrow = width <= 50
+    assert set(inst.bins().tolist()) <= ({"SN", "LN"} if narrow else {"SW", "LW"})
+
+
+def test_length_limits_keep_the_bins_apart():
+    below = gen.facebook_bins(max_length=2 * MB)
+    assert [c.name for c in below] == ["SN", "SW"]
+    inst = gen.synthetic(100, 6, classes=below, seed=1)
+    assert inst.length.max() <= 2 * MB and set(inst.bins().tolist()) <= {"SN", "SW"}
+    tiny = gen.synthetic(10, 3, classes=gen.facebook_bins(max_length=1000.0), seed=1)
+    assert inst.length.min() >= 1 * MB and np.all(tiny.length == 1000.0)
+    longer = gen.synthetic(300, 6, classes=gen.facebook_bins(max_length=4096 * MB), seed=2)
+    assert longer.length.max() > 1024 * MB
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    ({"min_width": 0}, r"min_width must be an integer in 1\.\.1,000,000, got 0"),
+    ({"max_width": 10**7}, r"max_width must be an integer in 1\.\.1,000,000"),
+    ({"max_width": 2.5}, "max_width must be an integer"),
+    ({"min_width": 5, "max_width": 4}, r"min_width \(5\) is above max_width \(4\)"),
+    ({"max_length": 0.0}, "max_length must be finite and > 0"),
+    ({"max_length": float("inf")}, "max_length must be finite and > 0"),
+])
+def test_facebook_bins_refuse_bad_limits(kwargs, message):
+    with pytest.raises(InstanceError, match=message):
+        gen.facebook_bins(**kwargs)

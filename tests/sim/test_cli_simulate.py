@@ -280,7 +280,7 @@ def test_a_schedule_too_big_to_record_is_dropped_not_run_out_of_memory(tmp_path,
     assert main(["simulate", FIG51, "-s", "fair", "--schedule", str(out), "--no-progress"]) == 2
     err = capsys.readouterr().err
     # the message speaks to the command line (not "pass max_pieces, or record=False")
-    assert "more than 1 pieces" in err and "run without --schedule" in err and not out.exists()
+    assert "more than 1 piece," in err and "run without --schedule" in err and not out.exists()
     assert "record=False" not in err
 
 

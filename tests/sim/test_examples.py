@@ -104,7 +104,7 @@ def test_varys_deadline_example_admits_c2_only():
     assert sum(r["deadline_met"] for r in rows) == dl.summary.deadlines_met
     header = dl.to_csv().splitlines()[0].split(",")
     assert header[-3:] == ["deadline", "deadline_met", "admitted_deadline"]
-    plain = run(load("dissertation_3_2_shuffle")[0], "fair").table()
+    plain = run(load("dissertation_3_2_shuffle")[0], "fair").columns()
     assert "deadline" not in plain and "deadline_met" not in plain  # no deadlines, no columns
 
 

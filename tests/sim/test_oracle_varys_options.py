@@ -43,7 +43,7 @@ def assert_deadline_agrees(case: tuple, params: dict, compiled: bool) -> None:
     res = simulate(instance(up, down, coflows), "varys-deadline", params=params, compiled=compiled)
     want = simulate_deadline(up, down, coflows, **params)
     np.testing.assert_allclose(res.completion, [float(x) for x in want.completion], rtol=RTOL, atol=ATOL)
-    assert res.table()["admitted_deadline"].tolist() == want.admitted
+    assert res.columns()["admitted_deadline"].tolist() == want.admitted
     with_deadline = [c[2] is not None for c in coflows]
     assert res.info["deadline_coflows"] == sum(with_deadline)
     assert res.info["deadline_admitted"] == sum(want.admitted)
