@@ -10,15 +10,16 @@ import os
 import sys
 import time
 from collections.abc import Iterable, Sequence
+from pathlib import Path
 from typing import Any, TextIO
 
 import numpy as np
 
 from .. import io
 from .._text import plural
-from ..errors import InputError, InstanceError
+from ..errors import InputError, InstanceError, require
 from ..instance import Instance
-from ..io._common import check_writable, read_text
+from ..io._common import atomic_writer, check_writable, read_text
 
 __all__ = [
     "Progress",
@@ -187,6 +188,27 @@ def check_outputs(args: argparse.Namespace, outputs: Sequence[tuple[str, str | N
         if real in seen:
             raise InputError(f"{option} {path} would overwrite {seen[real]}")
         seen[real] = f"the {option} file"
+
+
+PLOT_FORMATS = (".png", ".pdf", ".svg")
+"""File types ``--plot`` writes (chosen by the file's suffix)."""
+
+
+def check_plot(args: argparse.Namespace, what: str) -> None:
+    """Before the work: matplotlib is there and ``--plot`` names a writable file of a known
+    type (with the other outputs checked by :func:`check_outputs`)."""
+    if not args.plot:
+        return
+    if Path(args.plot).suffix.lower() not in PLOT_FORMATS:
+        raise InputError(f"--plot {args.plot}: the file name must end in one of "
+                         f"{', '.join(PLOT_FORMATS)}")
+    require("matplotlib", "plot", what)
+
+
+def save_plot(fig: Any, path: str) -> None:
+    """Write the figure whole or not at all (:func:`coflowopt.io._common.atomic_writer`)."""
+    with atomic_writer(path, binary=True) as fh:
+        fig.savefig(fh, format=Path(path).suffix.lower()[1:], dpi=120)
 
 
 def parse_params(items: Sequence[str] | None) -> dict[str, str]:

@@ -6,13 +6,11 @@ import argparse
 import itertools
 import math
 import sys
-from pathlib import Path
 
 import numpy as np
 
-from ..errors import CoflowoptError, InputError, require
+from ..errors import CoflowoptError, InputError
 from ..instance import MB, Instance
-from ..io._common import atomic_writer
 from ..io.generate import offered_load, rescale_load
 from ..mcs import classification as mcs_classify
 from ..mcs import stats as mcs_stats
@@ -23,6 +21,7 @@ from ._util import (
     add_input_arguments,
     add_json_argument,
     check_outputs,
+    check_plot,
     emit_json,
     format_table,
     load_instance,
@@ -30,6 +29,7 @@ from ._util import (
     plural,
     positive_float,
     positive_int,
+    save_plot,
 )
 
 
@@ -421,27 +421,6 @@ def run_validate(args: argparse.Namespace) -> int:
 # --------------------------------------------------------------------------- sweeps
 
 
-PLOT_FORMATS = (".png", ".pdf", ".svg")
-"""File types ``mcs sweep --plot`` writes (chosen by the file's suffix)."""
-
-
-def _check_plot(args: argparse.Namespace) -> None:
-    """Before the sweep: matplotlib is there and ``--plot`` names a writable file of a known type."""
-    if not args.plot:
-        return
-    if Path(args.plot).suffix.lower() not in PLOT_FORMATS:
-        raise InputError(f"--plot {args.plot}: the file name must end in one of "
-                         f"{', '.join(PLOT_FORMATS)}")
-    check_outputs(args, [("--plot", args.plot)])
-    require("matplotlib", "plot", "mcs sweep --plot")
-
-
-def _save_plot(fig: object, path: str) -> None:
-    """Write the figure whole or not at all (:func:`coflowopt.io._common.atomic_writer`)."""
-    with atomic_writer(path, binary=True) as fh:
-        fig.savefig(fh, format=Path(path).suffix.lower()[1:], dpi=120)  # type: ignore[attr-defined]
-
-
 _SWEEP_OPTIONS = {"aalo": ("factors", "first"), "mcs": ("theta_n", "theta_w", "delta_scale"),
                   "linear": ()}
 """The options of each ``--kind`` beyond ``--queues`` (the others would be ignored)."""
@@ -454,7 +433,8 @@ def run_sweep(args: argparse.Namespace) -> int:
                 raise InputError(f"--{name.replace('_', '-')} applies to --kind {kind}, "
                                  f"not {args.kind}")
     inst = load_instance(args)
-    _check_plot(args)  # before the sweep
+    check_outputs(args, [("--plot", args.plot)])
+    check_plot(args, "mcs sweep --plot")  # before the sweep
     rho = _load(inst, args.load)
     if args.kind == "aalo":
         opts: dict[str, object] = {}
@@ -484,7 +464,7 @@ def run_sweep(args: argparse.Namespace) -> int:
         x = "theta_w1_mb" if args.theta_w else ("delta_scale" if args.delta_scale else "theta_n1_mb")
         group = None
     if args.plot:
-        _save_plot(mcs_sweeps.plot_sweep(table, x, group=group), args.plot)
+        save_plot(mcs_sweeps.plot_sweep(table, x, group=group), args.plot)
     if args.json:
         emit_json({"title": table.title, "columns": list(table.columns), "rows": table.as_dicts()})
         return 0

@@ -20,12 +20,14 @@ from ..errors import CoflowoptError, InputError
 from ..instance import BINS, NARROW_WIDTH, SHORT_LENGTH, Instance
 from ..io._common import atomic_writers
 from ..io.schedule_file import write_schedule
+from ..plots import compare_figure
 from ..sim import POLICIES, Policy, SimulationResult, engine, get_policy, make_policy, simulate, simulate_many
 from ..sim.batch import broken_worker, cpu_count, process_pool, stop_pool
 from ._util import (
     Progress,
     add_input_arguments,
     check_outputs,
+    check_plot,
     emit_json,
     floor_text,
     format_table,
@@ -34,6 +36,7 @@ from ._util import (
     parse_params,
     plural,
     positive_float,
+    save_plot,
     size_text,
     size_unit,
     time_unit,
@@ -126,6 +129,10 @@ def register(sub: argparse._SubParsersAction) -> None:
                       help="write the table as CSV, one row per scheduler ('-' for stdout): "
                       "absolute means, p50/p95/p99, the ratios to the baseline, sums, the "
                       "bound's ratios with --bound, deadlines met, wall time")
+    c.add_argument("--plot", metavar="OUT",
+                   help="also save the table as a figure (.png, .svg or .pdf; needs the plot "
+                   "extra): per-bin mean CCTs over the baseline's and, with --bound, the ratios "
+                   "to the bound")
     c.set_defaults(func=run_compare)
 
 
@@ -389,7 +396,8 @@ def run_compare(args: argparse.Namespace) -> int:
     if baseline not in labels:
         raise InputError(f"the baseline '{baseline}' is not among the compared schedulers")
     params = _split_params(args.param, variants)
-    check_outputs(args, [("--csv", args.csv)])  # before hours of simulation
+    check_outputs(args, [("--csv", args.csv), ("--plot", args.plot)])  # before hours of simulation
+    check_plot(args, "compare --plot")
     policies: dict[str, Policy] = {}
     for n in labels:  # fail on a bad parameter before hours of simulation
         try:
@@ -409,6 +417,9 @@ def run_compare(args: argparse.Namespace) -> int:
             results[n] = _run(inst, policies[n], args, label=f"[{i}/{len(labels)}] {n}")
     released = float(np.dot(inst.weight, inst.release))
     rows = compare_rows(results, baseline, bound, released)
+    if args.plot:
+        save_plot(compare_figure(rows, baseline=baseline, bin_counts=inst.bin_counts(),
+                                 title=f"{inst.name or args.file}: {size_text(inst)}"), args.plot)
     if args.json:
         emit_json({
             "instance": inst.name or args.file,
@@ -467,6 +478,8 @@ def run_compare(args: argparse.Namespace) -> int:
     print("; ".join(extras))
     if args.csv:
         print(f"table written to {args.csv}")
+    if args.plot:
+        print(f"figure written to {args.plot}")
     return 0
 
 

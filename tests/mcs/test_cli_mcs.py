@@ -72,6 +72,7 @@ def test_per_class_rejects_top_initial_queues(capsys):
     assert code == 2 and "--initial top does not apply" in err
 
 
+@pytest.mark.slow  # four simulations, weighted Aalo among them
 def test_validate_command_on_a_small_instance(capsys, tmp_path):
     from coflowopt.cli import mcs as cli_mcs
     from coflowopt.io import write

@@ -46,6 +46,7 @@ def assert_same(a: dict, b: dict) -> None:
         assert a[label].events == b[label].events and a[label].params == b[label].params
 
 
+@pytest.mark.slow  # worker processes start and import everything
 def test_process_pool_gives_the_sequential_results_in_the_given_order(prefix):
     seen: list[tuple[str, float]] = []
     seq = simulate_many(prefix, runs(), batch_interval=1.0, record=False)

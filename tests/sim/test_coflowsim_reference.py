@@ -22,6 +22,8 @@ from coflowopt import io
 from coflowopt.io.benchmark import COFLOWSIM_PORT_RATE
 from coflowopt.sim import simulate
 
+pytestmark = pytest.mark.slow  # the whole trace, or most of it
+
 ROOT = Path(__file__).resolve().parents[2] / "instances" / "fb2010"
 
 

@@ -27,6 +27,8 @@ import coflowopt as co
 from coflowopt.metrics import Summary
 from coflowopt.sim import simulate
 
+pytestmark = pytest.mark.slow  # the whole trace, or most of it
+
 TRACE = Path(__file__).resolve().parents[2] / "instances" / "fb2010" / "FB2010-1Hr-150-0.txt"
 
 

@@ -66,6 +66,7 @@ def prefix() -> co.Instance:
     return co.read(TRACE).subset(range(12))
 
 
+@pytest.mark.slow  # every scheduler interpreted on 2,030 flows
 @pytest.mark.parametrize(("name", "params"), RUNS, ids=lambda x: str(x))
 def test_interpreted_kernels_give_the_compiled_simulation_on_a_trace_prefix(prefix, name, params):
     assert _fingerprint(_run(prefix, name, params, "interpret")) == _fingerprint(
