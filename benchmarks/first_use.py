@@ -67,8 +67,9 @@ def main() -> None:
     ap.add_argument("--main-job", action="store_true", help="the README's main job, cold then warm")
     args = ap.parse_args()
     coflowopt = [sys.executable, "-m", "coflowopt"]
+    when = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
     print(f"machine: {platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}; "
-          f"load average at start {os.getloadavg()[0]:.2f}; {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}")
+          f"load average at start {os.getloadavg()[0]:.2f}; {when}")
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
         if args.main_job:
