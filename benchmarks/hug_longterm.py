@@ -26,7 +26,7 @@ from coflowopt.fairness import compare_over_time
 
 TRACE = Path(__file__).resolve().parents[1] / "instances" / "fb2010" / "FB2010-1Hr-150-0.txt"
 
-# Table 7.3 (slowdown) and §7.7.4 text (HUG vs others), dissertation 002_...
+# Table 7.3 (slowdown) and §7.7.4 text (HUG vs others) of the dissertation
 PAPER = {
     "fair": "slowdown 1 / 1281 / 15.52 / 65.54; HUG 1.49x better avg CCT, 1.12x better max CCT",
     "psp": "slowdown 1 / 35 / 2.22 / 2.97; HUG 1.14x better avg CCT, 1.21x better max CCT",

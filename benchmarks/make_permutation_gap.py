@@ -43,7 +43,7 @@ def main() -> None:
     assert exact.completion is not None and perm.completion is not None
     meta = {
         "_source": "computed by coflowopt (benchmarks/make_permutation_gap.py); a witness for "
-                   "002_0e02983b33a007f2.txt Appendix B.3, Theorem B.3.1, whose own witness "
+                   "the dissertation's Appendix B.3, Theorem B.3.1, whose own witness "
                    "(Fig. B.2) is drawn only in the figure",
         "_description": (
             "Three coflows at time 0 on a 3x3 big switch with unit capacities. The best "
@@ -64,7 +64,7 @@ def main() -> None:
                                             zip(inst.ids, perm.completion, strict=True)},
         },
         "_notes": (
-            "All values computed, not from a seed. The gap stays when the flows of each coflow "
+            "All values computed, not from a paper. The gap stays when the flows of each coflow "
             "are prioritised in any order among themselves (checked by the tests), so it comes "
             "from ordering whole coflows, not from the greedy rule inside a coflow. Isolation "
             "times: C1 6, C2 3, C3 1."

@@ -9,7 +9,7 @@ Capacity model
 --------------
 A :class:`Fabric` is a set of *links* with capacities, and every flow crosses
 a set of links (:meth:`Fabric.routes`). The non-blocking "big switch" of the
-seeds is the special case with ``2 P`` links: link ``p`` is the uplink
+papers is the special case with ``2 P`` links: link ``p`` is the uplink
 (ingress) of port ``p`` and link ``P + p`` its downlink (egress), and a flow
 from ``i`` to ``j`` crosses exactly links ``i`` and ``P + j``. Loads, isolation
 times, the verifier and the engine are written against links and routes, so
@@ -41,7 +41,7 @@ MB = 2**20
 """One megabyte as the Coflow-Benchmark trace means it: 2^20 bytes."""
 
 BINS = ("SN", "LN", "SW", "LW")
-"""The seeds' coflow bins: short/long (longest flow) x narrow/wide (flow count)."""
+"""The papers' coflow bins (Varys, Aalo, MCS): short/long (longest flow) x narrow/wide (flow count)."""
 
 SHORT_LENGTH = 5 * MB
 """A coflow is short if its longest flow is below this (the Varys and MCS papers: 5 MB).

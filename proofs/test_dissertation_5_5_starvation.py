@@ -1,6 +1,6 @@
 """Dissertation §5.5.3, Pseudocode 1 (MINCCTONLINE): starvation avoidance with T and δ.
 
-Statement (the seed's words, abridged). "Preemption to maintain an SEBF
+Statement (the dissertation's words, abridged). "Preemption to maintain an SEBF
 schedule while optimizing CCT may lead to starvation. To avoid perpetual
 starvation, we fix tunable parameters T and δ, where T >> δ, and alternate
 the overall algorithm (MINCCTONLINE) between time intervals of length T and

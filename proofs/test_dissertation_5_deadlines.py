@@ -1,6 +1,6 @@
 """Dissertation §5.5.4, Pseudocode 2 (MEETDEADLINE): Varys' deadline admission control.
 
-Statement (the seed's words, abridged). "A coflow can meet its deadline using
+Statement (the dissertation's words, abridged). "A coflow can meet its deadline using
 minimum bandwidth as long as all flows finish exactly at the deadline. We can
 achieve that by setting r_ij = d_ij / D_C using MADD. ... We admit a coflow C,
 if and only if it can meet its deadline without violating that of any

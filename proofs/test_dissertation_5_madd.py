@@ -1,6 +1,6 @@
 """Dissertation §5.5.3 (with Eq. 4.1): the effective bottleneck Γ and MADD.
 
-Statement (the seed's words, abridged). "the actual completion time of coflow
+Statement (the dissertation's words, abridged). "the actual completion time of coflow
 (Γ) actually depends on its bottleneck (see Equation (4.1))" (Eq. 4.1: Γ is the
 largest, over ingress and egress ports, of the coflow's data through the port
 divided by the port's rate); "Given Γ, the minimum completion time of a coflow

@@ -1,6 +1,6 @@
 """Dissertation §6.5.4 (Pseudocode 4): D-CLAS is starvation free.
 
-Statement (the seed's words). "Starvation Avoidance: Given non-zero weights to
+Statement (the dissertation's words). "Starvation Avoidance: Given non-zero weights to
 each queue, all queues are guaranteed to make progress. Hence, D-CLAS is
 starvation free." With Pseudocode 4: "Q_i.share = Q_i.weight / W" (weighted
 sharing between queues, line 17), FIFO among the coflows of a queue (line 4),

@@ -1,6 +1,6 @@
 """Dissertation Appendix B.1, Theorem B.1.1: offline coflow scheduling is NP-hard, by reduction.
 
-Statement (the seed's words): "Even under the assumptions of Section 5.5.1,
+Statement (the dissertation's words): "Even under the assumptions of Section 5.5.1,
 optimizing O or Z in the offline case is NP-hard for all P >= 2." (O: the sum
 of coflow completion times, (B.1); Z: the number of coflows meeting their
 deadlines, (B.5).) Proof sketch, abridged: take P = 2 ports of capacity 1 and
@@ -11,7 +11,7 @@ machines, job k having d^k_12 work on machine 1 and d^k_21 on machine 2,
 as well."
 
 Why the map preserves values (the argument this file tests). In the fluid
-model (the seed's (B.2)-(B.4)), flow 1 -> 2 is the only user of ingress 1 and
+model (the dissertation's (B.2)-(B.4)), flow 1 -> 2 is the only user of ingress 1 and
 of egress 2, and flow 2 -> 1 the only user of ingress 2 and egress 1, so the
 coflow constraints are exactly "the a-flows share one unit of rate, the
 b-flows share another": a coflow schedule is a (preemptive, fractional-rate)

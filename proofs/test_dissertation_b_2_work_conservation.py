@@ -1,6 +1,6 @@
 """Dissertation Appendix B.2 (Figure B.1), work conservation vs. CCT; and Remark B.3.2.
 
-Statement, §B.2 (the seed's words): "Consider Figure B.1a. Coflows C1 and C2
+Statement, §B.2 (the dissertation's words): "Consider Figure B.1a. Coflows C1 and C2
 arrive at time 0 with one and two flows, respectively. Each flow transfers
 unit data. C3 arrives one time unit later and uses a single flow to send 0.5
 data unit. Figure B.1b shows the work-conserving solution, which finishes in
@@ -16,7 +16,7 @@ breaking the tie); iterative MADD will allocate the minimum bandwidth to
 quickly finish C1, and then give the remaining bandwidth to C2 (Figure
 B.2c). The average CCT will be the same as the optimal for this example."
 
-Model and terms. The seed's own formulation (B.1)-(B.4): fluid rates, unit
+Model and terms. The dissertation's own formulation (B.1)-(B.4): fluid rates, unit
 port capacities; the CCT of a coflow is its completion less its arrival
 (with absolute times the numbers are out of reach: a sum of 4.5 with the
 last end at 2.5 needs C3 at 2.5 and C1, C2 at 1, but C1 and C2 carry 3

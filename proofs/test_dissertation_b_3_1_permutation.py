@@ -1,6 +1,6 @@
 """Dissertation Appendix B.3, Theorem B.3.1: permutation schedules are not optimal for coflows.
 
-Statement (the seed's words, abridged): with coupled ingress and egress
+Statement (the dissertation's words, abridged): with coupled ingress and egress
 ports, there are instances on which no permutation schedule (one priority
 order of coflows, each served greedily in that order) minimizes the sum of
 coflow completion times.

@@ -1,6 +1,6 @@
 """Dissertation Appendix C.1, Theorem C.1.1: schedulers that do not coordinate are Omega(sqrt(n)) off.
 
-Statement (the seed's words): "Any coflow scheduling algorithm where
+Statement (the dissertation's words): "Any coflow scheduling algorithm where
 schedulers do not coordinate, has a worst-case approximation ratio of
 Omega(sqrt(n)) for n concurrent coflows." Proof sketch, abridged: m <= n
 ports; "for all coflows C_k, k in [1, m], let d^k_{k,m-k+1} = 1" (one unit
@@ -9,7 +9,7 @@ and output ports" (it must mean m flows): "for all coflows C_k, k in
 [m+1, n], let d^k_{i,m-i+1} = 1 for all i in [1, m]". "We have constructed an
 instance of distributed order scheduling, where n orders must be scheduled
 on m facilities [155]. The proof follows from [155, Theorem 5.1]." ([155] is
-not among the seeds; it is not used here.)
+a paper on distributed order scheduling; it is not used here.)
 
 The family F(m, n). Ports 0-based: ingress i -> egress m-1-i, unit
 capacities, all coflows at time 0, objective the sum (average) of CCTs (the
@@ -330,7 +330,7 @@ def test_ratio_grows_like_sqrt_n_with_about_sqrt_n_wide_coflows() -> None:
         assert float(ratio) / sqrt(n) > 1 / (2 * sqrt(2))
         assert local_bound(m, w) <= fifo_worst(m, w) <= n * (w + 1) <= 0.8 * sqrt(n) * opt(m, w)
         assert rand is None or ratio <= rand <= fifo
-        # the brief's regime, m ~ sqrt(n): no growth
+        # the other regime, m ~ sqrt(n): no growth
         m2 = isqrt(n)
         w2 = n - m2
         assert n * (w2 + 1) / opt(m2, w2) <= 2.2 and local_bound(m2, w2) / opt(m2, w2) <= 1.1

@@ -1,13 +1,13 @@
 """Dissertation Appendix D.2: work conservation vs. strategy-proofness (Lemmas D.2.1-D.2.9).
 
-Setting (the seed's running example, Figure D.1): two unit links and three
+Setting (the dissertation's running example, Figure D.1): two unit links and three
 coflows with correlation vectors d_A = <1/2, 1>, d_B = <1, 1/6>,
 d_C = <1, 0> (``instances/fairness/hug_three_coflows_{elastic,inelastic}.json``).
 DRF gives every coflow P* = 1 / max_l sum_k d_kl = 1 / (5/2) = 2/5, fills
 link 1 and allocates 2/5 (1 + 1/6) = 7/15 of link 2; the question is who gets
 the spare 8/15 of link 2.
 
-Statements (the seed's words, abridged).
+Statements (the dissertation's words, abridged).
 
 - D.2.1: "When coflows do not have elastic demands, per-resource equal
   sharing is not work-conserving. Only 11/12th of link-1 and 5/9th of link-2
@@ -63,7 +63,7 @@ saturated link on which its bandwidth is the largest).
 What this verifies. Every number below is computed twice: by the project's
 mechanism (``allocate``, ``evaluate``, ``progress``) and by closed forms and a
 DRF + spare reference written here in ``Fraction`` arithmetic from the
-seed's definitions (nothing imported from coflowopt).
+dissertation's definitions (nothing imported from coflowopt).
 
 1. D.2.1 holds: equal shares <1/3, 1/2>, <1/3, 1/2>, <1/3, 0> give progress
    1/2, 1/3, 1/3 and consume 11/12 and 5/9; B and C, limited by link 1,
@@ -112,10 +112,10 @@ seed's definitions (nothing imported from coflowopt).
    <1, 1>, with B and C at 1/3. No report does better (C_A's link-1 share
    x/(x+2) <= 1/3).
 
-What this does not verify. Only the seed's instance and the stated
+What this does not verify. Only the dissertation's instance and the stated
 families (a strategy-proofness failure needs one instance; that the
 policies are work-conserving elsewhere is not claimed). PS-P's behaviour
-rests on our model of it (the seed gives no formula with correlated
+rests on our model of it (the dissertation gives no formula with correlated
 demands); the PS-P game is not solved beyond the best replies above (the
 lie search is a search, and C_C also has a lie, 18/47). "Randomly" is our
 reading. The lemma-by-lemma claims about Figure D.2's drawings are not
@@ -378,7 +378,7 @@ def test_corollary_d_2_5_lies_by_increasing_decreasing_or_both() -> None:
     ref = ref_spare([up, D_B], "highest")
     assert as_rows(a.allocation) == ref == [[F(1, 2), F(11, 12)], [F(1, 2), F(1, 12)]]
     assert ref_progress(ref[0], D_A) == F(11, 12) == progress(a.allocation, two())[0] > F(2, 3)
-    # both, as the seed writes it: <1, 1/10> raises link 1 and lowers link 2 (2/5 -> 2/3 above)
+    # both, as the dissertation writes it: <1, 1/10> raises link 1 and lowers link 2 (2/5 -> 2/3 above)
     both = [F(1), F(1, 10)]
     assert both[0] > D_A[0] and both[1] < D_A[1]
 

@@ -1,6 +1,6 @@
 """Dissertation Appendix D.3: properties of HUG (Lemma D.3.1 to Lemma D.3.6).
 
-Statements (the seed's words, abridged).
+Statements (the dissertation's words, abridged).
 
 - Lemma D.3.1: "Any work conservation policy that assigns spare resources
   such that the allocation of a coflow in any link including the spare can
@@ -59,7 +59,7 @@ What this verifies.
    elastic, use link 2: 1/5 idle. Filling it (cooperative HUG, every
    ``drf+`` rule but ``lowest_any``) keeps 2/5 but each of these admits a
    lie (search). On Figure 7.4 HUG fills both links: "not always" is right.
-3. D.3.3, bounded check, holds: (a) the seed's two examples (1/5 and 2/5;
+3. D.3.3, bounded check, holds: (a) the dissertation's two examples (1/5 and 2/5;
    1/2, 1/2); (b) every report <j/24, 1>, <1, j/24> of every coflow of the
    four two-link examples, and (c) every report <j/12, 1>, <1, j/12> on
    hypothesis instances (2-3 coflows, 2 links, rational demands, elastic
@@ -81,11 +81,11 @@ What this verifies.
    elastic users of l + sum over inelastic k of d_kl)) (each link is
    independent: an elastic coflow holds between P* d_kl and P*, an
    inelastic one consumes P* d_k), which is >= DRF's; the LP stage 2 gives
-   the same. On the seed's four examples every project mechanism with a
+   the same. On the dissertation's four examples every project mechanism with a
    higher utilization than HUG either has a lower isolation guarantee
    (PS-P, equal sharing) or admits a lie (the ``drf+`` rules, cooperative
    HUG). Not verified: that *every* strategy-proof mechanism with the
-   optimal guarantee is bound by that cap. The seed's proof ("follows from
+   optimal guarantee is bound by that cap. The dissertation's proof ("follows from
    Lemma D.3.1 and Theorem D.3.3") rests on D.3.1, which shows one exploit
    on one example for rules that always exceed the cap; a mechanism that
    exceeds it only where no lie can profit is not excluded by anything
@@ -225,7 +225,7 @@ def test_lemma_d_3_1_allocation_after_a_small_lie() -> None:
 
 
 def stated_condition(eps: F, delta: F) -> bool:
-    """The seed's: the lie pays iff delta > 0 and (delta >= 2/3 or eps < (3/2) delta / (2/3 - delta))."""
+    """Lemma D.3.1's: the lie pays iff delta > 0 and (delta >= 2/3 or eps < (3/2) delta / (2/3 - delta))."""
     return delta > 0 and (delta >= F(2, 3) or eps < F(3, 2) * delta / (F(2, 3) - delta))
 
 
@@ -332,7 +332,7 @@ def two_link_reports(g: int) -> list[list[F]]:
     return [[F(j, g), F(1)] for j in range(g + 1)] + [[F(1), F(j, g)] for j in range(g)]
 
 
-def test_theorem_d_3_3_the_seeds_examples() -> None:
+def test_theorem_d_3_3_the_dissertations_examples() -> None:
     truth = example("hug_two_coflows_elastic")
     low = hug(truth.with_vector("A", [F(1, 4), 1]))
     assert low.allocation[0, 0] == F(1, 5) and progress(low.allocation, truth)[0] == F(2, 5)

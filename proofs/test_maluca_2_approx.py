@@ -1,6 +1,6 @@
-"""Maluca (seed ``004_...``, §IV-C.3 and §I): largest load first is 2-approximate offline.
+"""Maluca (Jiang et al., §IV-C.3 and §I): largest load first is 2-approximate offline.
 
-Statement (the seed's words): "We can prove that our largest load first
+Statement (the paper's words): "We can prove that our largest load first
 algorithm for inter-link scheduling is 2-approximate for offline cases since
 it is a dense schedule [12]. We skip the detailed proof due to the limited
 space." (§IV-C.3); "We further prove our algorithm is 2-approximate when all
@@ -18,7 +18,7 @@ leave). With all releases at 0 the minimum makespan is max over links of
 load / capacity (§IV-B: "the net processing time of the heaviest loaded
 link"); it is computed here by hand and compared with ``min_makespan``.
 The algorithm: the simulator's ``maluca`` (Algorithm 1 with the soft
-reservation alpha of §IV-C, default 0.1), invoked as the seed says "whenever
+reservation alpha of §IV-C, default 0.1), invoked as the paper says "whenever
 a new coflow arrives in, or an old coflow departs" (``reschedule="coflow"``,
 the default; between two coflow events the rates are fixed and a finished
 flow's bandwidth stays idle), or also at every flow completion
@@ -26,7 +26,7 @@ flow's bandwidth stays idle), or also at every flow completion
 
 What this verifies.
 
-1. The claim fails for Maluca as the seed specifies it (and as the project
+1. The claim fails for Maluca as the paper specifies it (and as the project
    implements it by default), with no release times and identical links,
    and the ratio is unbounded. Witness (2 ports, capacity 1):
    A = {1->1: 1, 0->1: 99}, B = {1->1: 1, 1->0: 100}. OPT = 102 (uplink 1
@@ -39,7 +39,7 @@ What this verifies.
    The family A = {n x 1->1: 1, 0->1: K-1}, B = {n x 1->1: 1, 1->0: K}
    gives both big flows rate 1/(n+1)^2 (alpha = 0), so the makespan is
    (K-1)(n+1)^2 + 1 against OPT = K + 2n: ratio -> (n+1)^2. An exact
-   event loop written here from the seed's Algorithm 1 alone (alpha = 0,
+   event loop written here from the paper's Algorithm 1 alone (alpha = 0,
    backfilling uplinks by index as line 19 says, not the project's order;
    rationals) gives the same values, so the failure is not in the
    simulator's implementation. What breaks density is the invocation rule:
@@ -61,7 +61,7 @@ What this verifies.
    simulator and in the exact loop. So 2 is tight for this version.
    (With alpha = 0.1, m = 2 gives 26/9 against 2.)
 
-What this does not verify. The seed gives no proof ("We skip the detailed
+What this does not verify. The paper gives no proof ("We skip the detailed
 proof due to the limited space") and does not say how [12]'s open-shop dense
 schedules carry over to rates. The hypothesis check is a finite search on
 small instances, not a proof. The bound for the dense version is argued above,
@@ -114,11 +114,11 @@ def maluca_makespan(inst: Instance, **params: float | str) -> float:
     return float(res.completion.max())
 
 
-# ---------------------------------------------------------------- the seed's Algorithm 1, exactly
+# ---------------------------------------------------------------- the paper's Algorithm 1, exactly
 
 
 def algorithm1(rows: Rows, ports: int, *, on_flow_completion: bool) -> Fraction:
-    """Makespan of Algorithm 1 of the seed (no soft reservation, capacity 1), in rationals.
+    """Makespan of Algorithm 1 of the paper (no soft reservation, capacity 1), in rationals.
 
     Invoked at time 0 and whenever a coflow departs (and also whenever a flow
     finishes if ``on_flow_completion``); the rates are fixed in between.
@@ -178,7 +178,7 @@ def decide(flows: list[tuple[int, int, int]], rem: list[Fraction], ports: int) -
     return rate
 
 
-# ---------------------------------------------------------------- 1. the seed's Maluca: not 2-approximate
+# ---------------------------------------------------------------- 1. the paper's Maluca: not 2-approximate
 
 
 def test_literal_maluca_is_not_2_approximate() -> None:
@@ -187,7 +187,7 @@ def test_literal_maluca_is_not_2_approximate() -> None:
     opt = opt_by_hand(inst)
     assert opt == 102.0  # uplink 1: 1 + 1 + 100
     assert min_makespan(inst).objective == opt
-    res = simulate(inst, "maluca")  # alpha 0.1, reschedule "coflow": the seed's invocation rule
+    res = simulate(inst, "maluca")  # alpha 0.1, reschedule "coflow": the paper's invocation rule
     assert res.schedule is not None and check_feasible(inst, res.schedule)
     # First decision, by hand. Uplink 1 (load 102) before uplink 0 (99); T_A = 100 < T_B = 101.
     # Uplink 1, strict pass with budget 0.9: A's 1->1 gets min(0.9 / 1, 1 / 2) = 0.5 (A has two

@@ -1,6 +1,6 @@
-"""Maluca (seed ``004_...``): "starvation-free and work-conserving", and "NP-hard".
+"""Maluca (Jiang et al.): "starvation-free and work-conserving", and "NP-hard".
 
-Statements (the seed's words). Abstract: "Maluca's algorithm is not only
+Statements (the paper's words). Abstract: "Maluca's algorithm is not only
 starvation-free and work-conserving, but also 2-approximate in terms of link
 utilization" (the 2-approximation is ``test_maluca_2_approx.py``); §VI:
 "Maluca is both work-conserving and starvation-free". §IV-C.1, "Work
@@ -27,7 +27,7 @@ it"; utilization is 1 / makespan up to a constant, Eq. (10).)
 
 Readings. The algorithm is the simulator's ``maluca`` (Algorithm 1, its soft
 reservation alpha, default 0.1; see ``coflowopt/sim/policies/maluca.py``),
-invoked as the seed says "whenever a new coflow arrives in, or an old coflow
+invoked as the paper says "whenever a new coflow arrives in, or an old coflow
 departs" (``reschedule="coflow"``, the default: rates fixed in between) or
 also at every flow completion (``reschedule="flow"``). Work-conserving: at
 every instant, every admitted unfinished flow has a saturated uplink or
@@ -41,7 +41,7 @@ What this verifies.
 
 (a) Work conservation.
 
-1. It fails with the seed's invocation rule, on the smallest possible
+1. It fails with the paper's invocation rule, on the smallest possible
    instance: one port (capacity 1), one coflow, two flows 0 -> 0. With the
    default alpha = 0.1 and unit sizes: the strict pass gives each flow
    0.9 / 2 = 9/20, backfilling gives the first the 1/10 left: 11/20 and
@@ -55,7 +55,7 @@ What this verifies.
    the simulator. Smallest: one flow always gets all its tighter link (the
    strict pass and backfilling), and the capacity a finished flow frees is
    only re-allocated at a coflow event, so the failure needs a coflow with
-   two flows; it then needs one port. (The seed's §IV-C.1 argues per
+   two flows; it then needs one port. (The paper's §IV-C.1 argues per
    decision, and per decision it holds: item 2.)
 2. It holds at every decision, and so at every instant when decisions are
    re-made at every flow completion: hypothesis instances (1-4 ports,
@@ -93,7 +93,7 @@ and has:
    before uplink 0's turn. X gets nothing on [0, N) and ends after N, for
    alpha in {0, 0.1, 0.5, 0.9} and both invocation rules; with an endless
    stream X is perpetually suspended. The reservation is on uplinks only
-   (as the seed says), and the aging argument assumes the favoured link's
+   (as the paper says), and the aging argument assumes the favoured link's
    load decreases, which an arrival stream at the downlink's capacity
    prevents. The load on downlink 0 is critical (rate 1 plus X), not
    excessive: ``fifo`` and ``varys`` end X at 1 and per-flow ``fair`` at
@@ -101,9 +101,9 @@ and has:
 
 (c) NP-hardness.
 
-6. Makespan: in the fluid model the seed formulates (rates r_ij(t),
+6. Makespan: in the fluid model the paper formulates (rates r_ij(t),
    Eqs. (3)-(8)), with all coflows at time 0, the minimum makespan is the
-   largest link load over capacity, which the seed itself says in §IV-B
+   largest link load over capacity, which the paper itself says in §IV-B
    ("the optimal makespan of any schedule equals to the net processing time
    of the heaviest loaded link") and which is computed in linear time; so
    this problem is not NP-hard unless P = NP. The map of the reduction
@@ -118,7 +118,7 @@ and has:
    over integer start times, which suffice for integer data: shifting every
    operation left as far as it goes makes each start 0 or another
    operation's end). So the makespan half of the claim needs indivisible,
-   non-preemptible flows, a model the seed does not state.
+   non-preemptible flows, a model the paper does not state.
    Average CCT: the concurrent open shop reduction is the dissertation's
    Theorem B.1.1 and is valid in the fluid model; its value map is checked
    in ``test_dissertation_b_1_1_np_hard.py`` and not repeated here.
@@ -127,8 +127,8 @@ What this does not verify. Properties 2 and 3 are finite random searches on
 small instances, not proofs (the argument for 3 is the implementation's: an
 uplink's own residual is touched only by its own flows, so after its strict
 pass at least alpha of it is left, and each flow passed over there gets an
-equal share limited by its downlink's room). That 3 is what the seed's
-"softly reserves" means (the seed leaves the sharing rule open; the
+equal share limited by its downlink's room). That 3 is what the paper's
+"softly reserves" means (the paper leaves the sharing rule open; the
 implementation's reading is documented in its module). Starvation under
 reservations on downlinks too, or under a varying alpha, which would be other
 algorithms. The NP-hardness of non-preemptive open shop (cited, [10]) and of

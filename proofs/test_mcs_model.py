@@ -1,6 +1,6 @@
 """MCS (Wang et al., ToN 2018) §V-VI: Eq. (1), Algorithm 1, Eqs. (4)-(5), Tables I and IV.
 
-Statements (the seed's words, abridged).
+Statements (the paper's words, abridged).
 
 (a) §V-B. "our goal is to choose an optimal set of thresholds Δ_i to minimize
 the classification error: min E = Σ_{i=1}^n 1 − A(T_i, Δ_i) (1) subject to

@@ -163,7 +163,7 @@ def test_mcs_lists_refuse_empty_and_repeated_items(args, message, capsys):
     assert code == 2 and message in err and "Traceback" not in err
 
 
-# ---- a second review (stop 21)
+# ---- a second review
 
 @pytest.mark.parametrize("command", ["solve", "bound"])
 @pytest.mark.parametrize("key", ["time_limit", "progress", "initial_orders"])
@@ -362,7 +362,7 @@ def test_validate_refuses_a_tolerance_that_accepts_anything(tmp_path, capsys):
     assert code == 1 and "infeasible" in out
 
 
-# ---- the third review's smaller findings (stop 23)
+# ---- the third review's smaller findings
 
 
 @pytest.mark.parametrize(("argv", "message"), [

@@ -66,7 +66,7 @@ def test_dual_is_below_every_order_on_every_link(prob):
     assert r.dual <= best * (1 + 1e-9)
 
 
-# ---- a review of Sincronia (stop 24)
+# ---- a review of Sincronia
 
 
 def _scaled_case(scale: float):

@@ -1,4 +1,4 @@
-"""``coflowopt simulate`` and ``coflowopt compare``: run the seeds' schedulers."""
+"""``coflowopt simulate`` and ``coflowopt compare``: run the published schedulers."""
 
 from __future__ import annotations
 
@@ -51,7 +51,7 @@ the rest together."""
 
 
 def _policy_help() -> str:
-    lines = ["schedulers and their parameters (defaults from the seeds):"]
+    lines = ["schedulers and their parameters (defaults from the papers):"]
     for name in sorted(POLICIES):
         spec = POLICIES[name]
         lines.append(f"  {name}: {spec.summary}")

@@ -160,7 +160,7 @@ def solve_event_milp(inst: Instance, *, time_limit: float = 60.0, rel_gap: float
     # relaxes a big-M row by 1e-6 M (a review's instance, capacities 1e-3 and M = 24,068 time
     # units: "optimal" 0.2% above the optimum, its bound above a feasible schedule); no
     # presolve: with it, intervals of 1e-8 time units made HiGHS call a schedule 4-7% above
-    # the optimum optimal, with its bound (a random search, stop 28)
+    # the optimum optimal, with its bound (a random search)
     solver.highs_options = {"mip_abs_gap": 0.0, "mip_feasibility_tolerance": MIP_TOL,
                             "primal_feasibility_tolerance": MIP_TOL, "presolve": "off"}
     solver.config.load_solution = False

@@ -127,8 +127,8 @@ def linear_sweep(
     """Model objective with ``K`` equal-sized queues up to ``maximum`` (Aalo Figure 6.12d).
 
     Deviation: the figure goes up to ``K = 10,000``; the threshold models stop at
-    :data:`~coflowopt.mcs.thresholds.MAX_QUEUES` (64), so the default sweep does too (until
-    stop 23 it asked for 100, 1,000 and 10,000 and failed, taking ``benchmarks/mcs_fb.py``
+    :data:`~coflowopt.mcs.thresholds.MAX_QUEUES` (64), so the default sweep does too (an
+    earlier version asked for 100, 1,000 and 10,000 and failed, taking ``benchmarks/mcs_fb.py``
     with it).
     """
     w = as_workload(data)

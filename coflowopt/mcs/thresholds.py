@@ -502,7 +502,8 @@ def double_model(
     """MCS's double thresholds: narrow by bytes sent, wide by longest flow (Algorithm 2).
 
     ``wide_width`` is Algorithm 2's ``Delta_w``, which the paper never gives
-    a value; 50 is the seeds' narrow/wide boundary (Varys, Table IV).
+    a value; 50 is the Varys paper's narrow/wide boundary, which the MCS paper
+    uses too (its Table IV).
     """
     w = as_workload(data)
     if int(wide_width) != wide_width or wide_width < 0:

@@ -5,7 +5,7 @@
 evaluates a fixed coflow priority order; ``simulate_many`` runs several, in
 parallel processes with ``jobs=N``. Policies are listed in
 :data:`POLICIES` (``coflowopt.sim.policies``), each in its own module with
-its parameters and the seed section it implements. The engine's model is
+its parameters and the section of its paper it implements. The engine's model is
 described in ``models/simulator.md``.
 """
 
@@ -76,7 +76,7 @@ def simulate(
         The scheduler's parameters (its ``Params`` dataclass, a mapping, or
         keywords); unknown names raise :class:`SimulationError`.
     batch_interval
-        Admit arrivals only at multiples of this interval (the seeds' batch
+        Admit arrivals only at multiples of this interval (the papers' batch
         arrivals: MCS uses 10 s and 1 s); ``None`` admits them at once.
     record
         Record and return the :class:`~coflowopt.Schedule` (off saves memory

@@ -1233,7 +1233,7 @@ class SimView:
     Structure (ports, routes, which flow belongs to which coflow, which flows
     are admitted or complete) is visible to every policy; flow sizes and
     remaining amounts only to clairvoyant policies; coflow widths before all
-    flows are admitted only to policies whose seed assumes them known.
+    flows are admitted only to policies whose paper assumes them known.
     Bytes sent so far are visible to all.
     """
 
@@ -1261,7 +1261,7 @@ class SimView:
     def workload_coflow_sizes(self) -> FloatArray:
         """Sizes of all coflows of the workload, for parameters set offline.
 
-        The seeds tune some non-clairvoyant policies on the workload's size
+        The papers tune some non-clairvoyant policies on the workload's size
         distribution beforehand (Baraat's heavy threshold at its 80th
         percentile, §6.8.2); this is that offline input, not knowledge of a
         running coflow.

@@ -442,7 +442,7 @@ def test_bound_option_ranges_are_stated_as_checked():
 
 
 def test_the_interval_lps_size_limit_counts_its_nonzeros_exactly(monkeypatch):
-    # (stop 28) the limit used (coflow, link) pairs times all points times thresholds, 40%
+    # the limit used to count (coflow, link) pairs times all points times thresholds, 40%
     # above the LP's real size, and refused the trace at ratio 1.1 (2.4 million nonzeros,
     # counted as 34.5 million)
     from coflowopt.bounds import _highs, interval

@@ -122,7 +122,7 @@ def test_deadline_milp_equals_brute_force(inst, factors, tight):
 
 @pytest.mark.parametrize(("sizes", "release"), [([1.0, 2.0], 1.0), ([1.0, 1.0], 0.0)])
 def test_a_tiny_wave_delay_with_exactly_tight_deadlines(sizes, release):
-    # (hypothesis, stop 28) a second wave 1e-5 s after the first, against 6 s transfers:
+    # (hypothesis) a second wave 1e-5 s after the first, against 6 s transfers:
     # at HiGHS's default tolerance (1e-6) presolve called 1 of 2 coflows optimal where both
     # fit exactly (first case), and a solution 1e-6 over capacity made c0 end 5e-6 s after
     # its deadline (second case)

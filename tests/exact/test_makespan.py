@@ -212,7 +212,7 @@ def test_the_incumbent_at_a_time_limit_is_dense(inst):
 
 
 def test_a_tiny_first_interval_does_not_stretch_the_schedule():
-    # (hypothesis, stop 28) waves at 0, 1e-5 and 1 against 26 time units on egress 0: the
+    # (hypothesis) waves at 0, 1e-5 and 1 against 26 time units on egress 0: the
     # interval [0, 1e-5] holds 9.6e-8 scaled units, below HiGHS's default LP tolerance; the
     # LP overfilled it, the schedule stretched it and reported 26.00001 as optimal
     inst = Instance(Fabric(ingress=[2.0, 1.0], egress=[0.5, 1.0]), (

@@ -274,7 +274,7 @@ def test_exact_never_above_a_permutation_schedule(seed):
 
 
 def test_the_event_milp_keeps_the_optimum_with_a_tiny_wave_delay():
-    # (a random search, stop 28) a wave 1.4e-8 after its coflow's release: with HiGHS's
+    # (a random search) a wave 1.4e-8 after its coflow's release: with HiGHS's
     # presolve the event MILP called 62.66 optimal, bound included, where the optimum is 60.16
     inst = Instance(Fabric(np.array([6.410779777544326]), np.array([29.560783890515182])), (
         Coflow("c0", [0], [0], [28.432722771702778], release=0.0, weight=1.0),

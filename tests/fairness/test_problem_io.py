@@ -202,7 +202,7 @@ def test_exact_vectors_are_scaled_to_exactly_one() -> None:
 
 
 def test_demand_files_a_review_found_unclear(tmp_path) -> None:
-    # (a review, stop 23) a demand that normalises below float64 vanished from its link;
+    # (a review) a demand that normalises below float64 vanished from its link;
     # a wrong format named only the instance format; an empty instance named no file
     def write(name: str, doc: dict) -> Path:
         path = tmp_path / name

@@ -28,7 +28,7 @@ def fb() -> Instance:
 def test_facebook_trace_has_the_published_size(fb):
     assert (fb.num_coflows, fb.num_ports, fb.num_flows) == (526, 150, 706397)
     assert fb.fabric.is_uniform and fb.fabric.capacity[0] == 1.25e8
-    # bin counts of the bundled rack-level trace with the seeds' thresholds
+    # bin counts of the bundled rack-level trace with the Varys and MCS papers' thresholds
     assert fb.bin_counts() == {"SN": 309, "LN": 90, "SW": 59, "LW": 68}
 
 

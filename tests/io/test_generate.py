@@ -126,7 +126,7 @@ def test_varys_deadlines_follow_isolation_times():
     assert np.all(rel <= np.maximum(2 * base.gamma, 0.2) + 1e-12)
 
 
-# ---- a review of the generators (stop 23)
+# ---- a review of the generators
 
 
 def test_deadlines_of_delayed_flows_leave_room_for_the_delay():

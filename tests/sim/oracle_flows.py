@@ -2,8 +2,8 @@
 
 Written from the documentation only (the module docstrings of
 ``coflowopt/sim/policies/pfp.py``, ``wss.py`` and ``fair.py`` with
-``FairParams``' field docstring, ``models/simulator.md``) and the seed text
-(dissertation ``002_*.txt``: §3.2.2 and Fig. 3.2e per-flow prioritization,
+``FairParams``' field docstring, ``models/simulator.md``) and the dissertation's
+text (§3.2.2 and Fig. 3.2e per-flow prioritization,
 §5.3 Fig. 5.1c/d per-flow prioritization and WSS, §4.5.2 with its footnote 3
 on receivers' connection limits), without the engine's, the policies' or the
 kernels' code, in exact rationals. Inputs are floats read by their decimal

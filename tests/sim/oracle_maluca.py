@@ -1,6 +1,6 @@
 """An independent, exact event-driven simulator of ``maluca`` (the big switch).
 
-Written from the seed (``004_*.txt``, Algorithm 1 and §IV-B/C), the module
+Written from the Maluca paper (Algorithm 1 and §IV-B/C), the module
 docstring of ``coflowopt/sim/policies/maluca.py``, ``MalucaParams``' field
 docstrings and ``models/simulator.md``, without the engine's, the policy's or
 the kernels' code, in exact rationals. Inputs are floats read by their decimal
@@ -31,7 +31,7 @@ admitted coflows that have not finished):
    of what it had before a flow took its rate is full: the greedy allocation's
    documented rule, ``coflowopt.alloc.FULL``).
 
-Decisions (``reschedule="coflow"``, the seed: "invoked whenever a new coflow
+Decisions (``reschedule="coflow"``, the paper: "invoked whenever a new coflow
 arrives in, or an old coflow departs"): at admissions (= releases), coflow
 completions, and when active flows remain but none has a positive rate; in
 between the rates are fixed and a finished flow's capacity stays idle.

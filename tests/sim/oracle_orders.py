@@ -4,7 +4,7 @@ Written from the documentation only: the module docstrings of
 ``coflowopt/sim/policies/{fifo,scf,ncf,tcf,baraat,varys}.py``, the docstrings
 of ``backfill_proportional`` / ``backfill_greedy`` and the field docstrings
 of ``VarysParams`` / ``BaraatParams``, ``models/simulator.md``, and the
-dissertation (seed 002: §5.5.3 with Pseudocode 1, §5.6.2, §5.7.4, §6.8.2).
+dissertation (§5.5.3 with Pseudocode 1, §5.6.2, §5.7.4, §6.8.2).
 It shares no code with the engine, the policies, the kernels or the other
 oracles (:mod:`.oracle`, :mod:`.oracle_varys`), and computes in exact
 rationals on the big switch. Inputs are floats read by their decimal

@@ -3,7 +3,7 @@
 Written from the docstrings of ``coflowopt/sim/policies/varys.py`` (module,
 ``VarysParams``, ``backfill_proportional``, ``backfill_greedy``) and
 ``coflowopt/sim/policies/varys_deadline.py``, ``models/simulator.md`` and the
-dissertation (seed 002, §5.5.3-5.5.4, Pseudocodes 1 and 2), without the
+dissertation (§5.5.3-5.5.4, Pseudocodes 1 and 2), without the
 engine's, the policies' or the kernels' code, in exact rationals. Inputs are
 floats read by their decimal representation, as in :mod:`.oracle`. It shares
 no code with :mod:`.oracle_varys` (the defaults' oracle) either.

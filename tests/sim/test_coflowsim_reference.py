@@ -1,13 +1,13 @@
 """coflowopt against coflowsim's own per-coflow output on the Facebook trace.
 
 ``instances/fb2010/coflowsim/{SEBF,DARK,FIFO,FAIR,PFP}.txt`` are what coflowsim (the Java
-simulator of the Varys and Aalo papers) printed for the bundled trace (stop 24;
-provenance in ``instances/README.md``): a line per coflow, ``JOB-<id> <start ms>
+simulator of the Varys and Aalo papers) printed for the bundled trace
+(provenance in ``instances/README.md``): a line per coflow, ``JOB-<id> <start ms>
 <finish ms> <mappers> <reducers> <bytes> <largest reducer bytes> <CCT ms> ...``.
 Read as coflowsim reads the trace (``format="coflowsim"``) at its rack rate, the
 policies that reproduce its rules match it coflow by coflow up to its 8 ms steps.
-The bounds below sit a little under what was measured (stop 26: 506, 494 and 239
-coflows within 1%; stop 27: 517 for FAIR and 514 for PFP, run that stop), so that they
+The bounds below sit a little under what was measured (506, 494 and 239 coflows within
+1% for SEBF, DARK and FIFO; 517 for FAIR and 514 for PFP), so that they
 catch a change of rule, not of rounding.
 """
 

@@ -1,4 +1,4 @@
-"""The seeds' small worked examples (instances/examples/*.json, `_expected` metadata)."""
+"""The papers' small worked examples (instances/examples/*.json, `_expected` metadata)."""
 
 from __future__ import annotations
 

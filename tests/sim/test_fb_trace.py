@@ -1,9 +1,9 @@
-"""The bundled Facebook trace: the orderings the seeds report.
+"""The bundled Facebook trace: the orderings the dissertation reports.
 
 The full trace takes too long for the test budget with the per-flow
 policies (see benchmarks/results/simulator.md), so these run on its first
-150 coflows by arrival (75,623 flows) and check what the seeds' figures
-show there too: coflow-aware schedulers beat per-flow fairness, FIFO loses
+150 coflows by arrival (75,623 flows) and check what the dissertation's
+figures show there too: coflow-aware schedulers beat per-flow fairness, FIFO loses
 to Varys, and Aalo trails Varys where the dissertation says it does.
 
 Varys against Aalo: the issue's ordering (Varys' mean CCT below Aalo's below
@@ -72,8 +72,8 @@ def test_the_prefix_schedules_are_feasible(prefix):
     assert co.check_feasible(prefix, res.schedule)
 
 
-def test_varys_on_the_whole_trace_beats_fifo_by_the_seeds_margin(trace):
+def test_varys_on_the_whole_trace_beats_fifo_by_the_dissertations_margin(trace):
     varys = mean(trace, "varys", check=False)
     fifo = mean(trace, "fifo", check=False)
-    # §5.7.4: FIFO's average CCT is 3.33x Varys' in the seeds' simulation (3.42x here)
+    # §5.7.4: FIFO's average CCT is 3.33x Varys' in the dissertation's simulation (3.42x here)
     assert 2.0 < fifo / varys < 6.0

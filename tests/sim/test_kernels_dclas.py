@@ -148,7 +148,7 @@ def test_a_threshold_reached_exactly_at_rate_zero_demotes_on_both_paths(file, na
     # 0; the kernel's running total came out one ulp short, it was not demoted, and with no
     # rate it had no crossing to wait for, so it stayed stuck behind its FIFO predecessor
     # (completions 0.38 and 2.5 time units apart). The byte slack REACH_TOL fixes it. (mcs
-    # reads Algorithm 2's ">" since stop 19: bytes that stop at its threshold stay, one ulp
+    # reads Algorithm 2's ">": bytes that stop at its threshold stay, one ulp
     # short or not; both paths must still agree.)
     inst = io.read(DATA / file)
     fast, ref = both(inst, name, **params)
@@ -296,7 +296,7 @@ def test_a_row_joining_a_slot_with_a_large_clock_keeps_its_own_precision(t0, eps
     assert clocks.events == rows.events
 
 
-# ---- a fidelity review of Aalo (stop 24): a DAG's coflows queue under the DAG's CoflowId
+# ---- a fidelity review of Aalo: a DAG's coflows queue under the DAG's CoflowId
 
 
 @pytest.mark.parametrize("sharing", ["strict", "weighted"])

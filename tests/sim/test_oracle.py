@@ -156,7 +156,7 @@ def test_a_threshold_crossed_as_a_flow_finishes_is_one_event():
 def test_a_wide_coflow_whose_longest_flow_finishes_at_the_threshold_stays():
     # W's flow 0->0 finishes at t = 1 with exactly theta^w = 1 sent: W's longest flow has
     # not exceeded the threshold (Algorithm 2's ">"; it never will), so W stays in queue 1
-    # ahead of Y (W 2.5, Y 3.5). Until stop 19 the policies read ">" as ">=" and
+    # ahead of Y (W 2.5, Y 3.5). Earlier versions read ">" as ">=" and
     # demoted W here (W 3.5, Y 3), against the paper and the project's own M/M/1 model.
     coflows = [
         (0.0, [(1, 1, 2.0)]),  # A: narrow, holds uplink 1 until t = 2

@@ -206,7 +206,7 @@ def test_coflowsims_refill_deadlines_use_its_random_numbers():
 
 def test_coflowsim_backfilling_gives_coflowsims_completion_times(tmp_path):
     # a three-coflow trace in the benchmark format, run through coflowsim's SEBF (its Java
-    # simulator, rebuilt from its public repository in stop 24): CCTs 1.2, 2.2 and 4.8 s.
+    # simulator, rebuilt from its public repository): CCTs 1.2, 2.2 and 4.8 s.
     # MADD serves coflow 1 and then one of 2 and 3 (both need rack 3's downlink); coflowsim
     # first shares what is left among the skipped coflow's flows, then refills greedily
     path = tmp_path / "tiny.txt"
@@ -275,7 +275,7 @@ def test_a_link_within_sat_of_full_gives_nothing_more(backfill, compiled, name, 
         assert float(oracle_varys.simulate(*case)[1]) == pytest.approx(want, rel=1e-12)
 
 
-# ---- a review of the simpler policies (stop 24)
+# ---- a review of the simpler policies
 
 
 @pytest.mark.parametrize("name", ["scf", "tcf", "varys"])

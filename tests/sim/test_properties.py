@@ -83,8 +83,8 @@ def test_batched_arrivals_wait_for_the_next_multiple(name, inst, step):
 @pytest.mark.parametrize("name", ["fair", "varys", "aalo", "mcs"])
 def test_a_release_just_past_a_batch_boundary_is_not_admitted_before_it(name):
     # regression (hypothesis): a release of 1e-9 s with 1 s batches was treated as
-    # on the boundary at 0 and its flow sent from 0, before the release; then (until
-    # stop 22) admitted at its release, as on the boundary up to a slack of 1e-9 * the
+    # on the boundary at 0 and its flow sent from 0, before the release; then (in an
+    # earlier version) admitted at its release, as on the boundary up to a slack of 1e-9 * the
     # interval; it is past the boundary by far more than rounding: the next batch
     fab = co.Fabric(ingress=np.array([2.0, 1.0]), egress=np.array([2.0, 1.0]))
     c = co.Coflow(id="c0", src=np.array([0]), dst=np.array([0]), sizes=np.array([1.0]), release=1e-9)

@@ -38,7 +38,7 @@ __all__ = ["MAX_QUEUES", "MAX_ROUNDS", "queue_rates"]
 MAX_ROUNDS = 8
 
 MAX_QUEUES = 64
-"""The most queues ``aalo`` and ``mcs`` accept (the seeds use 10; MCS's theory tools too
+"""The most queues ``aalo`` and ``mcs`` accept (the Aalo and MCS papers use 10; MCS's theory tools too
 stop at 64)."""
 
 

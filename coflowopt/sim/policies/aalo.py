@@ -24,7 +24,7 @@ Dissertation §6.5.2-6.5.4 and Pseudocode 4; defaults from §6.8.1 (K = E =
   n, free_dst / n)`` rather than max-min, and it re-decides only on job
   arrivals and departures; that implementation is the policy ``dark``,
   :mod:`.dark`). See :mod:`._queues` for the exact allocation.
-- Deviations a review measured (stop 24). With weighted sharing a coflow's
+- Deviations a review measured. With weighted sharing a coflow's
   rates are the sum of its max-min rates over the rounds (and the final
   strict pass), which need not be max-min over its flows (in 260 of 1,000
   random instances a flow was held below a sibling on the links that bind
@@ -32,7 +32,7 @@ Dissertation §6.5.2-6.5.4 and Pseudocode 4; defaults from §6.8.1 (K = E =
   = 8 and the strict pass hands out the rest: when the shares have not
   settled by then (67 of 26,504 random decisions) a low queue can get a
   third of its converged rate; completion times moved by at most 6e-4
-  relative in those runs. (Until stop 24 coflows of a DAG kept their own
+  relative in those runs. (Before 2026-11-26 coflows of a DAG kept their own
   admission times, so DAGs interleaved; they now share their DAG's first
   admission, Aalo's external CoflowId.)
 - Non-clairvoyant: the policy sees bytes sent, never sizes or widths.

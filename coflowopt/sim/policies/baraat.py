@@ -16,7 +16,7 @@ Re-allocation at every flow arrival and completion and whenever a coflow
 turns heavy on a link (computed from its current rate there). FIFO ties:
 admission time, then coflow index.
 
-Reading, not in the seed: a light coflow keeps its turn on a link even while
+Reading, not in the dissertation: a light coflow keeps its turn on a link even while
 its flows there wait for another link (the link does not know why they do not
 send, as a switch would not), so the coflows behind it on that link wait too
 and the link may idle. The allocation is work-conserving only among the
@@ -27,7 +27,7 @@ lower-priority task when the highest-priority one is bottlenecked at another
 link: ``spare="next"`` does that (what the allowed coflows leave goes to the
 coflows behind them in FIFO order, each by max-min on what is left), and is
 work-conserving. Measured on the Facebook trace (1 Gbit/s, default
-80th-percentile threshold): mean CCT 473.2 s, 11.4x Aalo's (the seed
+80th-percentile threshold): mean CCT 473.2 s, 11.4x Aalo's (the dissertation
 reports FIFO-LM "significantly worse than Aalo (18.6x)", on its own metric).
 
 Compiled (the big switch, ``spare="idle"``, every coflow's flows admitted
@@ -43,7 +43,7 @@ last flow there completing. Multi-wave coflows, ``finishes_before``
 anchors and ``spare="next"`` take the reference path, :meth:`Baraat.decide`
 (``simulate(..., compiled=False)``), which recomputes everything at every
 event. On the Facebook trace: 15 s against about 6 minutes, the same events
-and mean CCT (stop 26).
+and mean CCT (``benchmarks/results/simulator.md``).
 """
 
 from __future__ import annotations

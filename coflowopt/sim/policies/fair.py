@@ -1,4 +1,4 @@
-"""``fair``: per-flow max-min fairness, the TCP baseline of the seeds.
+"""``fair``: per-flow max-min fairness, the TCP baseline of the Varys and Aalo papers.
 
 Dissertation §3.2.1 and §5.7.1: "the flows between senders and receivers
 experience unweighted fair sharing due to TCP". Every admitted flow gets its
@@ -24,7 +24,7 @@ that has started keeps its place until it completes: a flow admitted later
 (a later wave, or a coflow released by a dependency) with a lower index
 waits behind it, as a reducer does not drop a fetch in progress. Hadoop
 picks the next mapper at random (§4.5.2); flow order is the deterministic
-stand-in. The default (``None``) has no limit, which is what the seeds'
+stand-in. The default (``None``) has no limit, which is what the dissertation's
 simulations use. Compiled, the kernel keeps each (coflow, egress port)'s
 waiting flows and gives a freed place to the next of them at the flow
 completion that frees it (:func:`coflowopt.sim.kernels.pairs.pair_admit`);
@@ -78,7 +78,7 @@ class FairParams(Params):
     max_flows_per_receiver: int | None = None
     """At most this many concurrent flows per (coflow, egress port); None: no limit."""
     rates: str = "maxmin"
-    """``maxmin`` (TCP, the seeds' text) or ``coflowsim`` (its FAIR: ``min(C_src / n_src,
+    """``maxmin`` (TCP, the dissertation's text) or ``coflowsim`` (its FAIR: ``min(C_src / n_src,
     C_dst / n_dst)`` per flow, one pass, not work-conserving)."""
 
     def __post_init__(self) -> None:

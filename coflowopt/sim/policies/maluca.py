@@ -1,6 +1,7 @@
 """``maluca``: largest-load-first across uplinks, smallest-time-first within a link.
 
-Maluca (Jiang et al.; seed ``004_...``), Algorithm 1 and §IV-B/C, invoked
+Maluca (Jiang et al., "Maximizing Link Utilization with Coflow-Aware Scheduling in
+Datacenter Networks"), Algorithm 1 and §IV-B/C, invoked
 "whenever a new coflow arrives in, or an old coflow departs from the
 network" (``reschedule="coflow"``, default):
 
@@ -34,7 +35,7 @@ network" (``reschedule="coflow"``, default):
    leaves the exact sharing rule and its place open; this is our reading (an
    independent simulator that instead ran the reservation as one pass after
    every uplink's strict pass differed by up to 15% in completion times on
-   trace subsets, stop 26). α = 0.1 as in §V.
+   trace subsets). α = 0.1 as in §V.
 4. BACKFILLING (lines 18-24): uplinks in the same order, coflows in the same
    order, flows by index, each flow adds ``min`` of what its uplink and its
    downlink still have. A deviation from the letter of line 19 (``for i = 1 :

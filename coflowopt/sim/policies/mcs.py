@@ -1,6 +1,7 @@
 """``mcs``: multi-attribute coflow scheduling (SNCF initial queue + double thresholds).
 
-MCS (Wang et al., IEEE/ACM ToN 2018; seed ``000_...``), Algorithm 2 and
+MCS (Wang et al., IEEE/ACM ToN 2018: "Multi-Attributes-Based Coflow Scheduling Without
+Prior Knowledge"), Algorithm 2 and
 §VIII-A's simulation parameters:
 
 - NEWCOFLOW: a new coflow of width ``w`` joins queue ``p_i`` of the class
@@ -14,7 +15,7 @@ MCS (Wang et al., IEEE/ACM ToN 2018; seed ``000_...``), Algorithm 2 and
   one when its longest flow's bytes sent exceed ``θ^w_i = 2^(i-1) MB`` (over all
   its flows: a flow that finished keeps the bytes it sent).
   The paper does not state Δ_w for its simulations; the default 50 is the
-  seeds' narrow/wide boundary (at most 50 flows is narrow). Demotions
+  Varys and MCS papers' narrow/wide boundary (at most 50 flows is narrow). Demotions
   happen exactly when the threshold is crossed (the engine is woken then),
   repeatedly if a coflow crosses several. A deviation: §VI-C calls
   RESCHEDULE "when new coflows arrive or old coflows finish"; read
@@ -39,7 +40,7 @@ MCS (Wang et al., IEEE/ACM ToN 2018; seed ``000_...``), Algorithm 2 and
   unbatched and with 10 s batches), but not in general: with the releases of
   40 of its coflows scaled by 0.01 (congested), 3 of 40 differ, by up to 6%,
   and by up to 1.7% on its first 60 scaled by 0.1 (an independent
-  simulator's check, stop 26).
+  simulator's check).
 - Batching: §VIII-A's simulations admit coflows "in batch", every 10 s by
   default. The policy does not batch by itself; pass
   ``batch_interval=10`` (CLI ``--batch-interval 10``) to simulate that

@@ -22,7 +22,7 @@ order: re-sort each tie by (rate under the current order, index) until the
 order stops changing (at most :data:`TIE_ROUNDS` times; a review saw at
 most 5 re-sorts and no cycle on 60,000 tie-heavy random instances). With
 one capacity for every link, served flows all run at that capacity and the
-rule reduces to flow index. The seeds do not fix a tie rule (Fig. 5.1's
+rule reduces to flow index. The dissertation does not fix a tie rule (Fig. 5.1's
 pfp value 3.5 needs ties broken the other way, see
 ``tests/sim/test_examples.py``).
 
@@ -132,7 +132,7 @@ ORDERS = ("remaining", "coflowsim")
 @dataclass(frozen=True, slots=True)
 class PFPParams(Params):
     order: str = "remaining"
-    """``remaining`` (the seeds' rule) or ``coflowsim`` (its PFP: receivers in port order,
+    """``remaining`` (the dissertation's rule) or ``coflowsim`` (its PFP: receivers in port order,
     each serving the first flow of its list whose sender is free)."""
 
     def __post_init__(self) -> None:

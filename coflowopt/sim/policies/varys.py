@@ -51,13 +51,13 @@ the online rules of §5.6.2:
    earliest admission time plus a randomised "deadline duration" first
    (:meth:`OrderedMADD.refill_order`; ``"greedy"`` refills in arrival
    order). A comparison with coflowsim
-   on the trace (stop 24): SEBF with ``order="static"``, ``backfill="greedy"``
+   on the trace: SEBF with ``order="static"``, ``backfill="greedy"``
    had a mean CCT of 48.1 s against coflowsim's 28.5 s, its wide long
    coflows up to 2.9x slower. With ``backfill="coflowsim"`` on the trace as
    coflowsim reads it (format ``coflowsim``: its rounding and 10.24 s
    admission epochs, :func:`coflowopt.io.benchmark.loads_coflowsim`), 27.7 s
    against coflowsim's 28.5 s, 506 of 526 coflows within 1% and 525 within 10%
-   (``benchmarks/results/simulator.md``, stop 26). ``backfill="none"`` leaves
+   (``benchmarks/results/simulator.md``). ``backfill="none"`` leaves
    spare capacity idle.
 4. *When*: Varys reschedules "upon coflow arrival and completion events"
    (§5.6.2), so the default ``reschedule="coflow"`` re-allocates only then
