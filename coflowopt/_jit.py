@@ -87,6 +87,9 @@ class _State(threading.local):
         self.forbid = 0  # adaptive: > 0 while a kernel may only run from machine code at hand
         self.inside = 0  # adaptive: > 0 inside a kernel that runs as Python
         self.depth = 0  # nesting of compilations (a kernel compiles the kernels it calls)
+        self.started = 0.0  # when the outermost compilation began
+        self.lock: Any = None  # the file lock held while this thread compiles a kernel
+        self.lock_owner: Any = None  # the kernel it is held for
 
 
 _state = _State()
@@ -96,10 +99,24 @@ class _WouldCompile(Exception):
     """Raised into Numba where it would start compiling while that is forbidden."""
 
 
+class _CompiledElsewhere(Exception):
+    """Raised into Numba where another process has just compiled the kernel (its machine
+    code is in the disk cache now: the call is made again and loads it)."""
+
+
 class Kernel(CPUDispatcher):
     """A Numba dispatcher that can also run its function as plain Python."""
 
     def __call__(self, *args: Any) -> Any:
+        while True:
+            try:
+                return self._call(args)
+            except _CompiledElsewhere:
+                continue
+            finally:
+                _release(None)  # (released when the machine code was saved; or if that failed)
+
+    def _call(self, args: tuple[Any, ...]) -> Any:
         st = _state
         if st.mode == _COMPILE:
             return CPUDispatcher.__call__(self, *args)
@@ -139,7 +156,18 @@ def njit(func: F) -> F:
     if not isinstance(disp, CPUDispatcher):  # NUMBA_DISABLE_JIT: the function itself
         return disp  # type: ignore[return-value]
     disp.__class__ = Kernel  # same layout: Kernel adds only __call__
-    _kernels.append(cast(Kernel, disp))
+    kernel = cast(Kernel, disp)
+    cache: Any = getattr(kernel, "_cache")  # noqa: B009 (Numba's, not typed)
+    save = cache.save_overload
+
+    def save_then_release(sig: Any, data: Any) -> None:
+        try:
+            save(sig, data)
+        finally:
+            _release(kernel)  # the lock's waiters find the machine code on disk now
+
+    cache.save_overload = save_then_release
+    _kernels.append(kernel)
     return disp  # type: ignore[return-value]
 
 
@@ -257,18 +285,25 @@ def on_compile(callback: Callable[[str, float | None], None]) -> Iterator[None]:
 
 
 class _Listener(event.Listener):
-    """Refuses compilations where they are forbidden; tells the observers of the others."""
+    """Refuses compilations where they are forbidden; makes processes take turns on one
+    kernel; tells the observers of the others.
 
-    def __init__(self) -> None:
-        self._started: dict[int, float] = {}
+    Two processes that need the same kernel at once (``compare --jobs 2`` on a new
+    installation: mcs and Aalo share theirs) would both spend its compile time; the second
+    waits for the first's file lock in the cache directory instead (held from the start
+    of the compilation until Numba has saved the machine code), then loads that.
+    """
 
     def on_start(self, ev: event.Event) -> None:
         st = _state
         if st.forbid:
             raise _WouldCompile
+        if st.depth == 0 and isinstance(ev.data["dispatcher"], Kernel):
+            st.lock = _take_turn(_name(ev))  # raises _CompiledElsewhere after a wait
+            st.lock_owner = ev.data["dispatcher"]
         st.depth += 1
         if st.depth == 1:
-            self._started[threading.get_ident()] = time.perf_counter()
+            st.started = time.perf_counter()
             for cb in tuple(_observers):
                 cb(_name(ev), None)
 
@@ -278,9 +313,45 @@ class _Listener(event.Listener):
             return
         st.depth -= 1
         if st.depth == 0:
-            took = time.perf_counter() - self._started.pop(threading.get_ident(), time.perf_counter())
+            took = time.perf_counter() - st.started
             for cb in tuple(_observers):
                 cb(_name(ev), took)
+
+
+def _release(kernel: Kernel | None) -> None:
+    """Release this thread's compile lock if it is held for ``kernel`` (``None``: whatever
+    it is held for, once no compilation is under way)."""
+    st = _state
+    if st.lock is None or (kernel is not None and st.lock_owner is not kernel) or (
+            kernel is None and st.depth):
+        return
+    st.lock.close()
+    st.lock = st.lock_owner = None
+
+
+def _take_turn(name: str) -> Any:
+    """The open lock file of kernel ``name``, locked; ``None`` where locks are not available.
+    Raises :class:`_CompiledElsewhere` once another process that held it is done."""
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - not on POSIX: every process compiles for itself
+        return None
+    try:
+        path = cache_dir() / "locks" / f"{name}.lock"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fh = open(path, "a")  # held until the machine code is saved
+    except OSError:
+        return None
+    try:
+        fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        fcntl.flock(fh, fcntl.LOCK_EX)  # another process is compiling it: wait for it
+        fh.close()
+        raise _CompiledElsewhere from None
+    except OSError:
+        fh.close()
+        return None
+    return fh
 
 
 def _name(ev: event.Event) -> str:

@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import _jit
 from .._text import bin_rule
 from ..errors import CoflowoptError, InputError
 from ..instance import BINS, NARROW_WIDTH, SHORT_LENGTH, Instance
@@ -48,6 +49,10 @@ DEFAULT_SCHEDULERS = ("varys", "sincronia", "maluca", "pfp", "scf", "tcf", "fifo
 trace. Aalo with strict priority across its queues (what coflowsim, the Varys/Aalo papers'
 simulator, implements); its default weighted sharing takes about 80 s on the trace, more than
 the rest together."""
+
+
+PARALLEL_FLOWS = 20_000
+"""``compare`` runs in worker processes by default on instances of more flows than this."""
 
 
 def _policy_help() -> str:
@@ -118,10 +123,11 @@ def register(sub: argparse._SubParsersAction) -> None:
                    "scheduler's ratio of its sum w*CCT to it")
     c.add_argument("--bound-time-limit", type=positive_float, default=60.0, metavar="S",
                    help="time limit of the bound computation (default 60 s)")
-    c.add_argument("--jobs", "-j", type=nonnegative_int, default=1, metavar="N",
+    c.add_argument("--jobs", "-j", type=nonnegative_int, default=None, metavar="N",
                    help="run up to N simulations (and the bound) at once, each in its own process "
-                   "with its own copy of the instance (0: one per CPU this process may use; "
-                   "default 1: one after another in this process); the results are the same")
+                   "with its own copy of the instance (0: one per CPU this process may use; 1: "
+                   "one after another in this process; default: one per CPU on instances of "
+                   f"more than {PARALLEL_FLOWS:,} flows, else 1); the results are the same")
     _add_common(c)
     cout = c.add_mutually_exclusive_group()
     cout.add_argument("--json", action="store_true", help="print machine-readable JSON")
@@ -356,6 +362,10 @@ def _compare_parallel(
         if bar is not None:
             bar.update(finished + bound_done.is_set())
 
+    if not _jit.cache_dir().is_dir() or not any(_jit.cache_dir().rglob("*.nbi")):
+        # the workers compile in silence (the notices are this process's)
+        print("coflowopt: first run of this installation: the worker processes compile the "
+              "simulator's kernels (once; about a minute on 2 cores)", file=sys.stderr, flush=True)
     pool = process_pool(min(jobs, tasks), inst)  # each worker gets the instance once
     try:
         pending = None
@@ -404,7 +414,10 @@ def run_compare(args: argparse.Namespace) -> int:
             policies[n] = make_policy(variants[n][0], params[n], strings=True)
         except CoflowoptError as exc:
             raise InputError(f"scheduler '{n}': {exc}") from None
-    jobs = args.jobs or cpu_count()
+    if args.jobs is None:  # worker processes take a second or two to start: for large instances
+        jobs = cpu_count() if inst.num_flows > PARALLEL_FLOWS else 1
+    else:
+        jobs = args.jobs or cpu_count()
     bound = method = None
     results: dict[str, SimulationResult] = {}
     t0 = time.perf_counter()

@@ -10,6 +10,7 @@ scheduler and the variants that take other kernels.
 from __future__ import annotations
 
 import random
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -109,6 +110,7 @@ def _fresh_kernel(tmp_path: Path):
                     f"    s = 0.0\n    for x in a:\n        s += x\n    return s + {const}\n")
     spec = importlib.util.spec_from_file_location(path.stem, path)
     module = importlib.util.module_from_spec(spec)
+    sys.modules[path.stem] = module  # (machine code loaded from the cache names its module)
     spec.loader.exec_module(module)
     return module.fresh, const
 
@@ -163,3 +165,32 @@ def test_the_cache_is_per_version_of_the_kernel_sources():
     assert Path(disp_cache).is_relative_to(_jit.cache_dir())
     assert Path(disp_cache) == _jit.cache_dir() / "kernels"
     assert _jit.cache_dir().name == f"kernels-{_jit._version()}"
+
+
+def test_a_kernel_another_process_is_compiling_is_waited_for_and_loaded(tmp_path):
+    # two processes that need one kernel at once (compare --jobs 2 on a new installation):
+    # the second waits for the first's lock, then loads the machine code it left on disk
+    import subprocess
+
+    kernel, const = _fresh_kernel(tmp_path)
+    other = subprocess.Popen([sys.executable, "-c", f"""
+import sys, time, importlib.util
+from coflowopt import _jit
+spec = importlib.util.spec_from_file_location("fresh_{const}", {str(tmp_path / f"fresh_{const}.py")!r})
+m = importlib.util.module_from_spec(spec); sys.modules[spec.name] = m
+spec.loader.exec_module(m)
+import numpy as np
+def hold(name, seconds):
+    if seconds is None:
+        print("compiling", flush=True)
+        time.sleep(2)  # holding the lock
+with _jit.on_compile(hold):
+    m.fresh(np.arange(2.0))
+print("done", flush=True)
+"""], stdout=subprocess.PIPE, text=True, cwd=Path(__file__).resolve().parents[2])
+    assert other.stdout.readline().strip() == "compiling"  # it holds the kernel's lock now
+    heard = []
+    with _jit.on_compile(lambda name, s: heard.append(name)):
+        assert kernel(np.arange(2.0)) == 1.0 + const
+    assert other.stdout.readline().strip() == "done" and other.wait(60) == 0
+    assert heard == [] and kernel.overloads  # loaded from the disk cache, not compiled here
