@@ -1,21 +1,23 @@
 """Pytest configuration shared by ``tests/`` and ``proofs/``.
 
 With ``CI`` set (the landing runs ``.ci/run`` with ``CI=true``; ``false`` and ``0``
-count as unset), hypothesis draws the same examples on
-every run (``derandomize``: a seed derived from each test) and has no per-example
-deadline, so a landing is decided by the code, not by the draw or by the
-machine's speed that hour; elsewhere it explores new examples on each run.
-A failure prints the example and its reproduction blob either way.
+count as unset), hypothesis draws the same examples on every run (``derandomize``: a
+seed derived from each test), so a landing is decided by the code, not by the draw;
+elsewhere it explores new examples on each run. Neither profile has a per-example
+deadline or the health check on slow data generation: both measure the machine's speed
+that hour, and the tests must pass on a busy machine. A failure prints the example and
+its reproduction blob either way.
 """
 
 from __future__ import annotations
 
 import os
 
-from hypothesis import settings
+from hypothesis import HealthCheck, settings
 
-settings.register_profile("ci", derandomize=True, deadline=None, print_blob=True)
-settings.register_profile("dev", print_blob=True)
+_timeless = {"deadline": None, "suppress_health_check": [HealthCheck.too_slow], "print_blob": True}
+settings.register_profile("ci", derandomize=True, **_timeless)
+settings.register_profile("dev", **_timeless)
 _ci = os.environ.get("CI", "").strip().lower() not in ("", "0", "false", "no")
 settings.load_profile("ci" if _ci else "dev")
 
