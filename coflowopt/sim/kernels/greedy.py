@@ -85,7 +85,7 @@ def greedy_uniform_stretch(  # type: ignore[no-untyped-def]
     offers.pop()
     t = t0
     nd = 0
-    npc = 0
+    npc = np.int64(0)  # not the literal 0: its callees compile once, for int64
     nev = 0
 
     # the allocation at t0, from scratch

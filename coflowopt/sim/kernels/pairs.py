@@ -815,7 +815,7 @@ def pair_stretch(  # type: ignore[no-untyped-def]
     n = flows.size
     t = t0
     nd = 0
-    npc = 0
+    npc = np.int64(0)  # not the literal 0: its callees compile once, for int64
     nev = 0
     # flows joined since the last call enter their pairs' heaps; a flow that joins a
     # running pair starts now

@@ -406,7 +406,7 @@ def pfp_uniform_stretch(  # type: ignore[no-untyped-def]
     c = cap[0]
     t = t0
     nd = 0
-    npc = 0
+    npc = np.int64(0)  # not the literal 0: its callees compile once, for int64
     nev = 0
     heap = [(np.inf, np.int64(-1))]
     heap.pop()
