@@ -18,6 +18,7 @@ from .. import io
 from ..errors import InputError, InstanceError
 from ..instance import Instance
 from ..io._common import check_writable, read_text
+from ..io.schedule_file import schedule_format
 
 __all__ = [
     "Progress",
@@ -166,6 +167,8 @@ def check_outputs(args: argparse.Namespace, outputs: Sequence[tuple[str, str | N
                              "a file called '-')")
         if not path or path == "-":
             continue
+        if option == "--schedule":
+            schedule_format(path)  # the suffix names a format
         check_writable(path)
         real = os.path.realpath(path)
         if real in seen:
