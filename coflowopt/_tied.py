@@ -207,6 +207,9 @@ def sweep(cap, tol, rounding, bptr, blink, bmult, ba, bb, sptr, sbund,  # type: 
         if tau == inf:
             break
         step += 1
+        # (the loop over a bundle's links is written out at each of its three uses: as a
+        # function it made the trace's 136 million bundle changes 3-6 times slower, measured,
+        # in-lined or not)
         # pieces ending now ran at the rates before this instant's level changes
         while i_off < off_t.size and off_t[i_off] == tau:
             i = off_b[i_off]

@@ -843,6 +843,12 @@ def check_feasible(
     A flow or coflow *completes* when it has received ``size * (1 - tol)``
     (less its pieces' time resolution).
 
+    Tied pieces (:attr:`Schedule.tied`) are checked in their compact form, by the same
+    rules, with this module's own loops (:mod:`coflowopt._tied`): their pieces' sums per
+    flow, and every link's rate over time from bundles of tied pieces on the same series
+    and route; a tied piece takes part in the overlap check with its span, from its first
+    to its last instant served. Their reports name the tied piece.
+
     Returns
     -------
     FeasibilityReport
@@ -1231,7 +1237,7 @@ def _segmented_running_max(values: FloatArray, group: IntArray) -> FloatArray:
     return out
 
 
-ROWS = 1 << 22
+ROWS = 1 << 21
 """About how many (link, piece start or end) entries the capacity check sorts at once: it
 takes the links a batch at a time, so its temporaries stay near a few hundred MiB
 however many pieces there are (a varys schedule of the Facebook trace has 10 million)."""

@@ -145,6 +145,7 @@ def _read_json(p: str, instance: Instance) -> tuple[Schedule, dict[str, Any]]:
             raise InputError("a NumPy .npz archive, not JSON: name it .npz", path=p) from None
         raise
     doc = parse_json(text, p)
+    del text  # (hundreds of MB for millions of pieces)
     if not isinstance(doc, dict) or doc.get("format") != SCHEDULE_TAG:
         got = doc.get("format") if isinstance(doc, dict) else doc
         found = "no format" if isinstance(doc, dict) and "format" not in doc else f"{got!r:.60}"
