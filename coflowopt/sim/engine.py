@@ -184,6 +184,10 @@ trace can produce billions (Aalo with weighted sharing changes 1.5 billion rates
 fair-sharing kernels record tied pieces instead (``fair``: 232 million pieces in 706,397
 tied pieces and 1.5 million level changes)."""
 
+LEVEL_LOG = 64
+"""Events whose level changes (at most one per link each) a stretch's log holds: a kernel
+that fills it returns, and the engine runs it on (as with a full record buffer)."""
+
 PIECE_BYTES = 32
 """Bytes a recorded row takes (a piece: flow index, start, end, rate)."""
 
@@ -859,8 +863,7 @@ class Engine:
         pc_t0 = np.empty(cap_pieces)
         pc_t1 = np.empty(cap_pieces)
         pc_r = np.empty(cap_pieces)
-        # level changes: at most one per link per event, room for 64 events and more
-        cap_levels = 64 * self.L + 4 * n + 1024 if self.record else 0
+        cap_levels = LEVEL_LOG * self.L if self.record else 0
         lv_u = np.empty(cap_levels, np.int64)
         lv_t = np.empty(cap_levels)
         lv_x = np.empty(cap_levels)
