@@ -14,7 +14,14 @@ from .instance import BINS, MB, Coflow, Fabric, Instance
 from .io import read, write
 from .metrics import Summary, cct, link_utilization, summarize, utilization
 from .result import Result, Status
-from .schedule import FeasibilityReport, Schedule, ScheduleBuilder, Violation, check_feasible
+from .schedule import (
+    FeasibilityReport,
+    Schedule,
+    ScheduleBuilder,
+    TiedPieces,
+    Violation,
+    check_feasible,
+)
 from .solvers import bound, solve
 
 __version__ = "0.1.0"
@@ -36,6 +43,7 @@ __all__ = [
     "ScheduleError",
     "Status",
     "Summary",
+    "TiedPieces",
     "Violation",
     "__version__",
     "bound",

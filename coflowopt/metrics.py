@@ -191,17 +191,17 @@ def link_utilization(instance: Instance, schedule: Schedule) -> LinkUtilization:
     """Utilization of each link over its own active time."""
     fabric = instance.fabric
     L = fabric.num_links
-    live = (schedule.rate > 0) & (schedule.end > schedule.start)
-    f = schedule.flow[live]
-    s, e = schedule.start[live], schedule.end[live]
-    amt = schedule.rate[live] * (e - s)
-    inc = fabric.routes(instance.flow_src[f], instance.flow_dst[f]).tocoo()
+    F = instance.num_flows
+    # per flow first (a schedule's tied pieces are summed without expanding them), then per link
+    amt = schedule.served(F)
+    first_f, last_f = schedule.flow_span(F)
+    inc = fabric.routes(instance.flow_src, instance.flow_dst).tocoo()
     rows, links = np.asarray(inc.row), np.asarray(inc.col)
     carried = np.bincount(links, weights=amt[rows] * inc.data, minlength=L).astype(np.float64)
     first = np.full(L, np.inf)
     last = np.full(L, -np.inf)
-    np.minimum.at(first, links, s[rows])
-    np.maximum.at(last, links, e[rows])
+    np.minimum.at(first, links, first_f[rows])
+    np.maximum.at(last, links, last_f[rows])
     active = last - first
     with np.errstate(invalid="ignore", divide="ignore"):
         util = np.where(carried > 0, carried / (fabric.capacity * active), np.nan)

@@ -20,6 +20,7 @@ from .._text import plural
 from ..errors import InputError, InstanceError, require
 from ..instance import Instance
 from ..io._common import atomic_writer, check_writable, read_text
+from ..io.schedule_file import schedule_format
 
 __all__ = [
     "Progress",
@@ -183,6 +184,8 @@ def check_outputs(args: argparse.Namespace, outputs: Sequence[tuple[str, str | N
                              "a file called '-')")
         if not path or path == "-":
             continue
+        if option == "--schedule":
+            schedule_format(path)  # the suffix names a format
         check_writable(path)
         real = os.path.realpath(path)
         if real in seen:

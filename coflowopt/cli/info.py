@@ -63,7 +63,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     v = sub.add_parser("validate", help="check an instance file (and optionally a schedule for it)")
     add_input_arguments(v)
     add_json_argument(v)
-    v.add_argument("--schedule", metavar="SCHEDULE", help="a coflowopt-schedule/1 file to verify")
+    v.add_argument("--schedule", metavar="SCHEDULE",
+                   help="a schedule file to verify: SCHEDULE.json (coflowopt-schedule/1) or "
+                   "SCHEDULE.npz (compact binary)")
     v.add_argument("--tol", type=_tolerance, default=1e-6,
                    help=f"relative tolerance, at most {MAX_TOL:g} (default 1e-6)")
     v.add_argument("--deadlines", action="store_true", help="also require every deadline to be met")
@@ -222,12 +224,14 @@ def _without(inst: Instance, sched: Schedule, rejected: list[str],
         return inst, sched
     out = set(rejected)
     keep = [k for k in range(inst.num_coflows) if inst.ids[k] not in out]
-    k_of = inst.flow_coflow[sched.flow]
+    flows = [sched.direct.flow] + ([sched.tied.flow] if sched.tied is not None else [])
+    k_of = inst.flow_coflow[np.concatenate(flows)]
     served = [inst.ids[k] for k in np.unique(k_of) if inst.ids[k] in out]
     if served:
         raise InputError(f"coflow '{served[0]}' is listed in _rejected but has pieces", path=path)
     sub = inst.subset(keep, drop_dependencies=True)
     new_k = np.full(inst.num_coflows, -1)
     new_k[keep] = np.arange(len(keep))
-    flow = sub.ptr[new_k[k_of]] + (sched.flow - inst.ptr[k_of])
-    return sub, Schedule(flow, sched.start, sched.end, sched.rate)
+    k = inst.flow_coflow
+    return sub, sched.renumbered(sub.ptr[np.maximum(new_k[k], 0)] + np.arange(inst.num_flows)
+                                 - inst.ptr[k])

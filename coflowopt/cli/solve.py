@@ -54,7 +54,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="seconds before returning the best schedule and bound (default 60)")
     p.add_argument("--param", action="append", metavar="KEY=VALUE",
                    help="solver option (repeatable), e.g. step=0.5, weighted=true")
-    p.add_argument("--schedule", metavar="OUT", help="write the schedule (coflowopt-schedule/1)")
+    p.add_argument("--schedule", metavar="OUT",
+                   help="write the schedule: OUT.json (coflowopt-schedule/1) or OUT.npz (binary)")
     add_json_argument(p)
     p.set_defaults(func=run_solve)
 

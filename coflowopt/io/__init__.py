@@ -9,6 +9,9 @@ Formats are looked up by name in :data:`FORMATS`:
 - ``sincronia``: Sincronia's trace (:mod:`coflowopt.io.sincronia`).
 
 :func:`read` detects the format from the suffix (``.json``) or the content.
+
+Schedules: :func:`read_schedule` and :func:`write_schedule`, JSON or ``.npz`` by the
+file's suffix (:mod:`coflowopt.io.schedule_file`).
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from . import benchmark, native, sincronia
 from ._common import read_text
 from .benchmark import DEFAULT_PORT_RATE
 from .native import read_metadata
+from .schedule_file import read_schedule, read_schedule_file, write_schedule
 
 __all__ = [
     "DEFAULT_PORT_RATE",
@@ -33,7 +37,10 @@ __all__ = [
     "loads",
     "read",
     "read_metadata",
+    "read_schedule",
+    "read_schedule_file",
     "write",
+    "write_schedule",
 ]
 
 

@@ -32,10 +32,10 @@ def atomic_writer(path: str | os.PathLike[str], *, binary: bool = False) -> Iter
 
 @contextlib.contextmanager
 def atomic_writers(
-    paths: Sequence[str | os.PathLike[str]], *, binary: bool = False,
+    paths: Sequence[str | os.PathLike[str]], *, binary: bool | Sequence[bool] = False,
 ) -> Iterator[list[IO[Any]]]:
-    """Text files (``binary``: byte files) for ``paths``, all moved into place only when
-    the body succeeds.
+    """Text files (``binary``: byte files; or one flag per path) for ``paths``, all moved
+    into place only when the body succeeds.
 
     Every target is checked before anything is written (:func:`check_writable`), so a
     bad second path leaves the first untouched. A symbolic link is written through (its
@@ -45,14 +45,15 @@ def atomic_writers(
     become an :class:`InputError` naming the file.
     """
     targets = [check_writable(p) for p in paths]
-    mode: str = "wb" if binary else "w"
-    encoding, newline = (None, None) if binary else ("utf-8", "\n")
+    flags = [binary] * len(paths) if isinstance(binary, bool) else list(binary)
     with contextlib.ExitStack() as stack:
         handles: list[IO[Any]] = []
         temps: list[tuple[str, Path]] = []
         current = -1
         try:
-            for target in targets:
+            for target, as_bytes in zip(targets, flags, strict=True):
+                mode: str = "wb" if as_bytes else "w"
+                encoding, newline = (None, None) if as_bytes else ("utf-8", "\n")
                 if target.exists() and not target.is_file():
                     dev = stack.enter_context(open(target, mode, encoding=encoding, newline=newline))
                     handles.append(_Located(dev, str(target)))  # type: ignore[arg-type]

@@ -82,10 +82,11 @@ def simulate(
         Record and return the :class:`~coflowopt.Schedule` (off saves memory
         on large traces).
     max_pieces
-        The most pieces recorded (:data:`coflowopt.sim.engine.MAX_PIECES`,
-        100 million, about 3 GiB); a run that would record more goes on
-        without a schedule (``schedule`` is None and ``info["unrecorded"]``
-        says why) rather than run out of memory.
+        The most rows recorded (:data:`coflowopt.sim.engine.MAX_PIECES`,
+        100 million, about 3 GiB: pieces, and for the fair-sharing kernels tied
+        pieces and level changes, :class:`~coflowopt.schedule.TiedPieces`); a run
+        that would record more goes on without a schedule (``schedule`` is None
+        and ``info["unrecorded"]`` says why) rather than run out of memory.
     progress
         Called now and then with the fraction of bytes delivered.
     check

@@ -61,7 +61,7 @@ from .._text import plural
 from ..alloc import greedy as alloc_greedy
 from ..errors import CoflowoptError
 from ..instance import Instance
-from ..schedule import Schedule, amount_resolution
+from ..schedule import Schedule, TiedPieces
 from .kernels import state as ks
 from .kernels.greedy import greedy_uniform_stretch
 
@@ -136,15 +136,15 @@ class Stretch:
     ``kernel`` follows the contract of :mod:`coflowopt.sim.kernels`; it is
     called as ``kernel(t0, t_stop, tol, flows, la, lb, L, cap, size, sent,
     fco, cf_left, start, record, max_pieces, rate_out, done_f, done_t, pc_f,
-    pc_t0, pc_t1, pc_r, *args)`` and returns ``(t, thr, n_done, n_pieces,
-    n_events, reason)``. ``flows`` are the admitted flows it governs (for a
+    pc_t0, pc_t1, pc_r, lv_u, lv_t, lv_x, *args)`` and returns ``(t, thr, n_done,
+    n_pieces, n_levels, n_events, reason)``. ``flows`` are the admitted flows it governs (for a
     priority rule, in priority order); other admitted flows get rate 0 until
     the next decision. The engine hands control back to the policy at
     admissions (but those the kernel makes itself, ``admits``), wake-ups and
     coflow completions.
     """
 
-    kernel: Callable[..., tuple[float, float, int, int, int, int]]
+    kernel: Callable[..., tuple[float, float, int, int, int, int, int]]
     flows: IntArray
     args: tuple[Any, ...] = ()
     admits: IntArray = field(default_factory=lambda: _EMPTY_I)
@@ -157,6 +157,10 @@ class Stretch:
     admitted_at: FloatArray = field(default_factory=lambda: _EMPTY_F)
     """Filled in by the kernel: when it admitted each of ``admits`` (``inf``: not yet);
     the admitted ones are a prefix."""
+    tied: bool = False
+    """The kernel records tied pieces (:class:`coflowopt.schedule.TiedPieces`): its
+    pieces are ``(flow, start, end, weight)``, served at the weight times the smaller
+    level of the flow's two links, whose changes it logs as ``(link, time, level)``."""
 
 
 @dataclass(slots=True)
@@ -175,13 +179,19 @@ class RunData:
 
 
 MAX_PIECES = 100_000_000
-"""The most schedule pieces a run records by default (32 bytes each, 3 GiB; the process
-peaks near twice that: drf's 95 million pieces on the Facebook trace, 6.1 GiB of resident
-memory, measured). Per-flow policies on the whole trace can produce billions (Aalo with
-weighted sharing changes 1.5 billion rates)."""
+"""The most rows a run records by default: pieces, tied pieces and level changes (32
+bytes each, 3 GiB; the process peaks near twice that: drf's 95 million pieces on the
+Facebook trace, 6.1 GiB of resident memory, measured). Per-flow policies on the whole
+trace can produce billions (Aalo with weighted sharing changes 1.5 billion rates); the
+fair-sharing kernels record tied pieces instead (``fair``: 232 million pieces in 706,397
+tied pieces and 1.5 million level changes)."""
+
+LEVEL_LOG = 64
+"""Events whose level changes (at most one per link each) a stretch's log holds: a kernel
+that fills it returns, and the engine runs it on (as with a full record buffer)."""
 
 PIECE_BYTES = 32
-"""Bytes a recorded piece takes (flow index, start, end, rate)."""
+"""Bytes a recorded row takes (a piece: flow index, start, end, rate)."""
 
 
 def _ceil_to(times: FloatArray, step: float | None) -> FloatArray:
@@ -323,8 +333,10 @@ class Engine:
         self.topo_rank.setflags(write=False)
         self.dag = _dags(instance)
         self.active_coflows: list[int] = []
-        # recording
-        self._pieces: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []
+        # recording: pieces, tied pieces (flow, start, end, weight), level changes
+        self._pieces: list[tuple[np.ndarray, ...]] = []
+        self._tied: list[tuple[np.ndarray, ...]] = []
+        self._levels: list[tuple[np.ndarray, ...]] = []
         self._npieces = 0
         self.t = 0.0
         self.events = 0
@@ -383,17 +395,26 @@ class Engine:
         """The recorded pieces as one schedule, a column at a time, each column's chunks
         released as it is joined: at most about 40 bytes per piece at once (the chunks,
         their joined copy and the schedule's own copy took 96; on the Facebook trace drf's
-        95 million pieces peaked at 9 GiB)."""
+        95 million pieces peaked at 9 GiB). Tied pieces run on their flows' links' levels."""
+        tied = None
+        if self._tied:
+            f, t0, t1, w = (np.concatenate(c) for c in zip(*self._tied, strict=True))
+            u, t, x = (np.concatenate(c) for c in zip(*self._levels, strict=True)) \
+                if self._levels else (np.zeros(0, np.int64), np.zeros(0), np.zeros(0))
+            tied = TiedPieces(f, t0, t1, w, self.link_a[f], self.link_b[f], u, t, x)
+            self._tied.clear()
+            self._levels.clear()
         parts: list[list[np.ndarray | None]] = [list(p) for p in self._pieces]
         self._pieces.clear()
         if not parts:
-            return Schedule.empty()
+            return Schedule._adopt(np.zeros(0, np.int64), np.zeros(0), np.zeros(0), np.zeros(0),
+                                   tied)
         cols = []
         for i in range(4):
             cols.append(np.concatenate([p[i] for p in parts]))
             for p in parts:
                 p[i] = None
-        return Schedule._adopt(*cols)
+        return Schedule._adopt(cols[0], cols[1], cols[2], cols[3], tied)
 
     def _check_recorded(self, schedule: Schedule) -> None:
         """Raise if a flow's recorded pieces fall short of its size beyond float64's resolution.
@@ -405,11 +426,9 @@ class Engine:
         """
         if not self.F:
             return
-        got = schedule.served(self.F)
         # the slack check_feasible grants (its default tolerance and float64's resolution)
-        slack = 1e-6 * self.size + amount_resolution(
-            schedule.flow, schedule.start, schedule.end, schedule.rate, self.F,
-            float(self.cap.max(initial=0.0)))
+        slack = 1e-6 * self.size + schedule.resolution(self.F, float(self.cap.max(initial=0.0)))
+        got = schedule.served(self.F)  # (after: tied pieces' sums are taken once, for both)
         bad = np.flatnonzero(self.size - got > slack)
         if bad.size:
             f = int(bad[np.argmax((self.size - got)[bad] / self.size[bad])])
@@ -635,15 +654,18 @@ class Engine:
             t1a = np.broadcast_to(t1, flows.shape)
             self._keep((flows[keep], t0[keep], t1a[keep].copy(), r[keep]))
 
-    def _keep(self, piece: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]) -> None:
-        """Store recorded pieces; past ``max_pieces`` stop recording (and drop what was
-        kept) instead of running out of memory: the run goes on without a schedule."""
+    def _keep(self, piece: tuple[np.ndarray, ...],
+              into: list[tuple[np.ndarray, ...]] | None = None) -> None:
+        """Store recorded rows (pieces, or ``into`` another list: tied pieces, level
+        changes); past ``max_pieces`` rows stop recording (and drop what was kept) instead
+        of running out of memory: the run goes on without a schedule."""
         self._npieces += piece[0].size
         if self._npieces <= self.max_pieces:
-            self._pieces.append(piece)
+            (self._pieces if into is None else into).append(piece)
             return
         self.record = False
-        self._pieces.clear()
+        for rows in (self._pieces, self._tied, self._levels):
+            rows.clear()
         self.unrecorded = (
             "the schedule was not recorded: it has more than "
             f"{plural(self.max_pieces, 'piece', thousands=True)} "
@@ -808,7 +830,8 @@ class Engine:
         run = act[self.rate[act] > 0]
         if run.size:
             self.apply(run, np.zeros(run.size))  # close the pieces; the kernel restarts them
-        self.stretch = Stretch(spec.kernel, flows, spec.args, spec.admits, spec.admitted_at)
+        self.stretch = Stretch(spec.kernel, flows, spec.args, spec.admits, spec.admitted_at,
+                               spec.tied)
 
     def _run_stretch(self, wake: float) -> int:
         """Run the current stretch kernel from now to the next admission it does not make,
@@ -832,7 +855,7 @@ class Engine:
             o = spec.flows[self.status[spec.flows] == 1]
             t_adm = self._next_admission()
         t_stop = min(t_adm, wake)
-        self.stretch = Stretch(spec.kernel, o, spec.args, spec.admits, spec.admitted_at)
+        self.stretch = Stretch(spec.kernel, o, spec.args, spec.admits, spec.admitted_at, spec.tied)
         t0 = self.t
         run = o[self.rate[o] > 0]
         if run.size:
@@ -847,11 +870,15 @@ class Engine:
         pc_t0 = np.empty(cap_pieces)
         pc_t1 = np.empty(cap_pieces)
         pc_r = np.empty(cap_pieces)
+        cap_levels = LEVEL_LOG * self.L if self.record else 0
+        lv_u = np.empty(cap_levels, np.int64)
+        lv_t = np.empty(cap_levels)
+        lv_x = np.empty(cap_levels)
         rate_out = self._rate_buf  # all zeros between stretches (kernels write only o's flows)
-        t, thr, nd, npc, nev, reason = spec.kernel(
+        t, thr, nd, npc, nlv, nev, reason = spec.kernel(
             t0, t_stop, _TOL, o, self.link_a, self.link_b, self.L, self.cap, self.size,
             self.sent, self.fco, self.cf_left.copy(), self.start, self.record, cap_pieces,
-            rate_out, done_f, done_t, pc_f, pc_t0, pc_t1, pc_r, *spec.args,
+            rate_out, done_f, done_t, pc_f, pc_t0, pc_t1, pc_r, lv_u, lv_t, lv_x, *spec.args,
         )
         self.events += int(nev)
         self.cf_sent += np.bincount(self.fco[o], self.sent[o] - before, minlength=self.K)
@@ -863,7 +890,10 @@ class Engine:
         if spec.admits.size:
             self._admit_absorbed(spec)
         if npc and self.record:
-            self._keep((pc_f[:npc].copy(), pc_t0[:npc].copy(), pc_t1[:npc].copy(), pc_r[:npc].copy()))
+            rows = (pc_f[:npc].copy(), pc_t0[:npc].copy(), pc_t1[:npc].copy(), pc_r[:npc].copy())
+            self._keep(rows, self._tied if spec.tied else None)
+        if nlv and self.record:
+            self._keep((lv_u[:nlv].copy(), lv_t[:nlv].copy(), lv_x[:nlv].copy()), self._levels)
         if nd:
             self._finish_flows(done_f[:nd].copy(), done_t[:nd].copy(), self.stretch_thr)
         alive = o[self.status[o] == 1]

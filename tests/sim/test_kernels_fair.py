@@ -104,6 +104,30 @@ def test_receiver_limit_when_the_record_buffer_fills():
     assert fast.schedule.num_pieces > 4 * g.size + 1024
 
 
+def test_a_full_level_log_runs_the_kernel_on(monkeypatch):
+    # room for the level changes of two events: the kernel returns when its log is full
+    # and the engine calls it again at the same time, without a decision between
+    from coflowopt.sim import engine
+
+    rng = np.random.default_rng(3)
+    n = 200
+    inst = co.Instance(co.Fabric.uniform(12), (co.Coflow("c", rng.integers(0, 12, n),
+                                                         rng.integers(0, 12, n),
+                                                         rng.uniform(1, 50, n)),))
+    reasons = []
+    run = engine.Engine._run_stretch
+
+    def counted(self, wake):
+        reasons.append(run(self, wake))
+        return reasons[-1]
+
+    monkeypatch.setattr(engine.Engine, "_run_stretch", counted)
+    monkeypatch.setattr(engine, "LEVEL_LOG", 2)
+    fast, ref = both(inst, "fair")
+    assert reasons.count(2) > 10  # a full log, many times
+    assert_same(inst, fast, ref)
+
+
 def test_receiver_limit_on_a_facebook_prefix():
     trace = io.read(TRACE)
     inst = trace.subset(np.argsort(trace.release, kind="stable")[:30])

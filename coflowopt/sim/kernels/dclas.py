@@ -920,7 +920,7 @@ def _next_demotion(t, tol, qof, last, nrun, cos, wide, th_n, cfs, cfr, tcf, w0, 
 @njit
 def dclas_stretch(  # type: ignore[no-untyped-def]
     t0, t_stop, tol, act, la, lb, L, cap, size, sent, fco, cf_left, start,
-    record, max_pieces, rate_out, done_f, done_t, pc_f, pc_t0, pc_t1, pc_r,
+    record, max_pieces, rate_out, done_f, done_t, pc_f, pc_t0, pc_t1, pc_r, lv_u, lv_t, lv_x,
     cos, queue, wide, th_n, th_w, weights, cf_sent, cf_long, split, sat, max_rounds, ptol, exceed,
     stop_co, work, adm_t, adm_at, dense_rows,
 ):
@@ -944,7 +944,7 @@ def dclas_stretch(  # type: ignore[no-untyped-def]
     ``adm_t``/``adm_at``: the admissions the kernel makes (:func:`_admissions`);
     ``dense_rows``: with weighted sharing, coflows with at least this many rows
     at the start take the dense water-filling (:func:`_dense`; 0: none).
-    Returns ``(t, thr, n_done, n_pieces, n_events, reason)`` as every stretch kernel.
+    Returns ``(t, thr, n_done, n_pieces, n_levels, n_events, reason)`` as every stretch kernel.
     """
     n = act.size
     m = cos.size
@@ -1244,4 +1244,4 @@ def dclas_stretch(  # type: ignore[no-untyped-def]
                 npc = served(f, ts[r], t, x, fco, start, record, npc, pc_f, pc_t0, pc_t1, pc_r)
             sent[f] += sv
             rate_out[f] = x
-    return t, thr, nd, npc, nev, reason
+    return t, thr, nd, npc, 0, nev, reason

@@ -589,7 +589,7 @@ def _strict(order, co_r0, ra, rb, rbl, rc, cl, split, cap, sat, adj, cch, lrow, 
 @njit
 def dclas_clock_stretch(  # type: ignore[no-untyped-def]
     t0, t_stop, tol, act, la, lb, L, cap, size, sent, fco, cf_left, start,
-    record, max_pieces, rate_out, done_f, done_t, pc_f, pc_t0, pc_t1, pc_r,
+    record, max_pieces, rate_out, done_f, done_t, pc_f, pc_t0, pc_t1, pc_r, lv_u, lv_t, lv_x,
     cos, queue, wide, th_n, th_w, weights, cf_sent, cf_long, split, sat, max_rounds, ptol, exceed,
     stop_co, work, adm_t, adm_at, dense_rows,
 ):
@@ -858,4 +858,4 @@ def dclas_clock_stretch(  # type: ignore[no-untyped-def]
                 npc = served(f, tp[r], t, x, fco, start, record, npc, pc_f, pc_t0, pc_t1, pc_r)
             sent[f] += sv
             rate_out[f] = x
-    return t, thr, nd, npc, nev, reason
+    return t, thr, nd, npc, 0, nev, reason

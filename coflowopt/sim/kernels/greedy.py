@@ -54,17 +54,18 @@ def _lists(A, B, L):  # type: ignore[no-untyped-def]
 @njit
 def greedy_uniform_stretch(  # type: ignore[no-untyped-def]
     t0, t_stop, tol, act, la, lb, L, cap, size, sent, fco, cf_left, start,
-    record, max_pieces, rate_out, done_f, done_t, pc_f, pc_t0, pc_t1, pc_r,
+    record, max_pieces, rate_out, done_f, done_t, pc_f, pc_t0, pc_t1, pc_r, lv_u, lv_t, lv_x,
 ):
     """Advance the greedy matching of ``act`` (priority order) from ``t0``.
 
-    Returns ``(t, thr, n_done, n_pieces, n_events, reason)``: the time reached,
+    Returns ``(t, thr, n_done, n_pieces, n_levels, n_events, reason)``: the time reached,
     the threshold of the last event (its time plus the tolerance: the engine
     admits what is due by it) and why it stopped (0: ``t_stop`` reached, 1: a
     coflow completed, 2: record buffer nearly full, 3: nothing runs and
     ``t_stop`` is infinite). ``sent`` and
     ``rate_out`` are exact at ``t`` for the flows of ``act``; completed flows
-    are in ``done_f``/``done_t``; pieces (rate ``c``) in ``pc_*``.
+    are in ``done_f``/``done_t``; pieces (rate ``c``) in ``pc_*`` (no level changes:
+    ``lv_*`` stay unused).
     """
     n = act.size
     c = cap[0]
@@ -203,4 +204,4 @@ def greedy_uniform_stretch(  # type: ignore[no-untyped-def]
             rate_out[f] = c
         else:
             rate_out[f] = 0.0
-    return t, thr, nd, npc, nev, reason
+    return t, thr, nd, npc, 0, nev, reason

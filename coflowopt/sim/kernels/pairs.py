@@ -27,7 +27,12 @@ that flows elsewhere keep their rates; ``wss`` recomputes every rate, which
 is ``change_tol = 0``. A changed link costs ``O(1)`` plus a scan of its
 pairs for those whose bottleneck side flips (only those move), so an event
 costs the water-filling plus ``O(R)`` per changed link; idle flows cost
-nothing, and per-flow pieces are written only when recording.
+nothing. When recording, the kernel logs the links' level changes and, as
+each flow completes, one *tied piece* (:class:`coflowopt.schedule.TiedPieces`:
+the flow at its weight times the smaller level of its two links, from when it
+joined to when it completed), not every flow's piece at every level change
+(232 million pieces on the Facebook trace, against 1.5 million level
+changes).
 
 A flow's rate is the smaller level in effect of its two links. Where the
 reference re-rates a flow because one of its links changed, it takes the
@@ -71,10 +76,9 @@ _DIRTY, _NFRESH, _NNEW, _ONEPASS = 0, 1, 2, 3
 """Slots of the ``meta`` array: levels stale; fresh flows; pairs waiting to attach; levels
 are each link's capacity over its weight instead of the water-filling's (``one_pass``)."""
 
-_C, _TOP, _PLEV = 0, 1, 2
+_C, _TOP = 0, 1
 """Columns of the per-pair record ``pd``: offset of the pair's service from its link's
-clock, smallest key of its heap (``inf`` when empty), level of its current pieces
-(kept when recording)."""
+clock, smallest key of its heap (``inf`` when empty)."""
 
 
 def new_pair_state(
@@ -125,7 +129,7 @@ def new_pair_state(
         np.zeros(R, np.int64),  # nf_r
         np.zeros(P, np.int64),  # cnt: flows per pair
         np.full(P, -1, np.int8),  # side: 0 attached to its left link, 1 right, -1 none (no flows)
-        pd,  # pd: per pair, see _C, _TOP, _PLEV
+        pd,  # pd: per pair, see _C, _TOP
         np.full(P, np.inf),  # K: smallest key of each pair in its link's clock
         np.full(L, np.inf),  # lam: levels last computed (left links, then right)
         np.full(L, np.inf),  # rho: levels in effect (inf: limits no flow)
@@ -138,7 +142,7 @@ def new_pair_state(
         np.zeros(max(F, 1)),  # hk: heap keys
         np.zeros(max(F, 1), np.int64),  # hf: heap flows
         np.full(max(F, 1), np.nan),  # fkey: key per flow (nan: not held)
-        np.zeros(max(F, 1)),  # pstart: start of each flow's current piece
+        np.zeros(max(F, 1)),  # pstart: when each flow joined (its tied piece's start)
         np.zeros(P, np.int64),  # newp: pairs that got their first flows
         np.zeros(max(F, 1), np.int64),  # fresh: flows joined since the last call
         meta,
@@ -636,34 +640,14 @@ def _live_sum(row, cnt, p0, step):  # type: ignore[no-untyped-def]
 
 
 @njit
-def _pieces(  # type: ignore[no-untyped-def]
-    p, new, t, pc_f, pc_t0, pc_t1, pc_r, npc, fw, pd, hs, hn, hf, pstart,
-):
-    """Close the pieces of pair ``p``'s flows at ``t`` if its level becomes ``new``."""
-    old = pd[p, _PLEV]
-    if new == old:
-        return npc
-    for q in range(hs[p], hs[p] + hn[p]):
-        f = hf[q]
-        if old > 0.0 and t > pstart[f]:
-            pc_f[npc] = f
-            pc_t0[npc] = pstart[f]
-            pc_t1[npc] = t
-            pc_r[npc] = fw[f] * old
-            npc += 1
-        pstart[f] = t
-    pd[p, _PLEV] = new
-    return npc
-
-
-@njit
 def _recompute(  # type: ignore[no-untyped-def]
-    t, record, pc_f, pc_t0, pc_t1, pc_r, npc, fco, start,
+    t, record, lv_u, lv_t, lv_x, nlv, fco, start,
     s, cap_l, cap_r, fw, change_tol, W, WT, dem_l, dem_r, cnt, side, pd, K, lam, rho, V, tV,
-    lstale, hs, hn, hf, pstart, newp, meta,
+    lstale, hs, hn, hf, newp, meta,
 ):
     """Water levels for the current pair weights (or the one-pass levels, see
-    :func:`new_pair_state`); levels of the changed links in effect."""
+    :func:`new_pair_state`); levels of the changed links in effect (logged in ``lv_*``
+    when recording). Returns the new length of the log."""
     R = cap_r.size
     L = s + R
     new_l = np.empty(s)
@@ -695,6 +679,11 @@ def _recompute(  # type: ignore[no-untyped-def]
             tV[u] = t
             rho[u] = max(x, 0.0)
             lstale[u] = True
+            if record:
+                lv_u[nlv] = u
+                lv_t[nlv] = t
+                lv_x[nlv] = rho[u]
+                nlv += 1
         lam[u] = x
     # pairs on changed links whose bottleneck side flips move to the other link (ties
     # stay); every other pair on them follows its link's new level by itself
@@ -742,27 +731,9 @@ def _recompute(  # type: ignore[no-untyped-def]
                 k = fco[hf[qq]]
                 if t < start[k]:
                     start[k] = t
-        if record:
-            pd[p, _PLEV] = rho[u]
     meta[_NNEW] = 0
-    if record:
-        # pieces of the pairs whose level changed (all on changed links)
-        for u in range(L):
-            if not ch[u]:
-                continue
-            if u < s:
-                p0, p1, step = u * R, u * R + R, 1
-            else:
-                p0, p1, step = u - s, s * R, R
-            for p in range(p0, p1, step):
-                if side[p] >= 0:
-                    if u >= s and ch[p // R]:
-                        continue  # done with its left link
-                    lev = rho[_att(p, s, R, side)]
-                    npc = _pieces(p, lev, t, pc_f, pc_t0, pc_t1, pc_r, npc, fw, pd, hs, hn, hf,
-                                  pstart)
     meta[_DIRTY] = 0
-    return npc
+    return nlv
 
 
 @njit
@@ -798,7 +769,7 @@ def _earliest(s, R, side, K, rho, V, tV, Tl, lstale):  # type: ignore[no-untyped
 @njit
 def pair_stretch(  # type: ignore[no-untyped-def]
     t0, t_stop, tol, flows, la, lb, L, cap, size, sent, fco, cf_left, start,
-    record, max_pieces, rate_out, done_f, done_t, pc_f, pc_t0, pc_t1, pc_r,
+    record, max_pieces, rate_out, done_f, done_t, pc_f, pc_t0, pc_t1, pc_r, lv_u, lv_t, lv_x,
     s, cap_l, cap_r, fw, change_tol, stop_at, W, WT, dem_l, dem_r, nf_l, nf_r, cnt, side, pd,
     K, lam, rho, V, tV, Tl, lstale, hs, hn, hk, hf, fkey, pstart, newp, fresh, meta,
     grp, gmeta, grun, gws, gwn, gwk, gwf, gpend, gmark,
@@ -808,14 +779,18 @@ def pair_stretch(  # type: ignore[no-untyped-def]
     """Advance per-flow weighted max-min from ``t0`` (see :mod:`coflowopt.sim.kernels`).
 
     ``flows`` must be the flows joined to the state and not completed.
-    Returns ``(t, thr, n_done, n_pieces, n_events, reason)``; ``rate_out`` stays
-    zero.
+    Returns ``(t, thr, n_done, n_pieces, n_levels, n_events, reason)``; ``rate_out``
+    stays zero. When recording, a flow's piece is *tied* (:class:`coflowopt.schedule.
+    TiedPieces`): ``(flow, joined, completed, weight)``, written when it completes,
+    served at its weight times the smaller level of its two links, whose changes go to
+    ``lv_u, lv_t, lv_x`` (link, time, level).
     """
     R = cap_r.size
     n = flows.size
     t = t0
     nd = 0
     npc = np.int64(0)  # not the literal 0: its callees compile once, for int64
+    nlv = 0
     nev = 0
     # flows joined since the last call enter their pairs' heaps; a flow that joins a
     # running pair starts now
@@ -835,9 +810,9 @@ def pair_stretch(  # type: ignore[no-untyped-def]
                  fkey, fresh, meta, fent, fbase)
     limit = gmeta[0] > 0
     if meta[_DIRTY]:
-        npc = _recompute(t, record, pc_f, pc_t0, pc_t1, pc_r, npc, fco, start, s, cap_l, cap_r,
+        nlv = _recompute(t, record, lv_u, lv_t, lv_x, nlv, fco, start, s, cap_l, cap_r,
                          fw, change_tol, W, WT, dem_l, dem_r, cnt, side, pd, K, lam, rho, V, tV,
-                         lstale, hs, hn, hf, pstart, newp, meta)
+                         lstale, hs, hn, hf, newp, meta)
     t_gate = np.inf
     if gates:
         t_gate = _crossings(t, tol, la, lb, s, R, size, fw, side, pd, rho, V, tV, fkey, bth, sptr,
@@ -885,7 +860,7 @@ def pair_stretch(  # type: ignore[no-untyped-def]
                         pc_f[npc] = f
                         pc_t0[npc] = pstart[f]
                         pc_t1[npc] = tf
-                        pc_r[npc] = fw[f] * lev
+                        pc_r[npc] = fw[f]
                         npc += 1
                     sent[f] = size[f]
                     fkey[f] = np.nan
@@ -939,14 +914,14 @@ def pair_stretch(  # type: ignore[no-untyped-def]
                     WT[j, a] = 0.0
                     side[p] = -1
                     pd[p, _TOP] = np.inf
-                    pd[p, _PLEV] = 0.0
                     K[p] = np.inf
                 else:
                     pd[p, _TOP] = hk[base]
                     K[p] = hk[base] + c
         t = t_new
         meta[_DIRTY] = 1
-        if t_stop <= thr or stop or (record and npc > max_pieces - 2 * n - 4):
+        full = record and (npc > max_pieces - 2 * n - 4 or nlv > lv_u.size - s - R)
+        if t_stop <= thr or stop or full:
             # the engine decides (or admits) now; the levels are recomputed at the next call
             reason = 0 if t_stop <= thr else (1 if stop else 2)
             break  # freed places are taken after the engine's admissions (pair_admit)
@@ -966,9 +941,9 @@ def pair_stretch(  # type: ignore[no-untyped-def]
                                lpend, fjn)
         _enter_fresh(t, la, lb, s, R, size, fw, fco, start, pd, side, K, rho, lstale, hs, hn, hk,
                      hf, fkey, fresh, meta, fent, fbase)
-        npc = _recompute(t, record, pc_f, pc_t0, pc_t1, pc_r, npc, fco, start, s, cap_l, cap_r,
+        nlv = _recompute(t, record, lv_u, lv_t, lv_x, nlv, fco, start, s, cap_l, cap_r,
                          fw, change_tol, W, WT, dem_l, dem_r, cnt, side, pd, K, lam, rho, V, tV,
-                         lstale, hs, hn, hf, pstart, newp, meta)
+                         lstale, hs, hn, hf, newp, meta)
         if gates:
             t_gate = _crossings(t, tol, la, lb, s, R, size, fw, side, pd, rho, V, tV, fkey, bth,
                                 sptr, sflow, sdone, lptr, lfifo, lnf, lcand, lT, fent, fbase)
@@ -980,4 +955,4 @@ def pair_stretch(  # type: ignore[no-untyped-def]
             if side[p] >= 0:
                 done = _clock(_att(p, s, R, side), t, rho, V, tV) - pd[p, _C]
                 sent[f] = min(max(size[f] - fw[f] * (key - done), 0.0), size[f])
-    return t, thr, nd, npc, nev, reason
+    return t, thr, nd, npc, nlv, nev, reason

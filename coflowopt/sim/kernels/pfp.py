@@ -389,13 +389,13 @@ def _settle(  # type: ignore[no-untyped-def]
 @njit
 def pfp_uniform_stretch(  # type: ignore[no-untyped-def]
     t0, t_stop, tol, act, la, lb, L, cap, size, sent, fco, cf_left, start,
-    record, max_pieces, rate_out, done_f, done_t, pc_f, pc_t0, pc_t1, pc_r,
+    record, max_pieces, rate_out, done_f, done_t, pc_f, pc_t0, pc_t1, pc_r, lv_u, lv_t, lv_x,
     st, key, psent, pt, fin, ts, owner, bk, bi, off, hd, tl, pend_k, pend_f, pend_l, npend,
 ):
     """Advance shortest-remaining-first over the admitted flows ``act`` from ``t0``.
 
     The trailing arguments are the state made by :func:`pfp_state`, updated
-    in place. Returns ``(t, thr, n_done, n_pieces, n_events, reason)`` as
+    in place. Returns ``(t, thr, n_done, n_pieces, n_levels, n_events, reason)`` as
     :func:`coflowopt.sim.kernels.greedy.greedy_uniform_stretch` does. At an
     event where it hands control back, the links its completions freed stay
     free and their offers wait in the state: the next call (at the same
@@ -526,4 +526,4 @@ def pfp_uniform_stretch(  # type: ignore[no-untyped-def]
             sent[f] += c * (t - ts[f])
             ts[f] = t
         rate_out[f] = c
-    return t, thr, nd, npc, nev, reason
+    return t, thr, nd, npc, 0, nev, reason

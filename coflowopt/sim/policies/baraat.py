@@ -142,7 +142,8 @@ class Baraat(Policy):
                 ks = sorted(np.unique(view.flow_coflow[new]).tolist(), key=lambda k: (adm[k], k))
                 pair_gate_admit(np.array(ks, np.int64), view.t, view.link_a, view.link_b,
                                 *self.kernel)
-            return Allocation(stretch=Stretch(pair_stretch, view.active_flows(), self.kernel))
+            return Allocation(stretch=Stretch(pair_stretch, view.active_flows(), self.kernel,
+                                              tied=True))
         self._finished_bytes(view)
         ks = sorted(view.active_coflows, key=lambda k: (view.coflow_admitted[k], k))
         self.seen = all_f = view.active_flows()

@@ -298,7 +298,7 @@ def pair_kernel_stretch(view: SimView, state: tuple[object, ...], limited: bool 
         pair_admit(new, view.t, view.link_a, view.link_b, *state)
     elif new.size:
         pair_join(new, view.t, view.link_a, view.link_b, view.sent(new), *state)
-    return Allocation(stretch=Stretch(pair_stretch, view.active_flows(), state))
+    return Allocation(stretch=Stretch(pair_stretch, view.active_flows(), state, tied=True))
 
 
 def split_links(view: SimView) -> int | None:
