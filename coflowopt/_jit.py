@@ -22,10 +22,12 @@ and is decided by how long each would take:
   run takes less time than compiling its kernels (5-25 s per scheduler);
 - inside :func:`interpreting`, every kernel runs as plain Python, and inside
   :func:`compiling` every kernel compiles (for tests and benchmarks; the environment
-  variable ``COFLOWOPT_JIT=interpret|compile`` sets them for :func:`for_instance`).
+  variable ``COFLOWOPT_JIT=auto|interpret|compile`` chooses for :func:`for_instance`).
+  A context inside another keeps the outer one's rule.
 
 Compiling. :func:`on_compile` registers a callback that hears each compilation (the
-command line announces them). ``coflowopt compile`` compiles every kernel ahead of time.
+command line announces them); ``coflowopt compile`` compiles every scheduler's kernels
+ahead of time, in worker processes.
 
 The disk cache is one directory per version of the kernels' sources
 (:func:`cache_dir`): under ``NUMBA_CACHE_DIR`` when that is set, otherwise in the user's
@@ -74,14 +76,14 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 _PACKAGE = Path(__file__).resolve().parent
 _KEEP_VERSIONS = 3
-_COMPILE, _ADAPTIVE, _INTERPRET = range(3)
+_DEFAULT, _COMPILE, _ADAPTIVE, _INTERPRET = range(4)  # _DEFAULT compiles too
 
 
 class _State(threading.local):
     """How the kernels run in this thread (see the module docstring)."""
 
     def __init__(self) -> None:
-        self.mode = _COMPILE
+        self.mode = _DEFAULT
         self.until = 0.0  # adaptive: compile from this perf_counter() on
         self.interpreted: set[Kernel] = set()  # adaptive: kernels that would have compiled
         self.forbid = 0  # adaptive: > 0 while a kernel may only run from machine code at hand
@@ -118,7 +120,7 @@ class Kernel(CPUDispatcher):
 
     def _call(self, args: tuple[Any, ...]) -> Any:
         st = _state
-        if st.mode == _COMPILE:
+        if st.mode <= _COMPILE:
             return CPUDispatcher.__call__(self, *args)
         if st.mode == _INTERPRET or st.inside:
             return self.py_func(*args)
@@ -194,7 +196,7 @@ processes in the cache directory."""
 def adaptive() -> Iterator[None]:
     """Inside: kernels run from machine code at hand, else interpreted while :data:`RENT`
     lasts (see the module docstring); a context inside another keeps the outer one's rule."""
-    if _state.mode != _COMPILE:
+    if _state.mode != _DEFAULT:
         yield
         return
     start = time.perf_counter()
@@ -222,7 +224,7 @@ def for_instance(num_flows: int, jit: str | None = None) -> contextlib.AbstractC
         jit = os.environ.get("COFLOWOPT_JIT", "").strip().lower() or "auto"
     if jit not in JIT_MODES:
         raise ValueError(f"jit must be one of {', '.join(JIT_MODES)}, got {jit!r}")
-    if _state.mode != _COMPILE or _state.depth:
+    if _state.mode != _DEFAULT or _state.depth:
         return contextlib.nullcontext()
     if jit == "interpret":
         return interpreting()

@@ -1,0 +1,41 @@
+"""``coflowopt compile``: the kernels compiled ahead, into the cache later runs load from."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from coflowopt.cli import main
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.mark.slow  # two fresh processes, one compiling from nothing
+def test_after_compile_a_run_compiles_nothing(tmp_path):
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path / "cache"), "COFLOWOPT_JIT": "compile"}
+    inst = tmp_path / "w.json"
+    subprocess.run([sys.executable, "-m", "coflowopt", "generate", "synthetic", "--coflows", "30",
+                    "--ports", "10", "--shape", "shuffle", "--load", "0.7", "-o", str(inst)],
+                   check=True, capture_output=True, cwd=ROOT)
+    first = subprocess.run([sys.executable, "-m", "coflowopt", "compile", "--schedulers", "fifo",
+                            "--jobs", "1"], env=env, capture_output=True, text=True, cwd=ROOT)
+    assert first.returncode == 0, first.stderr
+    assert "compiling the kernels of 1 scheduler on 1 process" in first.stderr
+    assert list((tmp_path / "cache").rglob("*.nbi"))
+    run = subprocess.run([sys.executable, "-m", "coflowopt", "simulate", str(inst), "-s", "fifo"],
+                         env=env, capture_output=True, text=True, cwd=ROOT)
+    assert run.returncode == 0, run.stderr
+    assert "compil" not in run.stderr  # every kernel it needed was in the cache
+
+
+@pytest.mark.parametrize(("option", "message"), [
+    ("nope", "scheduler 'nope'"),
+    ("varys:backfill=sideways", "scheduler 'varys:backfill=sideways'"),
+])
+def test_compile_refuses_unknown_schedulers(capsys, option, message):
+    assert main(["compile", "--schedulers", option]) == 2
+    assert message in capsys.readouterr().err
