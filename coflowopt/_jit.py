@@ -89,6 +89,7 @@ class _State(threading.local):
         self.forbid = 0  # adaptive: > 0 while a kernel may only run from machine code at hand
         self.inside = 0  # adaptive: > 0 inside a kernel that runs as Python
         self.depth = 0  # nesting of compilations (a kernel compiles the kernels it calls)
+        self.started_events: set[int] = set()  # ids of the compile events whose start was let in
         self.started = 0.0  # when the outermost compilation began
         self.lock: Any = None  # the file lock held while this thread compiles a kernel
         self.lock_owner: Any = None  # the kernel it is held for
@@ -303,6 +304,7 @@ class _Listener(event.Listener):
         if st.depth == 0 and isinstance(ev.data["dispatcher"], Kernel):
             st.lock = _take_turn(_name(ev))  # raises _CompiledElsewhere after a wait
             st.lock_owner = ev.data["dispatcher"]
+        st.started_events.add(id(ev.data))
         st.depth += 1
         if st.depth == 1:
             st.started = time.perf_counter()
@@ -311,8 +313,9 @@ class _Listener(event.Listener):
 
     def on_end(self, ev: event.Event) -> None:
         st = _state
-        if st.depth == 0:  # its start was refused
+        if id(ev.data) not in st.started_events:  # its start was refused (Numba ends it anyway)
             return
+        st.started_events.discard(id(ev.data))
         st.depth -= 1
         if st.depth == 0:
             took = time.perf_counter() - st.started
