@@ -201,9 +201,7 @@ def creek(
             src, dst, sizes = _tpcds(rng, received, n_s, share / share.sum(), num_hosts, cid)
         else:
             src, dst, sizes = _tao(rng, received, n_s, (f_lo, f_hi), miss_ratio, num_hosts, cid)
-        # rounding can leave a raised coflow an ulp short (summed as Instance sums it)
-        while np.add.reduceat(sizes, [0])[0] < min_size:
-            sizes = sizes * (1.0 + 2.0**-52)
+        sizes = _at_least(sizes, float(min_size))
         if sizes.min() < TINY:
             raise InstanceError(f"coflow '{cid}': its {total!r} bytes over {sizes.size} flows "
                                 "leave flows below the smallest normal float")
@@ -351,7 +349,7 @@ def coflourish(
     n_large = round(share * K)
     fits = np.flatnonzero((trace.size >= lo) & (trace.size <= hi))
     if n_large and fits.size == 0:
-        raise InstanceError(f"no coflow of the trace has {lo:g} to {hi:g} bytes to lend its "
+        raise InstanceError(f"no coflow of the trace has {lo / MB:g} MB to {hi / MB:g} MB to lend its "
                             "structure to large coflows")
     rng = np.random.default_rng(seed)
     large = np.zeros(K, dtype=bool)
@@ -417,6 +415,17 @@ def _range(pair: tuple[int, int | None], what: str) -> tuple[int, int | None]:
 
 def _clip(value: int, lo: int, hi: int | None) -> int:
     return max(lo, value if hi is None else min(value, hi))
+
+
+def _at_least(sizes: np.ndarray, total: float) -> np.ndarray:
+    """``sizes`` summing (as :class:`Instance` sums them) to at least ``total``: rounding can
+    leave a coflow raised to ``total`` a few ulps short."""
+    for _ in range(64):
+        have = float(np.add.reduceat(sizes, [0])[0])
+        if have >= total:
+            return sizes
+        sizes = sizes * max(total / have, 1.0 + 2.0**-52)
+    raise AssertionError(f"flow sizes sum to {have!r}, short of {total!r}")  # pragma: no cover
 
 
 def _hosts(rng: np.random.Generator, num_hosts: int, count: int, cid: str, what: str) -> np.ndarray:
