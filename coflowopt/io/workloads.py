@@ -126,9 +126,9 @@ def creek(
 
     Creek replays the trace's coflows on a k = 24 fat-tree (3,456 hosts, 10 Gbit/s
     links: ``num_hosts``, ``host_rate``), reshaping each into a many-to-many coflow
-    "using TPC-DS query 42 and Facebook's Tao" as benchmarks; its Table 2 groups the
-    results by total bytes from 6 MB to over 1 TB (:data:`CREEK_SIZE_GROUPS`). The paper
-    gives no more; what follows are our choices.
+    after TPC-DS query 42 or Facebook's TAO; its Table 2 groups the results by total
+    bytes from 6 MB to over 1 TB (:data:`CREEK_SIZE_GROUPS`). The paper gives no more;
+    what follows are our choices.
 
     Each of the trace's coflows, in arrival order (the first ``num_coflows``; default
     all), becomes one coflow with its id, its arrival time (the arrival process is the
@@ -301,9 +301,10 @@ def coflourish(
     ``mix="regular"``: no large coflows. ``mix="large"``: a share ``large_share`` of
     the coflows is large (default 0.5; §IV-C also runs 0.25 and 0.75), at positions
     drawn uniformly. The paper's "50% traffic" is read as half the coflows, as §IV
-    words it ("percentage of large coflows", "25%, 50% and 75% large coflows"): half
-    the bytes would leave about 8 regular coflows in 1,000, and the trace's heavy tail
-    would make their share anything from 1% to 99%.
+    words it ("percentage of large coflows", "25%, 50%, and 75% large coflows"): half
+    the bytes in expectation would leave about 8 regular coflows in 1,000, whose share
+    of the bytes the trace's heavy tail spreads from 0.04% to 85% (5th to 95th
+    percentile; median 4%), far from half.
 
     The paper does not give its arrival rate: by default it is the trace's
     (:func:`trace_rate`, about 0.145 coflows per second), so that 1,000 coflows span
