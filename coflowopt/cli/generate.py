@@ -157,9 +157,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                     help="offered load the arrivals realise (as `coflowopt info` prints it): "
                     "the trace's gaps scaled together, order and proportions kept (default: "
                     "the trace's own times)")
-    cr.add_argument("--trace", metavar="FILE", default=None,
-                    help="the trace to build from (default: the bundled Facebook trace, "
-                    "instances/fb2010/FB2010-1Hr-150-0.txt)")
+    _add_trace(cr)
     cr.set_defaults(func=run_creek)
 
     cf = kinds.add_parser(
@@ -197,9 +195,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                         help="offered load the arrivals realise (as `coflowopt info` prints it): "
                         "Poisson gaps scaled together to give exactly this load (2 or more "
                         "coflows)")
-    cf.add_argument("--trace", metavar="FILE", default=None,
-                    help="the trace to draw from (default: the bundled Facebook trace, "
-                    "instances/fb2010/FB2010-1Hr-150-0.txt)")
+    _add_trace(cf)
     cf.set_defaults(func=run_coflourish)
 
     d = kinds.add_parser("deadlines", help="Varys-style deadlines: max(min, Gamma (1 + U(0, slack)))")
@@ -226,6 +222,18 @@ def _ratio(text: str) -> float:
     if value > 1:
         raise argparse.ArgumentTypeError(f"expected a number in [0, 1], got '{text}'")
     return value
+
+
+def _load_needs_two(load: float | None, coflows: int | None) -> None:
+    if load is not None and coflows is not None and coflows < 2:
+        raise InputError("--load needs at least 2 coflows (the offered load is the data over "
+                         "the span of the release times)")
+
+
+def _add_trace(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--trace", metavar="FILE", default=None,
+                        help="the trace the workload is built from (default: the bundled "
+                        "Facebook trace, instances/fb2010/FB2010-1Hr-150-0.txt)")
 
 
 def _trace(args: argparse.Namespace) -> Instance:
@@ -270,9 +278,7 @@ def run_synthetic(args: argparse.Namespace) -> int:
         raise InputError(f"--min-width {args.min_width} is above --max-width {args.max_width}")
     if not math.isfinite(args.max_length_mb * MB):
         raise InputError(f"--max-length-mb is too large for bytes in float64, got {args.max_length_mb:g}")
-    if args.load is not None and args.coflows < 2:
-        raise InputError("--load needs at least 2 coflows (the offered load is the data over "
-                         "the span of the release times)")
+    _load_needs_two(args.load, args.coflows)
     classes = gen.facebook_bins(min_width=args.min_width, max_width=args.max_width,
                                 max_length=args.max_length_mb * MB)
     shape = args.shape or ("shuffle" if args.to == "benchmark" else "flows")
@@ -316,9 +322,7 @@ def run_creek(args: argparse.Namespace) -> int:
     if args.miss_ratio >= 1:
         raise InputError("--miss-ratio must be below 1 (a follower cannot fetch all it serves "
                          "and more)")
-    if args.load is not None and args.coflows is not None and args.coflows < 2:
-        raise InputError("--load needs at least 2 coflows (the offered load is the data over "
-                         "the span of the release times)")
+    _load_needs_two(args.load, args.coflows)
     trace = _trace(args)
     if args.coflows is not None and args.coflows > trace.num_coflows:
         raise InputError(f"--coflows {args.coflows} is more than the trace's "
@@ -341,9 +345,7 @@ def run_coflourish(args: argparse.Namespace) -> int:
                          f"{args.large_max_mb:g}")
     if not math.isfinite(args.large_max_mb * MB):
         raise InputError(f"--large-max-mb is too large for bytes in float64, got {args.large_max_mb:g}")
-    if args.load is not None and args.coflows < 2:
-        raise InputError("--load needs at least 2 coflows (the offered load is the data over "
-                         "the span of the release times)")
+    _load_needs_two(args.load, args.coflows)
     inst = wl.coflourish(
         args.mix, trace=_trace(args), num_coflows=args.coflows, num_hosts=args.hosts,
         host_rate=args.host_rate, large_share=args.large_share,
