@@ -141,11 +141,12 @@ def creek(
     (cycled when there are more receivers than reducers). Every role of a coflow is on
     its own host, drawn uniformly without replacement.
 
-    ``pattern="tpcds"``: the first coflow of TPC-DS query 42 (coflow 42.1 in the Aalo
-    paper's figure: the shuffles of the three scanned tables into the join, one coflow
-    id): the senders form one group per table (``tables``: the tables' shares, by
-    default their rows, :data:`TPCDS_TABLES`; at least one sender each, the rest in
-    proportion); every receiver is fed by every sender (a hash-partitioned join: the
+    ``pattern="tpcds"``: the first stage of TPC-DS query 42 as the Aalo paper draws it
+    (three input coflows that share one coflow id), read as one coflow: the shuffles of
+    the three scanned tables into the join's tasks. The senders form one group per
+    table (``tables``: the tables' shares, by default their rows,
+    :data:`TPCDS_TABLES`; at least one sender each, the rest in proportion); every
+    receiver is fed by every sender (a hash-partitioned join: the
     receivers share all senders), each group carrying its table's share of every
     receiver's bytes, equally over its senders.
 
