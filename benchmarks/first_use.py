@@ -5,13 +5,14 @@ Each run is a fresh ``coflowopt`` process with an empty kernel cache of its own
 what a user meets on the first run after ``pip install``. Prints a Markdown table of
 wall and CPU seconds per run, with the machine and its load.
 
-    python benchmarks/first_use.py                      # every scheduler on s8 and s50
+    python benchmarks/first_use.py                      # every scheduler on s8, s50, s50w
     python benchmarks/first_use.py --main-job           # the README's main job, cold then warm
-    python benchmarks/first_use.py --schedulers varys,fair --sizes 50
+    python benchmarks/first_use.py --schedulers varys,fair --sizes s50
 
-``s8``: 8 coflows on 4 ports (``generate synthetic --coflows 8 --ports 4 --max-width 120``);
-``s50``: 50 coflows on 20 ports, at most 5,000 flows (``--max-width 200``): the sizes
-below which a first use must take at most 3 s.
+``s8``: 8 coflows on 4 ports (``generate synthetic --coflows 8 --ports 4 --max-width 120``:
+338 flows); ``s50``: 50 coflows on 20 ports (``--max-width 200``: 2,031 flows); ``s50w``:
+the same with wider coflows (``--max-width 800``: 4,799 flows), near the largest "small"
+instance (50 coflows, 5,000 flows) on which a first use must take at most 3 s.
 """
 
 from __future__ import annotations
@@ -31,7 +32,8 @@ TRACE = ROOT / "instances" / "fb2010" / "FB2010-1Hr-150-0.txt"
 SCHEDULERS = ("varys", "sincronia", "maluca", "pfp", "scf", "tcf", "ncf", "fifo", "fair", "wss",
               "mcs", "aalo", "aalo:sharing=strict", "dark", "baraat", "hug", "drf", "psp",
               "varys-deadline")
-SIZES = {8: ("4", "120"), 50: ("20", "200")}  # coflows: (ports, --max-width)
+SIZES = {"s8": ("8", "4", "120"), "s50": ("50", "20", "200"), "s50w": ("50", "20", "800")}
+"""Instance name: (coflows, ports, --max-width)."""
 
 
 def _run(cmd: list[str], cache: str) -> tuple[float, float, int, str]:
@@ -46,10 +48,10 @@ def _run(cmd: list[str], cache: str) -> tuple[float, float, int, str]:
     return wall, cpu, proc.returncode, proc.stdout + proc.stderr
 
 
-def _instance(k: int, workdir: Path) -> Path:
-    ports, width = SIZES[k]
-    out = workdir / f"s{k}.json"
-    subprocess.run([sys.executable, "-m", "coflowopt", "generate", "synthetic", "--coflows", str(k),
+def _instance(name: str, workdir: Path) -> Path:
+    coflows, ports, width = SIZES[name]
+    out = workdir / f"{name}.json"
+    subprocess.run([sys.executable, "-m", "coflowopt", "generate", "synthetic", "--coflows", coflows,
                     "--ports", ports, "--max-width", width, "--load", "0.6", "--seed", "1",
                     "-o", str(out)], check=True, capture_output=True)
     return out
@@ -63,7 +65,7 @@ def _scheduler_args(spec: str) -> list[str]:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--schedulers", default=",".join(SCHEDULERS))
-    ap.add_argument("--sizes", default="8,50", help="instance sizes in coflows (8, 50)")
+    ap.add_argument("--sizes", default=",".join(SIZES), help=f"instances ({', '.join(SIZES)})")
     ap.add_argument("--main-job", action="store_true", help="the README's main job, cold then warm")
     args = ap.parse_args()
     coflowopt = [sys.executable, "-m", "coflowopt"]
@@ -82,9 +84,9 @@ def main() -> None:
                 print(f"| {what} | {wall:.1f} | {cpu:.1f} |", flush=True)
             print(f"\nload average at end {os.getloadavg()[0]:.2f}")
             return
-        sizes = [int(s) for s in args.sizes.split(",")]
+        sizes = args.sizes.split(",")
         files = {k: _instance(k, work) for k in sizes}
-        print("\n| scheduler | " + " | ".join(f"s{k} first use: wall s (CPU s)" for k in sizes)
+        print("\n| scheduler | " + " | ".join(f"{k} first use: wall s (CPU s)" for k in sizes)
               + " |\n|---|" + "---|" * len(sizes))
         for spec in args.schedulers.split(","):
             cells = []
