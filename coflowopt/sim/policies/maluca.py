@@ -109,6 +109,7 @@ class Maluca(Policy):
     name = "maluca"
     summary = "largest-load-first uplinks, smallest-remaining-time coflows, backfilling"
     clairvoyant = True
+    two_link_only = True
     Params = MalucaParams
 
     def start(self, view: SimView) -> None:
