@@ -18,7 +18,6 @@ import numpy as np
 from .. import _jit
 from .._text import bin_rule
 from ..errors import CoflowoptError, InputError
-from ..fabric import Network
 from ..instance import BINS, NARROW_WIDTH, SHORT_LENGTH, Instance
 from ..io._common import atomic_writers
 from ..io.schedule_file import SCHEDULE_FORMATS, schedule_format, write_schedule
@@ -417,13 +416,6 @@ def _compare_parallel(
 def run_compare(args: argparse.Namespace) -> int:
     inst = load_instance(args)
     variants = parse_variants(args.schedulers)
-    if args.schedulers == ",".join(DEFAULT_SCHEDULERS) and isinstance(inst.fabric, Network):
-        left = [n for n, (name, _) in variants.items() if get_policy(name).two_link_only]
-        for n in left:
-            del variants[n]
-        if left:
-            print(f"compare: {', '.join(left)} left out: defined on the big switch only",
-                  file=sys.stderr)
     labels = list(variants)
     for name, _ in variants.values():
         get_policy(name)

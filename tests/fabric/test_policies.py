@@ -6,12 +6,12 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 
-from coflowopt import check_feasible
-from coflowopt.fabric import FatTree, Network
-from coflowopt.sim import POLICIES, SimulationError, simulate
-from tests.strategies import network_instances
+from coflowopt import Instance, check_feasible
+from coflowopt.fabric import FatTree, Network, SpineLeaf
+from coflowopt.sim import POLICIES, simulate
+from tests.strategies import instances, network_instances
 
-NETWORK_POLICIES = sorted(set(POLICIES) - {"maluca"})
+NETWORK_POLICIES = sorted(POLICIES)
 
 
 @pytest.mark.parametrize("name", NETWORK_POLICIES)
@@ -34,12 +34,18 @@ def test_compiled_and_reference_paths_agree_on_networks(inst):
         assert np.allclose(a, b, rtol=1e-7, atol=1e-9), name
 
 
-@settings(max_examples=10, deadline=None)
-@given(inst=network_instances())
-def test_maluca_refuses_a_network_it_does_not_model(inst):
-    if isinstance(inst.fabric, Network) and not _two_link(inst):
-        with pytest.raises(SimulationError, match="uplink and a downlink"):
-            simulate(inst, "maluca")
+@settings(max_examples=25, deadline=None)
+@given(base=instances(uniform=True))
+def test_maluca_on_one_leaf_is_maluca_on_the_big_switch(base):
+    """All hosts on one leaf: the routes are the big switch's, so the general reference path
+    on the network must give the compiled big-switch kernel's completion times."""
+    c = float(base.fabric.capacity[0])
+    net = Network(SpineLeaf(1, 1, base.num_ports, c, c))
+    inst = Instance(net, base.coflows)
+    assert _two_link(inst)
+    a = simulate(base, "maluca", compiled=True).cct
+    b = simulate(inst, "maluca", compiled=False).cct
+    assert np.allclose(a, b, rtol=1e-9, atol=1e-12)
 
 
 def _two_link(inst):

@@ -47,10 +47,6 @@ class PolicySpec:
     def clairvoyant(self) -> bool:
         return self.cls.clairvoyant
 
-    @property
-    def two_link_only(self) -> bool:
-        return self.cls.two_link_only
-
     def defaults(self) -> dict[str, Any]:
         return self.cls.Params().as_dict()
 

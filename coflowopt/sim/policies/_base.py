@@ -84,10 +84,6 @@ class Policy:
     summary: ClassVar[str] = ""
     clairvoyant: ClassVar[bool] = True
     knows_width: ClassVar[bool] = False
-    two_link_only: ClassVar[bool] = False
-    """The policy is defined on fabrics where every flow crosses an uplink and a downlink
-    (the big switch) and refuses others; ``compare`` leaves it out of its defaults on a
-    multi-hop fabric."""
     priority: ClassVar[bool] = False
     """True for policies that return priority orders (the engine then allocates greedily)."""
     Params: ClassVar[type[Params]] = NoParams
