@@ -24,7 +24,7 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 import numpy.typing as npt
@@ -35,7 +35,7 @@ from ._frozen import readonly as _readonly
 from ._text import plural
 from .errors import InstanceError
 
-__all__ = ["BINS", "MB", "NARROW_WIDTH", "SHORT_LENGTH", "Coflow", "Fabric", "Instance"]
+__all__ = ["BINS", "MB", "NARROW_WIDTH", "SHORT_LENGTH", "Coflow", "Fabric", "Instance", "Links"]
 
 MB = 2**20
 """One megabyte as the Coflow-Benchmark trace means it: 2^20 bytes."""
@@ -106,6 +106,33 @@ def _finite(x: Any, what: str) -> float:
 # --------------------------------------------------------------------------- fabric
 
 
+@runtime_checkable
+class Links(Protocol):
+    """What the data model, the engine, the bounds and the verifier read of a fabric.
+
+    :class:`Fabric` (the big switch) and :class:`coflowopt.fabric.Network` (multi-hop
+    fabrics) provide it. Links ``0..P-1`` are the hosts' (ports') uplinks and
+    ``P..2P-1`` their downlinks on both; a network's links between switches follow.
+    """
+
+    @property
+    def capacity(self) -> FloatArray: ...
+    @property
+    def ingress(self) -> FloatArray: ...
+    @property
+    def egress(self) -> FloatArray: ...
+    @property
+    def num_ports(self) -> int: ...
+    @property
+    def num_links(self) -> int: ...
+    @property
+    def is_uniform(self) -> bool: ...
+    def link_name(self, link: int) -> str: ...
+    def routes(self, src: npt.ArrayLike, dst: npt.ArrayLike, *, ids: Sequence[str] | None = None,
+               ptr: npt.ArrayLike | None = None) -> sp.csr_array: ...
+
+
+
 @dataclass(frozen=True, slots=True, eq=False)
 class Fabric(Frozen):
     """A non-blocking fabric ("big switch") of ``P`` ports.
@@ -168,11 +195,13 @@ class Fabric(Frozen):
         p = self.num_ports
         return f"ingress port {link}" if link < p else f"egress port {link - p}"
 
-    def routes(self, src: npt.ArrayLike, dst: npt.ArrayLike) -> sp.csr_array:
+    def routes(self, src: npt.ArrayLike, dst: npt.ArrayLike, *, ids: Sequence[str] | None = None,
+               ptr: npt.ArrayLike | None = None) -> sp.csr_array:
         """Incidence matrix (flows x links) of the links each flow crosses.
 
         On the big switch a flow from ``i`` to ``j`` crosses uplink ``i`` and
-        downlink ``P + j``; the entries are 1.
+        downlink ``P + j``; the entries are 1. ``ids`` and ``ptr`` (which coflow owns
+        which flows, for routings that hash them) are not needed here.
         """
         s = np.asarray(src, dtype=np.int64)
         d = np.asarray(dst, dtype=np.int64)
@@ -406,7 +435,7 @@ class Instance(Frozen):
     refuse one, since a file with nothing to schedule is a mistake.
     """
 
-    fabric: Fabric
+    fabric: Links
     coflows: tuple[Coflow, ...]
     name: str = ""
 
@@ -436,8 +465,12 @@ class Instance(Frozen):
     """Number of distinct ingress ports of each coflow."""
     receivers: IntArray = field(init=False, repr=False)
     """Number of distinct egress ports of each coflow."""
+    routes: sp.csr_array = field(init=False, repr=False)
+    """The flows x links incidence (:meth:`Links.routes`): the share of each flow's rate on each
+    link. The one every reader of routes uses (on a network it depends on the routing)."""
     load: FloatArray = field(init=False, repr=False)
-    """Load of each coflow on each link, shape ``(K, L)`` (uplinks, then downlinks)."""
+    """Load of each coflow on each link, shape ``(K, L)`` (uplinks, then downlinks, then a
+    network's links between switches)."""
     gamma: FloatArray = field(init=False, repr=False)
     """Isolation time (dissertation Eq. 4.1): max over links of load / capacity."""
     starts_after: tuple[IntArray, ...] = field(init=False, repr=False)
@@ -448,8 +481,8 @@ class Instance(Frozen):
 
     def __post_init__(self) -> None:
         set_ = object.__setattr__
-        if not isinstance(self.fabric, Fabric):
-            raise InstanceError(f"fabric must be a Fabric, got {type(self.fabric).__name__}")
+        if not isinstance(self.fabric, Links):
+            raise InstanceError(f"fabric must be a Fabric or a Network, got {type(self.fabric).__name__}")
         coflows = tuple(self.coflows)
         for k, c in enumerate(coflows):
             if not isinstance(c, Coflow):
@@ -527,7 +560,18 @@ class Instance(Frozen):
         set_(self, "senders", _readonly(_distinct_per_group(fcoflow, src, P, K)))
         set_(self, "receivers", _readonly(_distinct_per_group(fcoflow, dst, P, K)))
 
-        routes = self.fabric.routes(src, dst).tocoo()
+        try:
+            incidence = self.fabric.routes(src, dst, ids=self.ids, ptr=ptr).tocsr()
+        except InstanceError as exc:
+            if exc.flow is None or exc.coflow is not None:
+                raise
+            k = int(fcoflow[exc.flow])
+            raise InstanceError(exc.message, coflow=k, flow=exc.flow - int(ptr[k]),
+                                field=exc.field) from None
+        for arr in (incidence.data, incidence.indices, incidence.indptr):
+            arr.setflags(write=False)
+        set_(self, "routes", incidence)
+        routes = incidence.tocoo()
         L = self.fabric.num_links
         rows = np.asarray(routes.row, dtype=np.int64)
         cols = np.asarray(routes.col, dtype=np.int64)
@@ -634,6 +678,27 @@ class Instance(Frozen):
     @property
     def is_multi_wave(self) -> bool:
         return any(c.delay is not None for c in self.coflows)
+
+    def route_keys(self) -> IntArray:
+        """A number per flow, equal for two flows exactly when they cross the same links with
+        the same shares: ``src * P + dst`` on the big switch, the index of the flow's
+        incidence row among the distinct rows on a network (ECMP sends two flows between
+        the same hosts over different paths)."""
+        if isinstance(self.fabric, Fabric):
+            return self.flow_src * self.num_ports + self.flow_dst
+        A = self.routes
+        F = self.num_flows
+        if F == 0:
+            return np.zeros(0, dtype=np.int64)
+        count = np.diff(A.indptr)
+        width = int(count.max())
+        cols = np.full((F, 2 * width), -1.0)
+        pos = np.arange(A.indices.size) - np.repeat(A.indptr[:-1], count)
+        rows = np.repeat(np.arange(F), count)
+        cols[rows, pos] = A.indices
+        cols[rows, width + pos] = A.data
+        _, inv = np.unique(cols, axis=0, return_inverse=True)
+        return inv.reshape(-1).astype(np.int64)
 
     def index(self, coflow_id: str) -> int:
         """Position of the coflow with this id."""

@@ -195,7 +195,7 @@ def link_utilization(instance: Instance, schedule: Schedule) -> LinkUtilization:
     # per flow first (a schedule's tied pieces are summed without expanding them), then per link
     amt = schedule.served(F)
     first_f, last_f = schedule.flow_span(F)
-    inc = fabric.routes(instance.flow_src, instance.flow_dst).tocoo()
+    inc = instance.routes.tocoo()
     rows, links = np.asarray(inc.row), np.asarray(inc.col)
     carried = np.bincount(links, weights=amt[rows] * inc.data, minlength=L).astype(np.float64)
     first = np.full(L, np.inf)

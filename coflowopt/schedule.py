@@ -1255,7 +1255,7 @@ def _link_rows(instance: Instance, f: IntArray, s: FloatArray, e: FloatArray,
     fabric = instance.fabric
     L = fabric.num_links
     F = instance.num_flows
-    inc = fabric.routes(instance.flow_src, instance.flow_dst).tocsc()  # flows x links
+    inc = instance.routes.tocsc()  # flows x links
     # entries per link: two (a start and an end) per piece of each flow crossing it
     per_link = 2 * (inc.T @ np.bincount(f, minlength=F).astype(np.float64))
     # the pieces' starts and ends in time order, once (then grouped by link per batch):
@@ -1370,7 +1370,7 @@ def _capacity_item(instance: Instance, link: int, t0: float, t1: float, level: f
     tied pieces), to name the flows on the link during the segment."""
     fabric = instance.fabric
     cap = fabric.capacity
-    crosses = fabric.routes(instance.flow_src, instance.flow_dst).tocsc()[:, [link]].toarray()
+    crosses = instance.routes.tocsc()[:, [link]].toarray()
     on: set[int] = set()
     for f, s, e in parts:
         hit = crosses[f, 0] != 0
@@ -1415,19 +1415,21 @@ def _tied_capacity(
     m = np.flatnonzero(np.isfinite(tied.weight) & (tied.weight > 0) & (tied.end > tied.start))
     tf = tied.flow[m]
     # one key per (series, series, route): pairs of ports and of series as numbers
-    P = instance.num_ports
+    keys = instance.route_keys()
+    R = int(keys.max(initial=0)) + 1
     S = tied.num_series + 1
-    ports = instance.flow_src[tf] * P + instance.flow_dst[tf]
+    ports = keys[tf]
     series = tied.series_a[m] * S + tied.series_b[m] + 1
-    if S * S < 2**62 // max(P * P, 1):
-        uniq, bundle = np.unique(series * (P * P) + ports, return_inverse=True)
-        u_series, u_ports = uniq // (P * P), uniq % (P * P)
+    if S * S < 2**62 // max(R, 1):
+        uniq, first, bundle = np.unique(series * R + ports, return_index=True, return_inverse=True)
+        u_series = uniq // R
     else:
-        both, bundle = np.unique(np.stack([series, ports], axis=1), axis=0, return_inverse=True)
-        u_series, u_ports = both[:, 0], both[:, 1]
+        both, first, bundle = np.unique(np.stack([series, ports], axis=1), axis=0,
+                                        return_index=True, return_inverse=True)
+        u_series = both[:, 0]
     bundle = bundle.reshape(-1).astype(np.int64)
     nb = u_series.size
-    inc = fabric.routes(u_ports // P, u_ports % P).tocsr()
+    inc = instance.routes[tf[first]]
     ba = np.ascontiguousarray(u_series // S)
     bb = np.ascontiguousarray(u_series % S - 1)
     second = (bb >= 0) & (bb != ba)

@@ -135,3 +135,28 @@ def whole_mb_instances(
         ms = draw(st.integers(0, 10**7))
         coflows.append(Coflow(str(k), src, dst, np.array(mb, float) * MB, release=ms / 1000.0))
     return Instance(Fabric.uniform(P, port_rate), tuple(coflows))
+
+
+@st.composite
+def network_instances(draw: st.DrawFn, *, routings: tuple[str, ...] = ("ecmp", "spray"),
+                      **kwargs: object) -> Instance:
+    """Small random instances on a spine-leaf fabric or the k = 4 fat-tree, ECMP or spray:
+    an :func:`instances` draw whose ports are put on distinct random hosts."""
+    from coflowopt.fabric import FatTree, Network, SpineLeaf
+
+    rate = st.sampled_from([0.5, 1.0, 2.0])
+    if draw(st.booleans()):
+        topo = SpineLeaf(draw(st.integers(1, 3)), draw(st.integers(1, 3)), draw(st.integers(1, 3)),
+                         draw(rate), draw(rate))
+    else:
+        topo = FatTree(4, draw(rate), draw(rate))
+    net = Network(topo, draw(st.sampled_from(routings)), draw(st.integers(0, 3)))
+    H = topo.num_hosts
+    base = draw(instances(max_ports=min(4, H), **kwargs))  # type: ignore[arg-type]
+    hosts = np.array(draw(st.permutations(range(H)))[: base.num_ports])
+    coflows = tuple(
+        Coflow(c.id, hosts[c.src], hosts[c.dst], c.sizes, release=c.release, weight=c.weight,
+               deadline=c.deadline, starts_after=c.starts_after, finishes_before=c.finishes_before,
+               delay=c.delay)
+        for c in base.coflows)
+    return Instance(net, coflows, name="random network")

@@ -43,7 +43,7 @@ def earliest_completion(inst: Instance) -> FloatArray:
         return base
     out = base.copy()
     cap = inst.fabric.capacity
-    routes = inst.fabric.routes(inst.flow_src, inst.flow_dst).tocsr()
+    routes = inst.routes
     for k in range(inst.num_coflows):
         sl = inst.flows_of(k)
         rel = inst.flow_release[sl]
@@ -65,7 +65,7 @@ def makespan_bound(inst: Instance) -> float:
     run before their release), nor before any coflow's earliest completion."""
     if inst.num_flows == 0:
         return 0.0
-    A = inst.fabric.routes(inst.flow_src, inst.flow_dst).tocoo()
+    A = inst.routes.tocoo()
     f, link = np.asarray(A.row, np.int64), np.asarray(A.col, np.int64)
     rel = inst.flow_release[f]
     time_on = inst.flow_size[f] * A.data / inst.fabric.capacity[link]

@@ -18,14 +18,16 @@ import numpy as np
 from .. import io
 from .._text import plural
 from ..errors import InputError, InstanceError, require
-from ..instance import Instance
-from ..io._common import atomic_writer, check_writable, read_text
+from ..fabric import ROUTINGS, parse_topology, place, topology_from_json
+from ..instance import Fabric, Instance
+from ..io._common import atomic_writer, check_writable, parse_json, read_text
 from ..io.schedule_file import schedule_format
 
 __all__ = [
     "Progress",
     "add_input_arguments",
     "add_json_argument",
+    "add_topology_arguments",
     "check_outputs",
     "emit_json",
     "floor_text",
@@ -71,6 +73,21 @@ def add_input_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def add_topology_arguments(parser: argparse.ArgumentParser) -> None:
+    """--topology, --routing and --routing-seed: put the instance's ports on a network."""
+    g = parser.add_argument_group("fabric (default: the instance's own, the big switch for traces)")
+    g.add_argument(
+        "--topology", metavar="SPEC", default=None,
+        help="put the ports on a network: spine-leaf[:spines=4,oversub=10,...] (port p = leaf p's "
+        "host), fat-tree:k=K[,seed=S] (racks spread over the hosts), or graph:FILE (a JSON "
+        "graph); see models/fabrics.md")
+    g.add_argument("--routing", choices=list(ROUTINGS[:2]), default=None,
+                   help="routing on --topology: ecmp (one equal-cost path per flow, hashed; the "
+                   "default) or spray (rate split over all equal-cost paths)")
+    g.add_argument("--routing-seed", type=nonnegative_int, default=None, metavar="N",
+                   help="ECMP's hash seed (default 0); results under ecmp depend on it")
+
+
 def add_json_argument(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print machine-readable JSON")
 
@@ -80,7 +97,47 @@ def load_instance(args: argparse.Namespace) -> Instance:
     path = str(args.file)
     inst, args.input_format = io.loads(
         read_text(path), path=path, format=args.format, port_rate=args.port_rate)
-    return inst
+    spec = getattr(args, "topology", None)
+    routing, seed = getattr(args, "routing", None), getattr(args, "routing_seed", None)
+    if spec is None:
+        if routing is not None or seed is not None:
+            raise InputError("--routing and --routing-seed go with --topology")
+        return inst
+    if not isinstance(inst.fabric, Fabric):
+        raise InputError(f"--topology puts a big-switch instance on a network; {path} has its own "
+                         "fabric (edit its \"fabric\" object instead)")
+    if routing == "spray" and seed is not None:
+        raise InputError("--routing-seed is ECMP's hash seed; spray has none")
+    name, params = parse_topology(spec)
+    graph = None
+    if name == "graph":
+        gpath = params.pop("file")
+        try:
+            graph = topology_from_json({"topology": "graph", **_graph_document(gpath)})
+        except InstanceError as exc:
+            raise InputError(exc.message, path=gpath,
+                             json_path=f"$.{exc.field}".rstrip(".")) from None
+    try:
+        return place(inst, name, params, routing=routing or "ecmp", routing_seed=seed or 0,
+                     graph=graph)
+    except InstanceError as exc:
+        raise InputError(f"--topology {spec}: {exc.message}") from None
+
+
+def _graph_document(path: str) -> dict[str, Any]:
+    """The JSON object of a ``graph:FILE`` (its ``topology`` key, if any, must say graph)."""
+    doc = parse_json(read_text(path), path)
+    if not isinstance(doc, dict):
+        raise InputError("a graph file must hold a JSON object with nodes, hosts and links",
+                         path=path, json_path="$")
+    if doc.get("topology", "graph") != "graph":
+        raise InputError(f"topology must be \"graph\" here, got {doc['topology']!r:.60}", path=path,
+                         json_path="$.topology")
+    for key in ("routing", "seed", "paths"):
+        if key in doc:
+            raise InputError("a graph file holds the graph only; give the routing with --routing",
+                             path=path, json_path=f"$.{key}")
+    return {k: v for k, v in doc.items() if k != "topology"}
 
 
 def _positive_float(text: str) -> float:

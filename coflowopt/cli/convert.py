@@ -10,6 +10,7 @@ from ..errors import InputError
 from ._util import (
     add_input_arguments,
     add_json_argument,
+    add_topology_arguments,
     check_outputs,
     emit_json,
     load_instance,
@@ -21,6 +22,7 @@ from ._util import (
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("convert", help="convert an instance between file formats")
     add_input_arguments(p)
+    add_topology_arguments(p)
     p.add_argument("output", metavar="OUT", help="file to write (written only if everything succeeds)")
     p.add_argument("--to", choices=sorted(io.FORMATS), default=None, help="output format (default: json)")
     p.add_argument(

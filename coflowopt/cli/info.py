@@ -9,6 +9,7 @@ import numpy as np
 
 from .._text import bin_rule
 from ..errors import InputError
+from ..fabric import Network
 from ..instance import BINS, MB, Instance
 from ..io.generate import offered_load
 from ..io.schedule_file import read_schedule_file
@@ -16,6 +17,7 @@ from ..schedule import Schedule, check_feasible
 from ._util import (
     add_input_arguments,
     add_json_argument,
+    add_topology_arguments,
     emit_json,
     format_table,
     load_instance,
@@ -42,6 +44,7 @@ def _tolerance(text: str) -> float:
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("info", help="describe an instance: sizes, widths, bins, loads")
     add_input_arguments(p)
+    add_topology_arguments(p)
     add_json_argument(p)
     p.add_argument(
         "--short-length",
@@ -87,7 +90,9 @@ def describe(inst: Instance, *, short_length: float = 5 * MB, narrow_width: int 
     cap = inst.fabric.capacity
     span = float(inst.release.max() - inst.release.min()) if inst.num_coflows else 0.0
     port_load = inst.load.sum(axis=0)
+    busy = port_load / cap
     return {
+        "fabric": _fabric_facts(inst, busy),
         "name": inst.name,
         "ports": inst.num_ports,
         "coflows": inst.num_coflows,
@@ -116,6 +121,49 @@ def describe(inst: Instance, *, short_length: float = 5 * MB, narrow_width: int 
     }
 
 
+def _fabric_facts(inst: Instance, busy: np.ndarray) -> dict:
+    """The fabric: the big switch's ports, or a network's hosts, switches, links, capacities,
+    oversubscription, and the links the instance's flows cross."""
+    fab = inst.fabric
+    if not isinstance(fab, Network):
+        return {"topology": "big switch", "ports": inst.num_ports, "links": fab.num_links}
+    out = fab.describe()
+    hops = np.diff(inst.routes.indptr)
+    out["flow_links"] = _stats(hops)
+    top = int(np.argmax(busy)) if busy.size else -1
+    out["busiest_link"] = fab.link_name(top) if top >= 0 and busy[top] > 0 else None
+    return out
+
+
+def _fabric_lines(fab: dict) -> list[str]:
+    """``info``'s text about a network."""
+    if fab["topology"] == "big switch":
+        return []
+    params = ", ".join(f"{k}={v:g}" if isinstance(v, float) else f"{k}={v}"
+                       for k, v in fab["params"].items()
+                       if v is not None and not isinstance(v, list))
+    lines = [f"fabric: {fab['topology']}" + (f" ({params})" if params else "")
+             + f", routing {fab['routing']}"
+             + (f" (seed {fab['routing_seed']})" if "routing_seed" in fab else ""),
+             f"  {plural(fab['hosts'], 'host')}, {plural(fab['switches'], 'switch', 'switches')}, "
+             f"{plural(fab['links'], 'directed link')}"]
+    hc, sc = fab["host_capacity"], fab["switch_capacity"]
+    text = f"  host links {hc['min']:g}" + ("" if hc["max"] == hc["min"] else f" to {hc['max']:g}")
+    if sc is not None:
+        text += f", switch links {sc['min']:g}" + ("" if sc["max"] == sc["min"] else f" to {sc['max']:g}")
+    if "oversubscription" in fab:
+        text += f"; oversubscription {fab['oversubscription']:.4g}:1"
+    lines.append(text)
+    if "path_hops" in fab:
+        lines.append("  links per path: " + ", ".join(
+            f"{k} {v} ({plural(fab['paths'][k], 'equal-cost path')})" for k, v in fab["path_hops"].items()))
+    fl = fab["flow_links"]
+    if fl["max"] is not None:
+        lines.append(f"  the flows cross {fl['min']:g} to {fl['max']:g} links (mean {fl['mean']:.3g})"
+                     + (f"; busiest: {fab['busiest_link']}" if fab["busiest_link"] else ""))
+    return lines
+
+
 def _stats(x: np.ndarray) -> dict:
     if x.size == 0:
         return {"min": None, "mean": None, "max": None}
@@ -132,6 +180,8 @@ def run_info(args: argparse.Namespace) -> int:
         return 0
     out = sys.stdout
     out.write(f"{facts['name'] or args.file}: {size_text(inst)}\n")
+    for line in _fabric_lines(facts["fabric"]):
+        out.write(line + "\n")
     cap = facts["capacity"]
     out.write(f"capacity per link: {cap['min']:g}" + ("" if cap["uniform"] else f" to {cap['max']:g}") + "\n")
     out.write(

@@ -27,6 +27,7 @@ from ..sim.batch import broken_worker, cpu_count, process_pool, stop_pool
 from ._util import (
     Progress,
     add_input_arguments,
+    add_topology_arguments,
     check_outputs,
     check_plot,
     emit_json,
@@ -89,6 +90,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     add_input_arguments(p)
+    add_topology_arguments(p)
     p.add_argument("--scheduler", "-s", required=True, choices=sorted(POLICIES), metavar="NAME",
                    help="the scheduler (see the list below)")
     p.add_argument("--param", "-p", action="append", metavar="KEY=VALUE",
@@ -112,6 +114,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     add_input_arguments(c)
+    add_topology_arguments(c)
     c.add_argument("--schedulers", metavar="A,B,C", default=",".join(DEFAULT_SCHEDULERS),
                    help="comma-separated schedulers, each NAME or NAME:KEY=VALUE[:KEY=VALUE...] "
                    "(a variant with its own parameters, labelled as written; the same scheduler "

@@ -20,6 +20,7 @@ from ._util import (
     Progress,
     add_input_arguments,
     add_json_argument,
+    add_topology_arguments,
     check_outputs,
     emit_json,
     floor_text,
@@ -46,6 +47,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         ),
     )
     add_input_arguments(p)
+    add_topology_arguments(p)
     p.add_argument("--method", choices=_METHODS, default="exact",
                    help="solver (default exact); makespan and deadlines take only exact")
     p.add_argument("--objective", choices=list(OBJECTIVES), default="wcct",
@@ -68,6 +70,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         ),
     )
     add_input_arguments(b)
+    add_topology_arguments(b)
     b.add_argument("--method", choices=[*BOUNDS, "best"], default="best",
                    help="which bound (default best)")
     b.add_argument("--time-limit", type=positive_float, default=60.0, metavar="S",

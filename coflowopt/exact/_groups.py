@@ -306,11 +306,13 @@ def build_groups(instance: Instance) -> Groups:
     time_unit = float(gam.mean()) if gam.size else 1.0
     amount_unit = cap_ref * time_unit
     F = inst.num_flows
-    src, dst, rel = inst.flow_src, inst.flow_dst, inst.flow_release
-    P = inst.num_ports
-    # key: coflow, src, dst, release (releases ranked to integers first)
+    rel = inst.flow_release
+    # key: coflow, route, release (releases ranked to integers first)
     rel_vals, rel_rank = np.unique(rel, return_inverse=True)
-    key = ((inst.flow_coflow * P + src) * P + dst) * rel_vals.size + rel_rank
+    # flows of one coflow on the same route (ports on the big switch, links on a network)
+    route = inst.route_keys()
+    R = int(route.max()) + 1 if F else 1
+    key = (inst.flow_coflow * R + route) * rel_vals.size + rel_rank
     uniq, fg = np.unique(key, return_inverse=True)
     G = uniq.size
     fg = fg.astype(np.int64)
@@ -319,7 +321,7 @@ def build_groups(instance: Instance) -> Groups:
     np.minimum.at(first, fg, np.arange(F))
     g_coflow = inst.flow_coflow[first]
     g_release = rel[first] / time_unit
-    usage = inst.fabric.routes(src[first], dst[first])
+    usage = inst.routes[first]
     share = inst.flow_size / g_size[fg]
     ptr = np.searchsorted(g_coflow, np.arange(K + 1)).astype(np.int64)
     v = inst.load / cap / time_unit

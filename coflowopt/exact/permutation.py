@@ -113,7 +113,7 @@ class _Flows:
 
     @classmethod
     def of(cls, inst: Instance) -> _Flows:
-        routes = inst.fabric.routes(inst.flow_src, inst.flow_dst).tocsr()
+        routes = inst.routes
         links = [routes.indices[routes.indptr[f] : routes.indptr[f + 1]].astype(np.int64)
                  for f in range(inst.num_flows)]
         coefs = [routes.data[routes.indptr[f] : routes.indptr[f + 1]].astype(np.float64)

@@ -41,7 +41,7 @@ def _instance(problem: FairnessProblem, what: str) -> Instance:
 
 def _allocate(problem: FairnessProblem, name: str, flow_weights: npt.NDArray[np.float64]) -> FairAllocation:
     inst = _instance(problem, name)
-    routes = inst.fabric.routes(inst.flow_src, inst.flow_dst)
+    routes = inst.routes
     cap = inst.fabric.capacity
     rates = max_min(routes, cap, weights=flow_weights)
     coo = routes.tocoo()

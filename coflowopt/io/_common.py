@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from ..errors import InputError, InstanceError
+from ..instance import Fabric
 
 __all__ = ["atomic_writer", "atomic_writers", "check_writable", "shortest_decimal", "text_lines"]
 
@@ -290,8 +291,12 @@ NO_COFLOWS = "the instance has no coflows (nothing to schedule)"
 """Why the readers refuse an instance without coflows (its results would all be nan)."""
 
 
-def check_writable_instance(instance: Any) -> None:
-    """Refuse to write an instance the readers would refuse: one without coflows."""
+def check_writable_instance(instance: Any, *, big_switch_only: bool = False) -> None:
+    """Refuse to write an instance the readers would refuse: one without coflows; with
+    ``big_switch_only`` (the trace formats, which store no topology), one on a network."""
+    if big_switch_only and not isinstance(instance.fabric, Fabric):
+        raise InstanceError("this format stores no topology: write an instance on a multi-hop "
+                            "fabric as native JSON (coflowopt-instance/2)")
     if instance.num_coflows == 0:
         raise InstanceError("cannot write an instance with no coflows (the readers refuse one: "
                             "there is nothing to schedule)")

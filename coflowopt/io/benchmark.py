@@ -370,7 +370,7 @@ def dumps(instance: Instance, *, port_rate: float | None = None) -> str:
 
 def _dump(instance: Instance, port_rate: float | None = None) -> tuple[str, int, int]:
     """:func:`dumps`' text, the number of reducers and how many of their sizes read back inexactly."""
-    check_writable_instance(instance)
+    check_writable_instance(instance, big_switch_only=True)
     problems = []
     fab = instance.fabric
     if not fab.is_uniform:

@@ -1,4 +1,4 @@
-"""The native JSON format ``coflowopt-instance/1``.
+"""The native JSON format: ``coflowopt-instance/1`` (the big switch) and ``/2`` (any fabric).
 
 ::
 
@@ -19,6 +19,12 @@ takes sizes as bytes, is stated in size units when the commands report on a
 JSON instance; trace files are in bytes). One extension: a flow row
 may carry a fourth number, the delay after the coflow's release at which the
 flow becomes available (multi-wave coflows).
+
+Version 2 (``"format": "coflowopt-instance/2"``) is version 1 plus an optional
+``"fabric"`` object in place of ``"ports"``: a topology with its parameters or an
+explicit graph, and a routing (``ecmp`` with a ``seed``, ``spray``, or ``given``
+paths per flow); see :mod:`coflowopt.fabric.spec`. Ports are then the fabric's
+hosts. Instances on the big switch are written as version 1, which reads as before.
 """
 
 from __future__ import annotations
@@ -33,13 +39,19 @@ from typing import Any
 import numpy as np
 
 from ..errors import InputError, InstanceError
-from ..instance import Coflow, Fabric, Instance
+from ..fabric.network import Network
+from ..fabric.spec import network_from_json, network_to_json
+from ..instance import Coflow, Fabric, Instance, Links
 from ._common import NO_COFLOWS, atomic_writer, brief, check_writable_instance, parse_json, read_text
 
-__all__ = ["FORMAT_TAG", "dumps", "from_document", "loads", "read", "read_metadata", "write"]
+__all__ = ["FORMAT_TAG", "FORMAT_TAG_2", "dumps", "from_document", "loads", "read", "read_metadata",
+           "write"]
 
 FORMAT_TAG = "coflowopt-instance/1"
+FORMAT_TAG_2 = "coflowopt-instance/2"
+"""Version 2: a ``"fabric"`` object may replace ``"ports"`` (multi-hop fabrics)."""
 _TOP_KEYS = {"format", "name", "ports", "coflows"}
+_TOP_KEYS_2 = _TOP_KEYS | {"fabric"}
 _COFLOW_KEYS = {"id", "release", "weight", "deadline", "flows", "starts_after", "finishes_before"}
 _FIELD_PATH = {
     "ingress": 0,
@@ -210,7 +222,12 @@ class _Reader:
             raise self.fail(self.locate(exc, k), exc.message) from None
 
     @staticmethod
-    def locate(exc: InstanceError, k: int | None) -> str:
+    def locate(exc: InstanceError, k: int | None, ids: tuple[str, ...] = ()) -> str:
+        if exc.field in ("path", "paths") and k is not None and k < len(ids):
+            where = f"$.fabric.paths.{ids[k]}"
+            return where if exc.flow is None else f"{where}[{exc.flow}]"
+        if exc.field == "route" and k is not None and exc.flow is not None:
+            return f"$.coflows[{k}].flows[{exc.flow}]"
         if k is None:
             # the fabric's errors name the port as field "ingress[p]" / "egress[p]"
             side = (exc.field or "").partition("[")[0]
@@ -227,17 +244,45 @@ class _Reader:
     def document(self, doc: Any) -> Instance:
         if not isinstance(doc, dict):
             raise self.fail("$", f"the document must be an object, got {_type_name(doc)}")
-        unknown = [k for k in doc if k not in _TOP_KEYS and not k.startswith("_")]
+        version = doc.get("format")
+        if version not in (FORMAT_TAG, FORMAT_TAG_2):
+            raise self.fail("$.format", f'format must be "{FORMAT_TAG}" or "{FORMAT_TAG_2}", got '
+                            f'{version!r:.60}')
+        keys = _TOP_KEYS if version == FORMAT_TAG else _TOP_KEYS_2
+        unknown = [k for k in doc if k not in keys and not k.startswith("_")]
         if unknown:
-            raise self.fail(f"$.{unknown[0]}", f"unknown key '{unknown[0]}' (metadata keys start with '_')")
-        if doc.get("format") != FORMAT_TAG:
-            raise self.fail("$.format", f'format must be "{FORMAT_TAG}", got {doc.get("format")!r:.60}')
+            hint = (f"; a fabric needs format \"{FORMAT_TAG_2}\"" if unknown[0] == "fabric"
+                    else " (metadata keys start with '_')")
+            raise self.fail(f"$.{unknown[0]}", f"unknown key '{unknown[0]}'{hint}")
         name = doc.get("name", "")
         if name is None:
             name = ""
         if not isinstance(name, str):
             raise self.fail("$.name", f"name must be a string, got {_type_name(name)}")
-        ports = doc.get("ports")
+        fabric: Links
+        if "fabric" in doc:
+            if "ports" in doc:
+                raise self.fail("$.ports", "give ports or a fabric, not both (a fabric's hosts are "
+                                "its ports)")
+            try:
+                fabric = network_from_json(doc["fabric"])
+            except InstanceError as exc:
+                raise self.fail(f"$.fabric.{exc.field}".rstrip("."), exc.message) from None
+        else:
+            fabric = self.ports(doc.get("ports"))
+        coflows = doc.get("coflows")
+        if not isinstance(coflows, list):
+            raise self.fail("$.coflows", f"coflows must be an array, got {_type_name(coflows)}")
+        if not coflows:
+            raise self.fail("$.coflows", NO_COFLOWS)
+        parsed = [self.coflow(k, c) for k, c in enumerate(coflows)]
+        try:
+            return Instance(fabric, tuple(parsed), name=name)
+        except InstanceError as exc:
+            ids = tuple(c.id for c in parsed)
+            raise self.fail(self.locate(exc, exc.coflow, ids), exc.message) from None
+
+    def ports(self, ports: Any) -> Fabric:
         if not isinstance(ports, dict):
             raise self.fail(
                 "$.ports", f"ports must be an object with 'ingress' and 'egress', got {_type_name(ports)}"
@@ -254,16 +299,10 @@ class _Reader:
             raise self.fail("$.ports.ingress", "a fabric needs at least one port")
         if len(ing) != len(egr):
             raise self.fail("$.ports", f"{len(ing)} ingress but {len(egr)} egress capacities")
-        coflows = doc.get("coflows")
-        if not isinstance(coflows, list):
-            raise self.fail("$.coflows", f"coflows must be an array, got {_type_name(coflows)}")
-        if not coflows:
-            raise self.fail("$.coflows", NO_COFLOWS)
-        parsed = [self.coflow(k, c) for k, c in enumerate(coflows)]
         try:
-            return Instance(Fabric(np.array(ing), np.array(egr)), tuple(parsed), name=name)
+            return Fabric(np.array(ing), np.array(egr))
         except InstanceError as exc:
-            raise self.fail(self.locate(exc, exc.coflow), exc.message) from None
+            raise self.fail(self.locate(exc, None), exc.message) from None
 
 
 def loads(text: str, *, path: str = "<string>") -> Instance:
@@ -298,21 +337,25 @@ def _num(x: float) -> str:
 def dumps(instance: Instance, *, metadata: dict[str, Any] | None = None) -> str:
     """The instance as a native JSON document (one coflow per line)."""
     check_writable_instance(instance)
-    parts = [f'{{"format": "{FORMAT_TAG}"']
+    fab = instance.fabric
+    network = isinstance(fab, Network)
+    parts = [f'{{"format": "{FORMAT_TAG_2 if network else FORMAT_TAG}"']
     if instance.name:
         parts.append(f',\n "name": {json.dumps(instance.name)}')
     for key, value in (metadata or {}).items():
         if not key.startswith("_"):
             raise ValueError(f"metadata keys must start with '_', got {key!r}")
         parts.append(f",\n {json.dumps(key)}: {json.dumps(value)}")
-    fab = instance.fabric
-    parts.append(
-        ',\n "ports": {"ingress": ['
-        + ", ".join(map(_num, fab.ingress))
-        + '], "egress": ['
-        + ", ".join(map(_num, fab.egress))
-        + "]}"
-    )
+    if isinstance(fab, Network):
+        parts.append(',\n "fabric": ' + json.dumps(network_to_json(fab)))
+    else:
+        parts.append(
+            ',\n "ports": {"ingress": ['
+            + ", ".join(map(_num, fab.ingress))
+            + '], "egress": ['
+            + ", ".join(map(_num, fab.egress))
+            + "]}"
+        )
     parts.append(',\n "coflows": [')
     for k, c in enumerate(instance.coflows):
         head = f'{{"id": {json.dumps(c.id)}, "release": {_num(c.release)}, "weight": {_num(c.weight)}'

@@ -159,7 +159,7 @@ def dumps(instance: Instance, *, mb_rounding: Rounding = "ceil") -> tuple[str, i
     """
     if mb_rounding not in ("ceil", "nearest", "none"):
         raise ValueError(f"mb_rounding must be 'ceil', 'nearest' or 'none', got {mb_rounding!r}")
-    check_writable_instance(instance)
+    check_writable_instance(instance, big_switch_only=True)
     fab = instance.fabric
     if not fab.is_uniform:
         raise InstanceError("cannot write the Sincronia format: port capacities differ")

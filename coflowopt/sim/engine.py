@@ -280,7 +280,7 @@ class Engine:
         fab = inst.fabric
         self.cap = fab.capacity
         self.L = L = fab.num_links
-        self.routes = A = fab.routes(inst.flow_src, inst.flow_dst).tocsr()
+        self.routes = A = inst.routes
         counts = np.diff(A.indptr)
         self.two_link = bool(F == 0 or (np.all(counts == 2) and np.all(A.data == 1.0)))
         if self.two_link:
@@ -1287,6 +1287,10 @@ class SimView:
     @property
     def coflow_ids(self) -> tuple[str, ...]:
         return self._e.instance.ids
+
+    def route_keys(self) -> IntArray:
+        """Equal for two flows exactly when they share their route (:meth:`Instance.route_keys`)."""
+        return self._e.instance.route_keys()
 
     def workload_coflow_sizes(self) -> FloatArray:
         """Sizes of all coflows of the workload, for parameters set offline.

@@ -62,12 +62,7 @@ class RouteClasses:
             if int(view.link_b.min()) >= s:
                 split = s
         else:
-            rows = [tuple(A.indices[A.indptr[f] : A.indptr[f + 1]]) + tuple(
-                A.data[A.indptr[f] : A.indptr[f + 1]]) for f in range(F)]
-            index: dict[tuple, int] = {}
-            of = np.array([index.setdefault(r, len(index)) for r in rows], np.int64)
-            first = np.zeros(len(index), np.int64)
-            first[of[::-1]] = np.arange(F - 1, -1, -1)
+            _, first, of = np.unique(view.route_keys(), return_index=True, return_inverse=True)
         return cls(np.asarray(of, np.int64).reshape(-1), A[np.asarray(first)], split)
 
     @property

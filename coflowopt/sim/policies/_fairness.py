@@ -141,9 +141,12 @@ class CoflowFairness(Policy):
             virtual = sp.csr_array((usage.data, (usage.row, cols)), shape=(flows.size, ks.size * L))
             rates = alloc.max_min(virtual, share, weights=demand)
         else:
-            # each link's share per remaining byte of the coflow there; a flow takes the smaller offer
+            # each link's share per remaining byte of the coflow there; a flow takes the smaller
+            # offer. Its demand enters the link's load times its share of the link (a sprayed
+            # flow puts half its rate on each of two links), so its rate is its demand times
+            # the offer, not divided by that share.
             per_byte = share / np.maximum(load.reshape(-1), 1e-300)
             rates = np.full(flows.size, np.inf)
-            np.minimum.at(rates, usage.row, per_byte[cols] / usage.data)
+            np.minimum.at(rates, usage.row, per_byte[cols])
             rates = np.where(np.isfinite(rates), rates * demand, 0.0)
         return Allocation(flows, rates)

@@ -32,8 +32,11 @@ and its 10.24 s admission epochs and size rounding, which are in its reading of
 the trace (``--format coflowsim``, :func:`coflowopt.io.benchmark.loads_coflowsim`;
 pass ``--port-rate 131072000`` for its rack rate). "Capacity left" is more
 than ``SAT`` of the port's capacity (coflowsim: more than 1e-3 bit/s).
-Non-clairvoyant: the policy sees bytes sent only. Defined on the big switch
-(a flow's uplink and downlink).
+Non-clairvoyant: the policy sees bytes sent only. coflowsim's racks are the big
+switch (a flow's uplink and downlink); on a multi-hop fabric the same pass runs
+over each flow's whole path: a flow whose every link has capacity left is
+counted on each of them (by its share of the link, under ``spray``) and gets the
+least of ``free / count`` over its path.
 """
 
 from __future__ import annotations
@@ -43,7 +46,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ...instance import MB
-from ..engine import Allocation, SimulationError, SimView
+from ..engine import Allocation, SimView
 from . import register
 from ._base import Params, Policy
 from .aalo import check_ladder
@@ -75,9 +78,6 @@ class Dark(Policy):
         self.on_flow_completion = False
 
     def start(self, view: SimView) -> None:
-        if not view.two_link:
-            raise SimulationError("scheduler 'dark' needs a two-link fabric (coflowsim's racks: "
-                                  "each flow from an uplink to a downlink)")
         p: DarkParams = self.params
         self.queues: list[list[int]] = [[] for _ in range(p.num_queues)]
         self.level = np.zeros(view.num_coflows, np.int64)  # coflowsim's currentJobQueue

@@ -60,8 +60,12 @@ downlink a busier uplink keeps full starves for as long as that uplink stays
 busier, for every alpha (aging orders uplinks only; the reservation is per
 uplink), against the claim of starvation freedom.
 
-Maluca is defined on access links (an uplink and a downlink per flow); the
-policy requires a two-link fabric.
+Maluca is defined on access links (an uplink and a downlink per flow). On a
+multi-hop fabric a flow's uplink is its host's uplink and its "downlinks" are
+all the other links of its path: ``n_j^p`` counts coflow ``p``'s flows on each
+(by their share of it, under ``spray``), a flow's strict and reserved offers
+are the least over those links, and backfilling fills whole paths. The
+compiled decision covers two-link fabrics; on others the NumPy reference runs.
 
 A decision runs in compiled code (:func:`coflowopt.sim.kernels.maluca.maluca_rates`,
 the same arithmetic to the last bit); ``simulate(..., compiled=False)`` runs
@@ -74,6 +78,7 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+import scipy.sparse as sp
 
 from ... import alloc
 from ...kernels.ties import order_with_ties
@@ -112,8 +117,6 @@ class Maluca(Policy):
     Params = MalucaParams
 
     def start(self, view: SimView) -> None:
-        if not view.two_link:
-            raise SimulationError("maluca needs a fabric where every flow has an uplink and a downlink")
         self.on_flow_completion = self.params.reschedule == "flow"
         self._iwork = np.zeros(0, np.int64)  # scratch space of the compiled allocation
         self._fwork = np.zeros(0)
@@ -130,7 +133,7 @@ class Maluca(Policy):
         n = f.size
         if n == 0:
             return Allocation()
-        if view.compiled:
+        if view.compiled_two_link:
             # the same arithmetic in compiled code (the rest of this method is the reference)
             kptr = np.zeros(len(ks) + 1, np.int64)
             np.cumsum([x.size for x in flows], out=kptr[1:])
@@ -145,12 +148,21 @@ class Maluca(Policy):
             return Allocation(f, rates, math.inf)
         kloc = np.repeat(np.arange(len(ks)), [x.size for x in flows])
         rem = view.remaining(f)
-        up = view.link_a[f]
-        down = view.link_b[f]
+        # a flow's uplink is its host's (link src on every fabric); its "downlinks" are the
+        # other links of its path: on the big switch the one downlink, on a network every
+        # link after the uplink, each counted by the flow's share of it
+        up = view.flow_src[f]
+        use = view.usage(f).tocsr()
+        rows = np.repeat(np.arange(n), np.diff(use.indptr))
+        links = np.asarray(use.indices, np.int64)
+        share = np.asarray(use.data, np.float64)
+        down_side = links != up[rows]
+        other = sp.csr_array((share[down_side], links[down_side],
+                              np.r_[0, np.cumsum(np.bincount(rows[down_side], minlength=n))]),
+                             shape=(n, L))
         # T_k: remaining isolation time of each coflow (line 9)
         loads = np.zeros((len(ks), L))
-        np.add.at(loads, (kloc, up), rem)
-        np.add.at(loads, (kloc, down), rem)
+        np.add.at(loads, (kloc[rows], links), rem[rows] * share)
         T = (loads / cap).max(axis=1)
         trank = np.empty(len(ks), np.int64)
         trank[order_with_ties(T)] = np.arange(len(ks))
@@ -159,8 +171,10 @@ class Maluca(Policy):
         urank = np.empty(L, np.int64)
         urank[order_with_ties(-uload)] = np.arange(L)
         order = np.lexsort((f, trank[kloc], urank[up]))
-        # n_j^p: flows of each coflow into each downlink
-        ndown = np.bincount(kloc * L + down, minlength=len(ks) * L)[kloc * L + down]
+        # n_j^p: flows of each coflow on each of its downlinks
+        orows = np.repeat(np.arange(n), np.diff(other.indptr))
+        ndown = np.bincount(kloc[orows] * L + other.indices, weights=other.data,
+                            minlength=len(ks) * L)
         residual = cap.astype(float).copy()
         rates = np.zeros(n)
         su, sk = up[order], kloc[order]
@@ -176,19 +190,23 @@ class Maluca(Policy):
             budget = (1.0 - alpha) * residual[i]
             low = []
             # downlinks only fill up while this uplink is served, so a segment none of
-            # whose downlinks has room now gets nothing in the strict pass: skip it cheaply
+            # whose flows has room on all its downlinks now gets nothing in the strict
+            # pass: skip it cheaply
             lo_pos, hi_pos = int(starts[a]), int(ends[b - 1])
-            dl = down[order[lo_pos:hi_pos]]
-            room = (residual[dl] > SAT * cap[dl]).astype(np.int64)
-            seg_room = np.add.reduceat(room, starts[a:b] - lo_pos) > 0
-            for s, has_room in zip(range(a, b), seg_room.tolist(), strict=True):
-                pos = order[starts[s] : ends[s]]
+            sub = other[order[lo_pos:hi_pos]]
+            room = (residual[sub.indices] > SAT * cap[sub.indices]).astype(np.int64)
+            flow_room = np.minimum.reduceat(room, sub.indptr[:-1])
+            seg_room = np.add.reduceat(flow_room, starts[a:b] - lo_pos) > 0
+            for s_, has_room in zip(range(a, b), seg_room.tolist(), strict=True):
+                pos = order[starts[s_] : ends[s_]]
                 if not has_room or budget <= SAT * cap[i]:
                     low.append(pos)
                     continue
-                d = down[pos]
+                d = other[pos]
+                k = int(kloc[pos[0]])
                 # a downlink left below SAT of its capacity has no room (that is rounding)
-                r = np.minimum(budget / pos.size, _room(residual, cap, d) / ndown[pos])
+                offer = _room(residual, cap, d.indices) / ndown[k * L + d.indices]
+                r = np.minimum(budget / pos.size, np.minimum.reduceat(offer, d.indptr[:-1]))
                 r = np.maximum(r, 0.0)
                 if not r.any():
                     low.append(pos)
@@ -196,17 +214,18 @@ class Maluca(Policy):
                 rates[pos] = r
                 budget -= r.sum()
                 residual[i] -= r.sum()
-                np.subtract.at(residual, d, r)
+                np.subtract.at(residual, d.indices, np.repeat(r, np.diff(d.indptr)) * d.data)
             if low and residual[i] > SAT * cap[i]:
                 pos = np.concatenate(low)
-                d = down[pos]
-                m = np.bincount(d, minlength=L)[d]
-                r = np.minimum(residual[i] / pos.size, _room(residual, cap, d) / m)
+                d = other[pos]
+                m = np.bincount(d.indices, weights=d.data, minlength=L)[d.indices]
+                offer = _room(residual, cap, d.indices) / m
+                r = np.minimum(residual[i] / pos.size, np.minimum.reduceat(offer, d.indptr[:-1]))
                 rates[pos] = r
                 residual[i] -= r.sum()
-                np.subtract.at(residual, d, r)
+                np.subtract.at(residual, d.indices, np.repeat(r, np.diff(d.indptr)) * d.data)
             np.maximum(residual, 0.0, out=residual)
-        # backfilling: every flow in the same order takes what its two links have left
+        # backfilling: every flow in the same order takes what its links have left
         residual[residual <= SAT * cap] = 0.0
         if residual.any():
             rates[order] += alloc.greedy(view.usage(f[order]), residual, np.arange(n))

@@ -1,0 +1,189 @@
+"""Fabrics in files and on the command line: coflowopt-instance/2, --topology, bad fabrics."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from coflowopt import InputError, io
+from coflowopt.cli import main
+from coflowopt.fabric import Network
+
+ROOT = Path(__file__).resolve().parents[2]
+TRACE = ROOT / "instances" / "fb2010" / "FB2010-1Hr-150-0.txt"
+GOOD_V1 = ROOT / "tests" / "data" / "good_instance.json"
+
+COFLOWS = [{"id": "a", "flows": [[0, 3, 2.0], [1, 2, 1.0]]},
+           {"id": "b", "release": 1, "flows": [[2, 0, 1.0]]}]
+
+
+def _doc(fabric, coflows=None):
+    return {"format": "coflowopt-instance/2", "fabric": fabric, "coflows": coflows or COFLOWS}
+
+
+SPINE_LEAF = {"topology": "spine-leaf", "leaves": 2, "spines": 2, "hosts_per_leaf": 2,
+              "host_rate": 1.0, "spine_rate": 0.5, "routing": "ecmp", "seed": 3}
+GRAPH = {"topology": "graph", "nodes": ["h0", "h1", "h2", "h3", "s", "t"],
+         "hosts": ["h0", "h1", "h2", "h3"],
+         "links": [["h0", "s", 1], ["h1", "s", 1], ["h2", "t", 1], ["h3", "t", 1], ["s", "t", 2]],
+         "directed": False}
+
+
+@pytest.mark.parametrize("fabric", [
+    SPINE_LEAF,
+    {"topology": "fat-tree", "k": 4, "routing": "spray"},
+    {**GRAPH, "routing": "ecmp", "seed": 0},
+    {**GRAPH, "routing": "given",
+     "paths": {"a": [["h0", "s", "t", "h3"], ["h1", "s", "t", "h2"]], "b": [["h2", "t", "s", "h0"]]}},
+])
+def test_version_2_round_trips(fabric, tmp_path):
+    path = tmp_path / "in.json"
+    path.write_text(json.dumps(_doc(fabric)))
+    inst = io.read(path)
+    assert isinstance(inst.fabric, Network)
+    out = tmp_path / "out.json"
+    io.write(inst, out)
+    back = io.read(out)
+    assert back == inst
+    assert (back.routes != inst.routes).nnz == 0
+    assert json.loads(out.read_text())["format"] == "coflowopt-instance/2"
+
+
+def test_version_1_files_are_unchanged(tmp_path):
+    inst = io.read(GOOD_V1)
+    out = tmp_path / "out.json"
+    io.write(inst, out)
+    assert json.loads(out.read_text())["format"] == "coflowopt-instance/1"
+    assert io.read(out) == inst
+
+
+def test_oversub_instead_of_spine_rate(tmp_path):
+    fabric = {k: v for k, v in SPINE_LEAF.items() if k != "spine_rate"} | {"oversub": 4}
+    path = tmp_path / "in.json"
+    path.write_text(json.dumps(_doc(fabric)))
+    topo = io.read(path).fabric.topology
+    assert topo.spine_rate == pytest.approx(2 * 1.0 / (4 * 2))
+
+
+# the bad fabrics: the JSON path and the value in the message
+BAD = [
+    (_doc(SPINE_LEAF, [{"id": "a", "flows": [[0, 4, 1]]}]), "$.coflows[0].flows[0][1]",
+     "egress port 4, but the fabric has 4 ports"),
+    (_doc({**GRAPH, "hosts": ["h0", "h9"]}), "$.fabric.hosts[1]", "host 'h9' is not a node"),
+    (_doc({**GRAPH, "links": [*GRAPH["links"][:4]]}), "$.coflows[0].flows[0]",
+     "no path joins host 'h0' to host 'h3'"),
+    (_doc({**GRAPH, "links": [*GRAPH["links"][:4], ["s", "t", 0]]}), "$.fabric.links[4][2]",
+     "must be finite and > 0, got 0"),
+    (_doc({**SPINE_LEAF, "spine_rate": -1}), "$.fabric.spine_rate",
+     "must be a number > 0, got an integer -1"),
+    (_doc({**GRAPH, "routing": "given", "paths": {"a": [["h0", "t", "h3"], ["h1", "s", "t", "h2"]],
+                                                  "b": [["h2", "t", "s", "h0"]]}}),
+     "$.fabric.paths.a[0][1]", "goes from 'h0' to 't', which no link joins"),
+    (_doc({**GRAPH, "routing": "given", "paths": {"a": [["h0", "s", "t", "h2"], ["h1", "s", "t", "h2"]],
+                                                  "b": [["h2", "t", "s", "h0"]]}}),
+     "$.fabric.paths.a[0]", "goes from 'h0' to 'h2', but the flow goes from host 0 ('h0') to host 3"),
+    (_doc({**GRAPH, "routing": "free"}), "$.fabric.routing", "unknown routing 'free'"),
+    (_doc({**GRAPH, "topology": "torus"}), "$.fabric.topology", "unknown topology 'torus'"),
+    (_doc({**SPINE_LEAF, "colour": 1}), "$.fabric.colour", "unknown key 'colour'"),
+    ({"format": "coflowopt-instance/1", "fabric": SPINE_LEAF, "coflows": COFLOWS}, "$.fabric",
+     'a fabric needs format "coflowopt-instance/2"'),
+    ({**_doc(SPINE_LEAF), "ports": {"ingress": [1], "egress": [1]}}, "$.ports", "not both"),
+]
+
+
+@pytest.mark.parametrize(("doc", "where", "what"), BAD, ids=[b[2][:30] for b in BAD])
+def test_bad_fabrics_exit_2_naming_file_path_and_value(doc, where, what, tmp_path, capsys):
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps(doc))
+    with pytest.raises(InputError) as err:
+        io.read(path)
+    assert str(err.value).startswith(str(path))
+    assert where in str(err.value) and what in str(err.value)
+    out = tmp_path / "out.json"
+    code = main(["convert", str(path), str(out)])
+    msg = capsys.readouterr().err
+    assert code == 2 and where in msg and what in msg and "Traceback" not in msg
+    assert not out.exists()
+
+
+def test_a_real_process_shows_no_traceback(tmp_path):
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps(BAD[2][0]))
+    proc = subprocess.run([sys.executable, "-m", "coflowopt", "info", str(path)],
+                          capture_output=True, text=True, check=False, cwd=ROOT)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr and str(path) in proc.stderr
+
+
+def _run(capsys, *argv):
+    code = main([str(a) for a in argv])
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def test_info_shows_the_fabric(capsys):
+    code, out, _ = _run(capsys, "info", TRACE, "--topology", "spine-leaf:spines=4,oversub=10")
+    assert code == 0
+    assert "fabric: spine-leaf (leaves=150, spines=4" in out
+    assert "150 hosts, 154 switches, 1500 directed links" in out
+    assert "oversubscription 10:1" in out
+    code, out, _ = _run(capsys, "info", TRACE, "--topology", "fat-tree:k=24", "--json")
+    facts = json.loads(out)["fabric"]
+    assert (facts["hosts"], facts["switches"]) == (3456, 720)
+    assert facts["flow_links"]["max"] == 6
+    assert json.loads(out)["ports"] == 3456
+
+
+def test_simulate_and_convert_on_a_topology(capsys, tmp_path):
+    doc = {"format": "coflowopt-instance/1", "ports": {"ingress": [1] * 4, "egress": [1] * 4},
+           "coflows": COFLOWS}
+    path = tmp_path / "in.json"
+    path.write_text(json.dumps(doc))
+    code, out, _ = _run(capsys, "simulate", path, "-s", "varys", "--topology",
+                        "spine-leaf:hosts_per_leaf=2,spines=2,spine_rate=0.5", "--json")
+    assert code == 0
+    out_path = tmp_path / "net.json"
+    assert _run(capsys, "convert", path, out_path, "--topology", "fat-tree:k=4,seed=3",
+                "--routing", "spray")[0] == 0
+    placed = io.read(out_path)
+    assert placed.fabric.routing == "spray" and placed.fabric.topology.k == 4
+    # the 4 ports are racks of 4 hosts each: every flow stays in its racks
+    src, dst = placed.flow_src, placed.flow_dst
+    orig = io.read(path)
+    assert (src // 4 == orig.flow_src).all() and (dst // 4 == orig.flow_dst).all()
+    graph = tmp_path / "g.json"
+    graph.write_text(json.dumps({k: v for k, v in GRAPH.items()}))
+    code, out, _ = _run(capsys, "info", path, "--topology", f"graph:{graph}", "--routing-seed", "4")
+    assert code == 0 and "fabric: graph" in out and "routing ecmp (seed 4)" in out
+
+
+@pytest.mark.parametrize(("argv", "what"), [
+    (["--topology", "torus:k=4"], "unknown topology 'torus'"),
+    (["--topology", "fat-tree"], "the fat-tree needs k"),
+    (["--topology", "fat-tree:k=5"], "must be even"),
+    (["--topology", "fat-tree:k=2"], "the instance has 150 ports but the fat-tree fabric only 2 hosts"),
+    (["--topology", "spine-leaf:spine=4"], "unknown parameter 'spine'"),
+    (["--topology", "spine-leaf:oversub=0"], "oversubscription ratio must be finite and > 0"),
+    (["--routing", "spray"], "--routing and --routing-seed go with --topology"),
+    (["--topology", "fat-tree:k=24", "--routing", "spray", "--routing-seed", "2"], "spray has none"),
+])
+def test_bad_topology_options_exit_2(argv, what, capsys):
+    code, out, err = _run(capsys, "info", TRACE, *argv)
+    assert code == 2 and what in err and "Traceback" not in err and out == ""
+
+
+def test_trace_formats_refuse_a_network(tmp_path, capsys):
+    out = tmp_path / "out.txt"
+    code, _, err = _run(capsys, "convert", GOOD_V1, out, "--topology", "fat-tree:k=4,host_rate=1",
+                       "--to", "benchmark")
+    assert code == 2 and "stores no topology" in err and not out.exists()
+
+
+
+def test_compare_runs_every_default_policy_on_a_network(capsys):
+    code, out, err = _run(capsys, "compare", GOOD_V1, "--topology", "fat-tree:k=4,host_rate=1")
+    assert code == 0 and err == ""
+    assert "varys" in out and "maluca" in out

@@ -1,0 +1,132 @@
+"""Networks: the incidence under ECMP, spray and given paths; hand-computed schedules."""
+
+from __future__ import annotations
+
+import pickle
+
+import numpy as np
+import pytest
+
+from coflowopt import Coflow, Fabric, Instance, InstanceError, check_feasible
+from coflowopt.fabric import FatTree, Network, SpineLeaf, flow_hash
+from coflowopt.sim import simulate
+
+
+def _inst(net, flows, **kw):
+    return Instance(net, (Coflow.from_flows("a", flows, **kw),))
+
+
+def test_two_flows_sharing_a_spine_link_get_half_each():
+    # 2 leaves of 2 hosts, one spine: h0->h2 and h1->h3 both cross leaf0->spine0->leaf1
+    net = Network(SpineLeaf(2, 1, 2, 1.0, 1.0))
+    inst = _inst(net, [(0, 2, 1.0), (1, 3, 1.0)])
+    res = simulate(inst, "fair")
+    assert check_feasible(inst, res.schedule).ok
+    assert res.cct[0] == pytest.approx(2.0)  # each at 1/2, though every host link could give 1
+    # on the big switch the same flows do not meet
+    big = Instance(Fabric.uniform(4), inst.coflows)
+    assert simulate(big, "fair").cct[0] == pytest.approx(1.0)
+
+
+def test_given_paths_through_one_core_share_it_and_spray_splits():
+    ft = FatTree(4)
+    # h0 (pod 0) -> h4 and h1 -> h5 (pod 1), both through core0 = agg0's first core
+    paths = {"a": (("h0", "edge0", "agg0", "core0", "agg2", "edge2", "h4"),
+                   ("h1", "edge0", "agg0", "core0", "agg2", "edge2", "h5"))}
+    given = _inst(Network(ft, "given", paths=paths), [(0, 4, 1.0), (1, 5, 1.0)])
+    res = simulate(given, "fair")
+    assert check_feasible(given, res.schedule).ok
+    assert res.cct[0] == pytest.approx(2.0)
+    # sprayed, each flow puts 1/2 on each of its edge's two uplinks and 1/4 on each core
+    # link: the two flows fit at full rate
+    spray = _inst(Network(ft, "spray"), [(0, 4, 1.0), (1, 5, 1.0)])
+    row = spray.routes[[0]]
+    assert sorted(row.data.tolist()) == [0.25] * 8 + [0.5] * 4 + [1.0] * 2
+    assert np.allclose(spray.load.sum(axis=0).max(), 1.0)
+    assert simulate(spray, "fair").cct[0] == pytest.approx(1.0)
+
+
+def test_a_flow_crosses_its_host_links_then_switch_links():
+    inst = _inst(Network(FatTree(4), seed=3), [(0, 4, 1.0), (0, 1, 2.0), (3, 3, 1.0)])
+    A = inst.routes
+    H = 16
+    rows = [A.indices[A.indptr[f]:A.indptr[f + 1]].tolist() for f in range(3)]
+    assert rows[0][:2] == [0, H + 4] and len(rows[0]) == 6
+    assert rows[1] == [0, H + 1]
+    assert rows[2] == [3, H + 3]
+    assert inst.load[0, 0] == 3.0  # host 0's uplink carries both of its flows
+
+
+def test_ecmp_is_a_seeded_hash_of_the_flow():
+    ft = FatTree(8)
+    rng = np.random.default_rng(0)
+    n = 4000
+    src = rng.integers(0, ft.num_hosts, n)
+    dst = (src + ft.num_hosts // 2) % ft.num_hosts  # all in another pod: 16 paths each
+    ids = [f"c{i}" for i in range(40)]
+    ptr = np.arange(0, n + 1, 100)
+    a = Network(ft, seed=1).routes(src, dst, ids=ids, ptr=ptr)
+    b = Network(ft, seed=1).routes(src, dst, ids=ids, ptr=ptr)
+    c = Network(ft, seed=2).routes(src, dst, ids=ids, ptr=ptr)
+    assert (a != b).nnz == 0
+    assert (a != c).nnz > 0
+    # the core link each flow takes (its 3rd link) spreads over all 16 choices evenly
+    core = a.indices.reshape(n, 6)[:, 4]  # sorted: host up, host down, edge-agg up, ... core down
+    counts = np.bincount(np.unique(core, return_inverse=True)[1])
+    assert counts.size > 16
+    h = flow_hash(ids, ptr, src, dst, 1)
+    assert np.bincount((h % np.uint64(16)).astype(np.int64), minlength=16).min() > n / 16 * 0.8
+
+
+def test_ecmp_choice_survives_a_subset():
+    net = Network(FatTree(4), seed=5)
+    rng = np.random.default_rng(1)
+    coflows = tuple(Coflow(f"c{k}", rng.integers(0, 16, 6), rng.integers(0, 16, 6), np.ones(6))
+                    for k in range(5))
+    inst = Instance(net, coflows)
+    sub = inst.subset([3, 1])
+    assert (sub.routes[0:6] != inst.routes[18:24]).nnz == 0
+    assert (sub.routes[6:12] != inst.routes[6:12]).nnz == 0
+
+
+def test_network_pickles_and_compares():
+    paths = {"a": (("h0", "leaf0", "h1"),)}
+    for net in (Network(FatTree(4), seed=2), Network(SpineLeaf(2, 2, 2), "spray"),
+                Network(SpineLeaf(2, 2, 2), "given", paths=paths)):
+        back = pickle.loads(pickle.dumps(net))
+        assert back == net and hash(back) == hash(net)
+    assert Network(FatTree(4), seed=2) != Network(FatTree(4), seed=3)
+    assert Network(FatTree(4)) != Network(FatTree(4, link_rate=2.0))
+    inst = _inst(Network(FatTree(4), seed=2), [(0, 9, 1.0)])
+    back = pickle.loads(pickle.dumps(inst))
+    assert back == inst and (back.routes != inst.routes).nnz == 0
+    assert not back.routes.data.flags.writeable
+
+
+@pytest.mark.parametrize(("net", "flows", "match"), [
+    (Network(FatTree(4)), [(0, 16, 1.0)], "egress port 16, but the fabric has 16 ports"),
+    (Network(SpineLeaf(2, 2, 2), "given", paths={"a": (("h0", "leaf0", "h1"),)}), [(0, 2, 1.0)],
+     "goes from 'h0' to 'h1', but the flow goes from host 0"),
+    (Network(SpineLeaf(2, 2, 2), "given", paths={"b": (("h0", "leaf0", "h1"),)}), [(0, 1, 1.0)],
+     "no paths for coflow 'a'"),
+    (Network(SpineLeaf(2, 2, 2), "given", paths={"a": ()}), [(0, 1, 1.0)],
+     "has 1 flow but 0 given paths"),
+])
+def test_bad_routes_are_located(net, flows, match):
+    with pytest.raises(InstanceError, match=match):
+        _inst(net, flows)
+
+
+def test_bad_networks():
+    with pytest.raises(InstanceError, match="unknown routing 'free'"):
+        Network(FatTree(4), "free")
+    with pytest.raises(InstanceError, match="needs the paths"):
+        Network(FatTree(4), "given")
+    with pytest.raises(InstanceError, match="node 'x', which the fat-tree fabric does not have"):
+        Network(FatTree(4), "given", paths={"a": (("h0", "x"),)})
+    with pytest.raises(InstanceError, match="goes from 'h0' to 'spine0', which no link joins"):
+        Network(SpineLeaf(2, 2, 2), "given", paths={"a": (("h0", "spine0", "h1"),)})
+    with pytest.raises(InstanceError, match="paths go with routing 'given'"):
+        Network(FatTree(4), "ecmp", paths={"a": ()})
+    with pytest.raises(InstanceError, match="limit"):
+        Network(FatTree(24), "spray").routes(np.zeros(100_000, int), np.full(100_000, 3455))
