@@ -139,7 +139,7 @@ def whole_mb_instances(
 
 @st.composite
 def network_instances(draw: st.DrawFn, *, routings: tuple[str, ...] = ("ecmp", "spray"),
-                      **kwargs: object) -> Instance:
+                      max_ports: int = 4, **kwargs: object) -> Instance:
     """Small random instances on a spine-leaf fabric or the k = 4 fat-tree, ECMP or spray:
     an :func:`instances` draw whose ports are put on distinct random hosts."""
     from coflowopt.fabric import FatTree, Network, SpineLeaf
@@ -152,7 +152,7 @@ def network_instances(draw: st.DrawFn, *, routings: tuple[str, ...] = ("ecmp", "
         topo = FatTree(4, draw(rate), draw(rate))
     net = Network(topo, draw(st.sampled_from(routings)), draw(st.integers(0, 3)))
     H = topo.num_hosts
-    base = draw(instances(max_ports=min(4, H), **kwargs))  # type: ignore[arg-type]
+    base = draw(instances(max_ports=min(max_ports, H), **kwargs))  # type: ignore[arg-type]
     hosts = np.array(draw(st.permutations(range(H)))[: base.num_ports])
     coflows = tuple(
         Coflow(c.id, hosts[c.src], hosts[c.dst], c.sizes, release=c.release, weight=c.weight,

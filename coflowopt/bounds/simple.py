@@ -35,8 +35,11 @@ def earliest_completion(inst: Instance) -> FloatArray:
 
     With delays, a coflow also cannot finish before ``rho + (load released
     at or after rho on a link) / capacity`` for every release threshold
-    ``rho`` and link, nor before each flow's own release plus its size over
-    its slowest link.
+    ``rho`` and link. This covers each flow alone too: with ``rho`` its own
+    release, the load on each of its links is at least ``size A_fl``, so the
+    coflow ends no earlier than ``release + max_l size A_fl / c_l``, the time
+    the flow takes alone (under spray ``A_fl < 1``: the slowest link of the path
+    need not be its bottleneck, so ``size / min_l c_l`` is no bound).
     """
     base = inst.release + inst.gamma
     if not inst.is_multi_wave:
@@ -53,9 +56,6 @@ def earliest_completion(inst: Instance) -> FloatArray:
             late = rel >= rho
             load = sub[late].T @ size[late]
             out[k] = max(out[k], float(rho + (load / cap).max()))
-        slow = np.array([cap[sub.indices[sub.indptr[i]: sub.indptr[i + 1]]].min()
-                         for i in range(size.size)])
-        out[k] = max(out[k], float((rel + size / slow).max()))
     return out
 
 

@@ -21,6 +21,7 @@ from coflowopt.bounds._highs import LPBuilder, safe_dual_bound
 from coflowopt.bounds.simple import (
     completion_caps,
     earliest_completion,
+    makespan_bound,
     sequential_completion,
     single_machine_bound,
 )
@@ -30,7 +31,7 @@ from coflowopt.exact.permutation import permutation_schedule
 from coflowopt.orders import bssi
 from coflowopt.result import Status
 from coflowopt.solvers import bound, solve
-from tests.strategies import instances
+from tests.strategies import instances, network_instances
 
 TOL = 1e-6
 
@@ -44,7 +45,8 @@ def all_bounds(inst: Instance) -> dict[str, float]:
 
 
 @settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(instances(max_ports=3, max_coflows=3, max_flows=2, delays=True))
+@given(st.one_of(instances(max_ports=3, max_coflows=3, max_flows=2, delays=True),
+                 network_instances(max_ports=3, max_coflows=3, max_flows=2, delays=True)))
 def test_bounds_below_optimum_below_best_permutation(inst):
     exact = solve(inst, method="exact")
     perm = solve(inst, method="permutation")
@@ -174,6 +176,23 @@ def test_isolation_bound_counts_delays():
     assert inst.gamma[0] == pytest.approx(1.0)
     assert bound(inst, method="isolation").bound == pytest.approx(3.0)
     assert solve(inst, method="exact").objective == pytest.approx(3.0)
+
+
+def test_a_sprayed_flow_alone_is_limited_by_its_share_of_each_link_not_the_slowest():
+    # spine links have capacity 0.5 but a flow sprayed over both spines puts 1/2 of its
+    # rate on each: alone it runs at rate 1 (its host links). Two flows of size 1 from h0
+    # to h1, the second released at 1: done at 2 (the first at rate 1 by 1, then the second)
+    from coflowopt.fabric import Network, SpineLeaf
+    from coflowopt.sim import simulate
+
+    net = Network(SpineLeaf(2, 2, 1, 1.0, 0.5), "spray")
+    inst = Instance(net, (Coflow.from_flows("a", [(0, 1, 1.0), (0, 1, 1.0)], delay=[0, 1]),))
+    assert earliest_completion(inst)[0] == pytest.approx(2.0)
+    assert makespan_bound(inst) == pytest.approx(2.0)
+    for name in ("isolation", "port", "interval", "pairwise"):
+        assert bound(inst, method=name).bound == pytest.approx(2.0), name
+    assert solve(inst, method="exact").objective == pytest.approx(2.0)
+    assert simulate(inst, "fair").cct[0] == pytest.approx(2.0)
 
 
 @pytest.mark.parametrize("args", [
