@@ -40,7 +40,7 @@ from .exact.permutation import best_permutation
 from .exact.time_indexed import time_indexed
 from .exact.wcct import solve_exact
 from .instance import Instance
-from .result import Result, Status
+from .result import Result, Status, proves_optimal
 from .schedule import check_feasible
 
 __all__ = ["OBJECTIVES", "SOLVERS", "bound", "solve"]
@@ -138,16 +138,21 @@ def _with_cheap_bound(inst: Instance, res: Result, rel_gap: float) -> Result:
 
     When that bound closes the gap to the schedule's value within ``rel_gap``, the
     schedule is proven optimal and the status says so (a review: ``time_limit`` after
-    0.2 s of an 8 s limit, and ``feasible``, each with a gap of 0).
+    0.2 s of an 8 s limit, and ``feasible``, each with a gap of 0). Not when the bound lies
+    above the checked schedule's value: the bound is then wrong and is left out (see
+    :func:`~coflowopt.result.proves_optimal`).
     """
     value, name = cheap_wcct_bound(inst)
     if not math.isfinite(value) or (math.isfinite(res.bound) and res.bound >= value):
         return res
     status = res.status
     if math.isfinite(res.objective):
-        value = min(value, res.objective)
-        if res.schedule is not None and res.objective - value <= rel_gap * res.objective:
+        proved = proves_optimal(res.objective, value, rel_gap)
+        if not proved and value > res.objective:  # a wrong bound: not used at all
+            return dataclasses.replace(res, info={**res.info, "bound_above_value": name})
+        if res.schedule is not None and proved:
             status = Status.OPTIMAL
+        value = min(value, res.objective)
     return dataclasses.replace(res, status=status, bound=value,
                                info={**res.info, "bound_from": name})
 

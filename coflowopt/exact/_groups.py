@@ -21,6 +21,7 @@ import numpy as np
 import numpy.typing as npt
 import scipy.sparse as sp
 
+from ..bounds.simple import earliest_completion
 from ..instance import Instance, _readonly
 from ..result import Result
 from ..schedule import Schedule, _ranges
@@ -327,9 +328,8 @@ def build_groups(instance: Instance) -> Groups:
     v = inst.load / cap / time_unit
     scap = cap / cap_ref
     sizes = g_size / amount_unit
-    earliest = inst.release / time_unit + inst.gamma / time_unit
-    if inst.is_multi_wave:
-        earliest = _earliest_multiwave(g_coflow, sizes, g_release, usage, scap, K, earliest)
+    # the bounds' earliest completions, in time units (one computation, the loads by A_fl)
+    earliest = earliest_completion(inst) / time_unit
     return Groups(
         instance=inst,
         coflow=_readonly(g_coflow),
@@ -345,27 +345,3 @@ def build_groups(instance: Instance) -> Groups:
         v=_readonly(v),
         earliest=_readonly(np.asarray(earliest, dtype=np.float64)),
     )
-
-
-def _earliest_multiwave(
-    g_coflow: IntArray, size: FloatArray, release: FloatArray, usage: sp.csr_array,
-    cap: FloatArray, K: int, base: FloatArray,
-) -> FloatArray:
-    """Per link and release threshold rho: rho + (load released at >= rho) / capacity."""
-    out = np.array(base, dtype=np.float64)
-    coo = usage.tocoo()
-    for k in range(K):
-        mine = np.flatnonzero(g_coflow == k)
-        sel = np.isin(coo.row, mine)
-        rows, links = coo.row[sel], coo.col[sel]
-        for rho in np.unique(release[mine]):
-            late = release[rows] >= rho
-            if not late.any():
-                continue
-            load = np.bincount(links[late], weights=size[rows[late]], minlength=cap.size)
-            out[k] = max(out[k], float(rho + (load / cap).max()))
-        # a single flow needs its size over its slowest link after its own release
-        for g in mine:
-            lk = usage.indices[usage.indptr[g]: usage.indptr[g + 1]]
-            out[k] = max(out[k], float(release[g] + size[g] / cap[lk].min()))
-    return out

@@ -36,7 +36,7 @@ from .._budget import now
 from ..bounds._highs import run_time
 from ..errors import CoflowoptError, require
 from ..instance import Instance
-from ..result import Result, Status
+from ..result import Result, Status, proves_optimal
 from ._groups import FEASIBILITY_TOL, build_groups, check_size, check_span
 
 __all__ = ["solve_event_milp"]
@@ -120,19 +120,20 @@ def solve_event_milp(inst: Instance, *, time_limit: float = 60.0, rel_gap: float
     def stop(why: str, term: str = "not started", lb: float = math.nan, timed: bool = True) -> Result:
         """The heuristic incumbent (if any) and the best valid bound; ``timed``: stopped by
         the time limit (else by HiGHS's verdict, e.g. "infeasible" through rounding: the
-        incumbent is then ``FEASIBLE``, not ``TIME_LIMIT``)."""
+        incumbent is then ``FEASIBLE``, not ``TIME_LIMIT``, unless a valid bound proves it
+        optimal: HiGHS's verdict proves nothing, the bound does, and one above the
+        incumbent is wrong and proves nothing either)."""
         bound = max(iso, lb) if math.isfinite(lb) else iso
         info: dict[str, Any] = {"termination": term, "stopped": why}
         if greedy is None:
             return Result(Status.TIME_LIMIT, math.nan, bound, now() - start,
                           "exact-milp", info=info)
         sched, comp, value, _ = starting_schedule(inst, elp, best_node, greedy, verify=False)
-        bound = min(bound, value)
-        gap = (value - bound) / value if value > 0 else 0.0
-        if gap <= rel_gap:
+        if proves_optimal(value, bound, rel_gap):
             status = Status.OPTIMAL
         else:
             status = Status.TIME_LIMIT if timed else Status.FEASIBLE
+        bound = min(bound, value)
         return Result(status, value, float(bound), now() - start, "exact-milp",
                       schedule=sched, completion=comp, info=info)
 
@@ -200,12 +201,12 @@ def solve_event_milp(inst: Instance, *, time_limit: float = 60.0, rel_gap: float
         sched, comp, value = start_sched, start_comp, start_value
     # the bound is HiGHS's dual bound (not the value of the order it chose: "optimal" holds
     # within its tolerances, and a better schedule can lie within them)
-    bound = min(max(lb, iso) if math.isfinite(lb) else iso, value)
-    gap = (value - bound) / value if value > 0 else 0.0
-    if gap <= rel_gap:
+    bound = max(lb, iso) if math.isfinite(lb) else iso
+    if proves_optimal(value, bound, rel_gap):
         status = Status.OPTIMAL
     else:
         status = Status.FEASIBLE if optimal else Status.TIME_LIMIT
+    bound = min(bound, value)
     return Result(status, value, float(bound), now() - start, "exact-milp",
                   schedule=sched, completion=comp,
                   info={"termination": term, "big_m": M * tu})

@@ -289,3 +289,46 @@ def test_the_event_milp_keeps_the_optimum_with_a_tiny_wave_delay():
     assert res.status is Status.OPTIMAL and check_feasible(inst, res.schedule)
     assert res.objective == pytest.approx(optimum, rel=1e-7)
     assert res.bound <= optimum * (1 + 1e-9)
+
+
+def _sprayed_two_waves() -> Instance:
+    # spine links of capacity 0.5, each sprayed flow putting 1/2 of its rate on each of the
+    # two: alone a flow runs at 1. Coflow a: h0->h1, sizes 1 and 1, the second released at 1
+    # (done at 2 at the earliest); b: h1->h0, size 1, weight 5 (done at 1). Optimum 2 + 5 = 7.
+    from coflowopt.fabric import Network, SpineLeaf
+
+    net = Network(SpineLeaf(2, 2, 1, 1.0, 0.5), "spray")
+    return Instance(net, (Coflow.from_flows("a", [(0, 1, 1.0), (0, 1, 1.0)], delay=[0, 1]),
+                          Coflow.from_flows("b", [(1, 0, 1.0)], weight=5.0)))
+
+
+def test_the_groups_earliest_completions_read_each_links_share_under_spray():
+    from coflowopt.exact._groups import build_groups
+
+    inst = _sprayed_two_waves()
+    g = build_groups(inst)
+    assert np.allclose(g.earliest * g.time_unit, [2.0, 1.0])
+    for method in ("exact", "exact-milp"):
+        res = solve(inst, method=method)
+        assert res.status is Status.OPTIMAL and check_feasible(inst, res.schedule).ok, method
+        assert res.objective == pytest.approx(7.0), method
+    assert "optimal" in solve(inst, method="exact-milp").info["termination"]
+
+
+def test_a_bound_above_the_incumbent_does_not_make_it_optimal(monkeypatch):
+    # earliest completions above the optimum's (as the slowest link gave them under spray:
+    # 3 for coflow a) make the MILP infeasible and the isolation bound (8) exceed the
+    # incumbent (7): a lower bound above a feasible schedule is wrong, and clamped to the
+    # incumbent's value it called the incumbent optimal
+    from coflowopt.bounds import simple
+    from coflowopt.exact import _groups
+
+    inst = _sprayed_two_waves()
+    wrong = np.array([3.0, 1.0])
+    monkeypatch.setattr(simple, "earliest_completion", lambda _inst: wrong)
+    monkeypatch.setattr(_groups, "earliest_completion", lambda _inst: wrong)
+    res = solve(inst, method="exact-milp")
+    assert "infeasible" in res.info["termination"]
+    assert res.status is not Status.OPTIMAL
+    assert res.objective == pytest.approx(7.0) and check_feasible(inst, res.schedule).ok
+    assert res.bound <= res.objective
