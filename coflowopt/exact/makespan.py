@@ -19,6 +19,7 @@ import scipy.sparse as sp
 from scipy.sparse.csgraph import maximum_bipartite_matching
 
 from .._budget import now
+from .._text import plural
 from ..bounds._highs import LPBuilder
 from ..bounds.simple import makespan_bound
 from ..errors import CoflowoptError
@@ -48,12 +49,15 @@ def min_makespan(
     """The minimum makespan ``max_k C_k`` with an optimal schedule.
 
     ``crossbar=True`` also decomposes the schedule into matchings (each port
-    serves one flow at a time, at full rate; needs equal capacities) with the
-    same makespan, returned as ``info["crossbar_schedule"]``.
+    serves one flow at a time, at full rate; needs equal host-link capacities and
+    every flow on just its two host links, so no multi-hop paths) with the same
+    makespan, returned as ``info["crossbar_schedule"]``.
     ``closed_form=False`` solves the LP even when every flow is available at
     the same time (the tests compare both).
     """
     _reject_dependencies(inst)
+    if crossbar:  # refused before solving, not after
+        _check_crossbar_routes(inst)
     start = now()
     if inst.num_coflows == 0:
         return Result(Status.OPTIMAL, 0.0, 0.0, 0.0, "exact", objective_name="makespan",
@@ -194,6 +198,41 @@ def _fill(M: FloatArray) -> FloatArray:
     return A
 
 
+def _check_crossbar_routes(inst: Instance) -> None:
+    """Raise unless the instance is a crossbar: every flow crosses exactly its source's
+    uplink and its destination's downlink (entries 1) and those host links have equal
+    capacities.
+
+    The decomposition matches ingress to egress ports and so accounts for the host links
+    only; on a multi-hop fabric two matched pairs can share a switch link (a review's
+    k = 4 fat-tree under ECMP: two flows on one aggregation-core link of capacity 1, each
+    at rate 1). A network whose flows all stay within one switch is a crossbar and passes.
+    """
+    P = inst.num_ports
+    cap = inst.fabric.capacity[: 2 * P]
+    if not np.all(cap == cap[0]):
+        raise CoflowoptError("the crossbar decomposition needs equal capacities on all ports")
+    A = inst.routes
+    F = inst.num_flows
+    if F == 0:
+        return
+    rows = np.repeat(np.arange(F), 2)
+    cols = np.column_stack([inst.flow_src, P + inst.flow_dst]).ravel()
+    host_only = sp.csr_array((np.ones(2 * F), (rows, cols)), shape=A.shape)
+    bad = np.flatnonzero(abs(A - host_only).sum(axis=1) > 0)
+    if bad.size:
+        f = int(bad[0])
+        k = int(inst.flow_coflow[f])
+        links = A.indices[A.indptr[f]: A.indptr[f + 1]]
+        where = ", ".join(inst.fabric.link_name(int(j)) for j in links[:6])
+        raise CoflowoptError(
+            f"the crossbar decomposition applies only where every flow crosses just its two host "
+            f"links (a big switch, or a network whose flows stay within one switch); flow "
+            f"{f - int(inst.ptr[k])} of coflow '{inst.coflows[k].id}' crosses "
+            f"{plural(links.size, 'link')} ({where}{', ...' if links.size > 6 else ''}); "
+            "no decomposition for multi-hop fabrics is implemented: solve without crossbar")
+
+
 def crossbar_schedule(inst: Instance, schedule: Schedule, *, eps: float = 1e-12) -> Schedule:
     """Decompose every segment of a fluid schedule into matchings of a crossbar.
 
@@ -206,10 +245,8 @@ def crossbar_schedule(inst: Instance, schedule: Schedule, *, eps: float = 1e-12)
     serves at most one flow per ingress and per egress port at any time and
     ends each segment's data by ``b``, so the makespan is unchanged.
     """
-    fab = inst.fabric
-    if not fab.is_uniform:
-        raise CoflowoptError("the crossbar decomposition needs equal capacities on all ports")
-    c = float(fab.capacity[0])
+    _check_crossbar_routes(inst)
+    c = float(inst.fabric.capacity[0])
     P = inst.num_ports
     times, rates = schedule.segments()
     rates = sp.csr_array(rates)

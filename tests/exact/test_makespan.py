@@ -139,6 +139,29 @@ def test_fluid_schedule_is_not_a_crossbar_schedule():
     assert check_crossbar(inst, crossbar_schedule(inst, res.schedule)) == []
 
 
+def test_the_crossbar_decomposition_refuses_flows_crossing_switch_links():
+    from coflowopt.fabric import FatTree, Network, SpineLeaf
+
+    # k = 4 fat-tree, one flow per coflow from pod 0 to pod 1: under ECMP (seed 2) h0->h4 and
+    # h2->h6 both take agg1->core3 (capacity 1); a matching of the host ports runs both
+    # at rate 1 there, which no schedule may do
+    ft = Instance(Network(FatTree(4), "ecmp", 2), tuple(
+        Coflow.from_flows(f"c{i}", [(i, i + 4, 1.0)]) for i in range(4)))
+    with pytest.raises(CoflowoptError, match=r"flow 0 of coflow 'c0' crosses 6 links \(link h0->edge0"):
+        min_makespan(ft, crossbar=True)
+    res = min_makespan(ft)
+    with pytest.raises(CoflowoptError, match="only where every flow crosses just its two host links"):
+        crossbar_schedule(ft, res.schedule)
+    # flows within one leaf cross only host links: a crossbar, whatever the spine rate
+    leaf = Instance(Network(SpineLeaf(1, 1, 3, 1.0, 0.25)), (
+        Coflow.from_flows("a", [(0, 1, 1.0), (0, 2, 1.0)]), Coflow.from_flows("b", [(1, 2, 2.0)])))
+    res = min_makespan(leaf, crossbar=True)
+    xs = res.info["crossbar_schedule"]
+    assert res.objective == pytest.approx(3.0)  # egress h2 carries 3
+    assert check_feasible(leaf, xs).ok and check_crossbar(leaf, xs) == []
+    assert res.info["crossbar_makespan"] == pytest.approx(3.0)
+
+
 def test_maluca_utilization_at_minimum_makespan():
     # loads: ingress 0 carries 3, egress 0 carries 2, egress 1 carries 1; T* = 3
     inst = Instance(Fabric.uniform(2), (Coflow.from_flows("a", [(0, 0, 2.0), (0, 1, 1.0)]),))
