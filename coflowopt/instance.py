@@ -659,13 +659,15 @@ class Instance(Frozen):
 
     @property
     def ingress_load(self) -> FloatArray:
-        """Load of each coflow on each ingress port, shape ``(K, P)``."""
+        """Load of each coflow on each ingress port (host uplink), shape ``(K, P)``."""
         return self.load[:, : self.num_ports]
 
     @property
     def egress_load(self) -> FloatArray:
-        """Load of each coflow on each egress port, shape ``(K, P)``."""
-        return self.load[:, self.num_ports :]
+        """Load of each coflow on each egress port (host downlink), shape ``(K, P)``: links
+        ``P..2P-1`` (on a network the switch links follow them)."""
+        P = self.num_ports
+        return self.load[:, P : 2 * P]
 
     @property
     def has_dependencies(self) -> bool:

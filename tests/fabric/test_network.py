@@ -28,6 +28,16 @@ def test_two_flows_sharing_a_spine_link_get_half_each():
     assert simulate(big, "fair").cct[0] == pytest.approx(1.0)
 
 
+def test_host_loads_are_the_uplinks_and_downlinks_only():
+    # 2 leaves of 2 hosts, one spine: 4 hosts, links 0-3 uplinks, 4-7 downlinks, 8-11 the
+    # leaf-spine links, which egress_load must not include
+    inst = _inst(Network(SpineLeaf(2, 1, 2, 1.0, 1.0)), [(0, 2, 1.0), (1, 3, 2.0), (0, 1, 3.0)])
+    assert inst.routes.shape == (3, 12)
+    assert inst.ingress_load.tolist() == [[4.0, 2.0, 0.0, 0.0]]
+    assert inst.egress_load.tolist() == [[0.0, 3.0, 1.0, 2.0]]
+    assert inst.load[0, 8:].sum() > 0  # the two flows between leaves do cross switch links
+
+
 def test_given_paths_through_one_core_share_it_and_spray_splits():
     ft = FatTree(4)
     # h0 (pod 0) -> h4 and h1 -> h5 (pod 1), both through core0 = agg0's first core
