@@ -276,7 +276,8 @@ def _csr_from_paths(links: IntArray, weight: FloatArray, L: int) -> sp.csr_array
 
 def _links_of_paths(topo: Topology, paths: Mapping[str, Sequence[Sequence[str]]],
                     ) -> dict[str, tuple[tuple[int, ...], ...]]:
-    """Given paths (node names) as link indices; a path that skips a link is an error."""
+    """Given paths (node names) as link indices; a path that skips a link, passes through a
+    host or visits a node twice (so crosses no link twice) is an error."""
     if not isinstance(paths, Mapping):
         raise InstanceError("paths must map coflow ids to lists of paths", field="paths")
     node = {topo.node_name(v): v for v in range(topo.num_nodes)}
@@ -298,6 +299,18 @@ def _links_of_paths(topo: Topology, paths: Mapping[str, Sequence[Sequence[str]]]
                                         f"'{name}', which the {topo.kind} fabric does not have",
                                         field=f"{where}[{j}]")
                 idx.append(v)
+            # hosts (nodes 0..H-1) do not forward, and a path is simple: no node twice (the
+            # ends may be one host, a flow from a host to itself)
+            seen: dict[int, int] = {}
+            for j, v in enumerate(idx):
+                inner = 0 < j < len(idx) - 1
+                if inner and v < topo.num_hosts:
+                    raise InstanceError(f"the given path of flow {i} of coflow '{cid}' passes through "
+                                        f"host '{p[j]}'; hosts do not forward", field=f"{where}[{j}]")
+                if v in seen and not (j == len(idx) - 1 and seen[v] == 0):
+                    raise InstanceError(f"the given path of flow {i} of coflow '{cid}' visits node "
+                                        f"'{p[j]}' twice (at {seen[v]} and {j})", field=f"{where}[{j}]")
+                seen.setdefault(v, j)
             hops = []
             for j, (u, v) in enumerate(itertools.pairwise(idx)):
                 e = link.get((u, v))
@@ -306,9 +319,6 @@ def _links_of_paths(topo: Topology, paths: Mapping[str, Sequence[Sequence[str]]]
                                         f"'{p[j]}' to '{p[j + 1]}', which no link joins",
                                         field=f"{where}[{j + 1}]")
                 hops.append(e)
-            if len(set(hops)) != len(hops):
-                raise InstanceError(f"the given path of flow {i} of coflow '{cid}' crosses a link "
-                                    "twice", field=where)
             rows.append(tuple(hops))
         out[str(cid)] = tuple(rows)
     return out

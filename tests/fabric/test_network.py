@@ -136,6 +136,18 @@ def test_bad_networks():
         Network(FatTree(4), "given", paths={"a": (("h0", "x"),)})
     with pytest.raises(InstanceError, match="goes from 'h0' to 'spine0', which no link joins"):
         Network(SpineLeaf(2, 2, 2), "given", paths={"a": (("h0", "spine0", "h1"),)})
+    # hosts do not forward; a path visits no node twice (though it crosses no link twice)
+    with pytest.raises(InstanceError, match="passes through host 'h1'") as err:
+        Network(FatTree(4), "given", paths={"a": (("h0", "edge0", "h1", "edge0", "agg0", "edge1",
+                                                   "h2"),)})
+    assert err.value.field == "paths.a[0][2]"
+    with pytest.raises(InstanceError, match=r"visits node 'edge0' twice \(at 1 and 5\)") as err:
+        Network(FatTree(4), "given", paths={"a": (("h0", "edge0", "agg0", "edge1", "agg1", "edge0",
+                                                   "agg1", "edge1", "h2"),)})
+    assert err.value.field == "paths.a[0][5]"
+    # a flow from a host to itself: the host at both ends
+    assert _inst(Network(FatTree(4), "given", paths={"a": (("h0", "edge0", "h0"),)}),
+                 [(0, 0, 1.0)]).routes.nnz == 2
     with pytest.raises(InstanceError, match="paths go with routing 'given'"):
         Network(FatTree(4), "ecmp", paths={"a": ()})
     with pytest.raises(InstanceError, match="limit"):
