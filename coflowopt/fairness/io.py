@@ -44,6 +44,7 @@ from ..errors import InputError, InstanceError
 from ..instance import TINY
 from ..io._common import atomic_writer, parse_json, read_text
 from ..io.native import FORMAT_TAG as NATIVE_TAG
+from ..io.native import FORMAT_TAG_2 as NATIVE_TAG_2
 from ..io.native import from_document as native_from_document
 from ._arith import as_float, is_rational, parse_fraction
 from .problem import FairnessProblem
@@ -276,10 +277,10 @@ def load_problem(
     if format in (None, "json") and (format == "json" or instance_io.detect_format(p, text) == "json"):
         doc = parse_json(text, p)
         fmt = doc.get("format") if isinstance(doc, dict) else None
-        if isinstance(doc, dict) and fmt not in (DEMANDS_FORMAT, NATIVE_TAG):  # fair reads both
+        if isinstance(doc, dict) and fmt not in (DEMANDS_FORMAT, NATIVE_TAG, NATIVE_TAG_2):
             raise InputError(f"format must be \"{DEMANDS_FORMAT}\" (a demands file) or "
-                             f"\"{NATIVE_TAG}\" (an instance), got {fmt!r:.60}",
-                             path=p, json_path="$.format")
+                             f"\"{NATIVE_TAG}\" or \"{NATIVE_TAG_2}\" (an instance), got "
+                             f"{fmt!r:.60}", path=p, json_path="$.format")
         if fmt == DEMANDS_FORMAT:
             if port_rate is not None:
                 raise InputError("a port rate applies to trace files; a demands file states its "

@@ -1,7 +1,8 @@
 """The input of every fairness mechanism: coflows' correlation vectors over links.
 
 Dissertation §7.3.1: coflow ``k`` has a *correlation vector* ``d_k`` over the
-``L = 2P`` links of the fabric (``P`` uplinks, then ``P`` downlinks), its
+links of the fabric (on the big switch ``L = 2P``: ``P`` uplinks, then ``P``
+downlinks; on a network every link of its paths), its
 per-link demand normalised by the link capacities and scaled so that its
 largest entry is 1 (its bottleneck links). For every unit of *progress*
 ``P_k`` the coflow needs ``P_k d^i_k`` of link ``i`` (a fraction of that
@@ -25,7 +26,7 @@ import numpy.typing as npt
 
 from .._text import plural
 from ..errors import InstanceError
-from ..instance import Instance
+from ..instance import Fabric, Instance
 from ._arith import as_float, is_rational, to_number_array
 
 __all__ = ["FairnessProblem", "correlation_vectors"]
@@ -260,10 +261,20 @@ class FairnessProblem:
 
         ``d^i_k = (load^i_k / C_i) / max_j (load^j_k / C_j)``; weights come from
         the instance. ``exact`` converts the (float) loads to fractions exactly.
+        On the big switch the links are ``in0..`` then ``out0..`` (``num_ports``
+        set); on a network they are all its links, named by the fabric
+        (``"link h0->leaf0"``), and ``num_ports`` is ``None`` (a general set of links).
         """
         if instance.num_coflows == 0:
             raise InstanceError("the instance has no coflows")
-        P = instance.num_ports
+        fab = instance.fabric
+        ports: int | None
+        if isinstance(fab, Fabric):
+            ports = P = instance.num_ports
+            names = tuple(f"in{p}" for p in range(P)) + tuple(f"out{p}" for p in range(P))
+        else:
+            ports = None
+            names = tuple(fab.link_name(i) for i in range(fab.num_links))
         load: npt.NDArray[Any] = np.asarray(instance.load)
         cap: npt.NDArray[Any] = np.asarray(instance.fabric.capacity)
         weights: npt.NDArray[Any] = np.asarray(instance.weight)
@@ -278,8 +289,8 @@ class FairnessProblem:
             elastic=np.asarray(elastic, dtype=bool),
             capacity=cap,
             ids=instance.ids,
-            link_names=tuple(f"in{p}" for p in range(P)) + tuple(f"out{p}" for p in range(P)),
-            num_ports=P,
+            link_names=names,
+            num_ports=ports,
             name=instance.name,
             exact=exact,
             instance=instance,

@@ -20,6 +20,7 @@ from coflowopt.fairness import (
     drf_progress,
     evaluate,
     max_min_progress_lp,
+    per_flow,
 )
 from coflowopt.fairness._arith import as_float
 
@@ -89,6 +90,22 @@ def test_heterogeneous_capacities_normalise_the_vectors() -> None:
     assert list(prob.vectors[1]) == [0, 1, 0, F(1, 2)]
     assert drf(prob).info["level"] == F(1, 2)
     assert list(correlation_vectors(inst.load, inst.fabric.capacity)[1]) == [0, 1, 0, 0.5]
+
+
+def test_a_network_instance_gives_vectors_over_all_its_links() -> None:
+    from coflowopt.fabric import Network, SpineLeaf
+
+    # 2 leaves of 2 hosts, one spine of capacity 1: h0->h2 and h1->h3 both cross
+    # leaf0->spine0 and spine0->leaf1, where DRF gives each half
+    inst = Instance(Network(SpineLeaf(2, 1, 2, 1.0, 1.0)),
+                    (Coflow.from_flows("a", [(0, 2, 1.0)]), Coflow.from_flows("b", [(1, 3, 1.0)])))
+    prob = FairnessProblem.from_instance(inst, exact=True)
+    assert prob.num_links == 12 and prob.num_ports is None
+    assert prob.link_names[0] == "link h0->leaf0" and prob.link_names[8] == "link leaf0->spine0"
+    assert [i for i, v in enumerate(prob.vectors[0]) if v] == [0, 6, 8, 11]
+    assert [i for i, v in enumerate(prob.vectors[1]) if v] == [1, 7, 8, 11]
+    assert drf(prob).info["level"] == F(1, 2)
+    assert list(evaluate(per_flow(prob)).progress) == pytest.approx([0.5, 0.5])
 
 
 @settings(max_examples=30, deadline=None)

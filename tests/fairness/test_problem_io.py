@@ -129,6 +129,18 @@ def test_load_problem_reads_instances_too() -> None:
     assert q.exact and not q.elastic.any()
 
 
+def test_load_problem_reads_a_network_instance(tmp_path: Path) -> None:
+    # coflowopt-instance/2 with a spine-leaf fabric: vectors over its 12 links
+    fabric = {"topology": "spine-leaf", "leaves": 2, "spines": 1, "hosts_per_leaf": 2,
+              "host_rate": 1, "spine_rate": 1}
+    doc = {"format": "coflowopt-instance/2", "fabric": fabric,
+           "coflows": [{"id": "a", "flows": [[0, 2, 1]]}, {"id": "b", "flows": [[1, 3, 1]]}]}
+    path = tmp_path / "net.json"
+    path.write_text(json.dumps(doc))
+    p = load_problem(path)
+    assert p.num_links == 12 and p.num_ports is None and p.link_names[8] == "link leaf0->spine0"
+
+
 @pytest.mark.parametrize(("coflows", "extra", "where", "what"), [
     ('[{"id": "A", "vector": ["1e400", 1]}]', "", "$.coflows[0].vector[0]", "too large for a float"),
     ('[{"id": "A", "vector": [' + "1" + "0" * 400 + ', 1]}]', "", "$.coflows[0].vector[0]",
