@@ -194,7 +194,12 @@ class Network(Frozen):
             choice = (h % count.astype(np.uint64)).astype(np.int64)
             return _csr_from_paths(topo.path_links(s, d, choice), np.ones(n), L)
         total = int(count.sum())
-        width = topo.path_links(s[:1], d[:1], np.zeros(1, np.int64)).shape[1]
+        # the enumeration below is (total paths) x (its widest path), padded; the width is
+        # asked of the distinct host pairs, so it is exact on a graph, whose paths differ in
+        # length (spine-leaf and fat-tree pad every path to one width)
+        pair = np.unique(s * topo.num_hosts + d)
+        us, ud = np.divmod(pair, topo.num_hosts)
+        width = topo.path_links(us, ud, np.zeros(pair.size, np.int64)).shape[1]
         if total * width > MAX_SPRAY_ENTRIES:
             raise InstanceError(
                 f"spraying these {plural(n, 'flow')} over their {total:,} equal-cost paths would "

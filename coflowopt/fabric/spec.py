@@ -11,7 +11,8 @@ The JSON object (``coflowopt-instance/2``'s ``"fabric"``, and the file of
      "links": [["h0", "s0", 1.0], ["h1", "s0", 1.0]], "directed": false,
      "routing": "given", "paths": {"c0": [["h0", "s0", "h1"]]}}
 
-``routing`` defaults to ``ecmp`` and ``seed`` to 0; ``paths`` (with routing ``given``)
+``routing`` defaults to ``ecmp`` and ``seed`` (ECMP's only, an error with the other
+routings) to 0; ``paths`` (with routing ``given``)
 maps each coflow id to one path per flow, as node names from the flow's source host
 to its destination host (hosts are ``h0``, ``h1``, ...; spine-leaf switches
 ``leaf<i>`` and ``spine<i>``; fat-tree switches ``edge<i>``, ``agg<i>``, ``core<i>``).
@@ -145,6 +146,9 @@ def network_from_json(obj: Any) -> Network:
     if routing not in ROUTINGS:
         raise InstanceError(f"unknown routing {routing!r:.60} (known: {', '.join(ROUTINGS)})",
                             field="routing")
+    if "seed" in obj and routing != "ecmp":  # silently ignored, it would read as if it mattered
+        raise InstanceError(f"seed is ECMP's hash seed; routing '{routing}' has none (remove it)",
+                            field="seed")
     seed = obj.get("seed", 0)
     if type(seed) is not int or seed < 0:
         raise InstanceError(f"seed must be an integer >= 0, got {_type_name(seed)} {seed!r:.60}",

@@ -90,6 +90,8 @@ BAD = [
                                                         ["h1", "s", "t", "h2"]],
                                                   "b": [["h2", "t", "s", "h0"]]}}),
      "$.fabric.paths.a[0][2]", "passes through host 'h1'; hosts do not forward"),
+    (_doc({**SPINE_LEAF, "routing": "spray"}), "$.fabric.seed",
+     "seed is ECMP's hash seed; routing 'spray' has none"),
     (_doc({**GRAPH, "routing": "free"}), "$.fabric.routing", "unknown routing 'free'"),
     (_doc({**GRAPH, "topology": "torus"}), "$.fabric.topology", "unknown topology 'torus'"),
     (_doc({**SPINE_LEAF, "colour": 1}), "$.fabric.colour", "unknown key 'colour'"),

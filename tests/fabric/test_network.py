@@ -127,6 +127,22 @@ def test_bad_routes_are_located(net, flows, match):
         _inst(net, flows)
 
 
+def test_spray_counts_entries_with_the_widest_path_of_any_flow(monkeypatch):
+    # the first flow (h0 -> h0) has a path of 2 links, the second (h0 -> h2) one of 3: the
+    # padded enumeration holds 2 paths x 3 links; with a limit of 5 it is refused
+    from coflowopt.fabric import GraphTopology
+    from coflowopt.fabric import network as network_module
+
+    topo = GraphTopology(("h0", "h1", "h2", "s", "t"), ("h0", "h1", "h2"),
+                         (("h0", "s", 1.0), ("h1", "s", 1.0), ("h2", "t", 1.0), ("s", "t", 1.0)),
+                         directed=False)
+    net = Network(topo, "spray")
+    assert net.routes([0, 0], [0, 2]).nnz == 5
+    monkeypatch.setattr(network_module, "MAX_SPRAY_ENTRIES", 5)
+    with pytest.raises(InstanceError, match="would enumerate 6 "):
+        net.routes([0, 0], [0, 2])
+
+
 def test_bad_networks():
     with pytest.raises(InstanceError, match="unknown routing 'free'"):
         Network(FatTree(4), "free")
