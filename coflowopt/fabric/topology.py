@@ -115,8 +115,16 @@ class Topology(Frozen):
                                 if inner.size else None),
         }
 
-    def _equal(self, other: Topology) -> bool:
-        return (type(self) is type(other) and self.params() == other.params())
+    def _key(self) -> tuple[Any, ...]:
+        """What the hash reads (the parameters; a subclass whose parameters hold lists
+        gives a hashable part of them)."""
+        return tuple(self.params().items())
+
+    def __eq__(self, other: object) -> bool:
+        return type(self) is type(other) and self.params() == other.params()
+
+    def __hash__(self) -> int:
+        return hash((self.kind, self._key()))
 
     def check_hosts(self, src: IntArray, dst: IntArray) -> None:
         """Every endpoint is a host."""
@@ -241,12 +249,6 @@ class SpineLeaf(Topology):
         out["path_hops"] = {"same leaf": 2, "other leaf": 4} if self.leaves > 1 else {"same leaf": 2}
         out["paths"] = {"same leaf": 1, "other leaf": self.spines} if self.leaves > 1 else {"same leaf": 1}
         return out
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, Topology) and self._equal(other)
-
-    def __hash__(self) -> int:
-        return hash((self.kind, tuple(self.params().items())))
 
 
 # --------------------------------------------------------------------------- fat-tree
@@ -376,12 +378,6 @@ class FatTree(Topology):
         out["path_hops"] = {"same edge": 2, "same pod": 4, "other pod": 6}
         out["paths"] = {"same edge": 1, "same pod": h, "other pod": h * h}
         return out
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, Topology) and self._equal(other)
-
-    def __hash__(self) -> int:
-        return hash((self.kind, tuple(self.params().items())))
 
 
 # --------------------------------------------------------------------------- any graph
@@ -584,8 +580,5 @@ class GraphTopology(Topology):
             out[f, : len(q)] = q
         return out
 
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, Topology) and self._equal(other)
-
-    def __hash__(self) -> int:
-        return hash((self.kind, self.nodes, self.hosts))
+    def _key(self) -> tuple[Any, ...]:
+        return (self.nodes, self.hosts)
