@@ -48,8 +48,8 @@ DEFAULT_SCHEDULERS = ("varys", "sincronia", "maluca", "pfp", "scf", "tcf", "fifo
                       "aalo:sharing=strict")
 """What ``compare`` runs when no --schedulers are given: the schedulers that take seconds on the
 trace. Aalo with strict priority across its queues (what coflowsim, the Varys/Aalo papers'
-simulator, implements); its default weighted sharing takes about 80 s on the trace, more than
-the rest together."""
+simulator, implements); its default weighted sharing takes over two minutes on the trace
+(benchmarks/results/simulator.md), several times the rest together."""
 
 
 SUBMIT_FIRST = ("mcs", "fair", "pfp", "varys", "maluca")
