@@ -135,6 +135,16 @@ def test_exact_equals_brute_force_on_networks(inst):
     assert res.objective == pytest.approx(brute_force_wcct(inst), rel=1e-6, abs=1e-9)
 
 
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(network_instances(max_ports=3, max_coflows=3, max_flows=2, integer=True))
+def test_exact_milp_equals_brute_force_on_networks(inst):
+    """The event MILP on networks (links instead of ports): the brute force's optimum."""
+    res = solve(inst, method="exact-milp", time_limit=60)
+    assert res.status is Status.OPTIMAL
+    assert_result_consistent(inst, res)
+    assert res.objective == pytest.approx(brute_force_wcct(inst), rel=1e-6, abs=1e-9)
+
+
 def test_exact_on_a_fat_tree_where_the_core_decides():
     """k = 4 fat-tree with unit links, ECMP: four coflows from pod 0 to pod 1 on distinct
     host links, so only switch links they share make them wait, and a fifth, released
@@ -150,6 +160,10 @@ def test_exact_on_a_fat_tree_where_the_core_decides():
     assert_result_consistent(inst, res)
     optimum = brute_force_wcct(inst)
     assert res.objective == pytest.approx(optimum, rel=1e-6)
+    milp = solve(inst, method="exact-milp", time_limit=60)
+    assert milp.status is Status.OPTIMAL
+    assert_result_consistent(inst, milp)
+    assert milp.objective == pytest.approx(optimum, rel=1e-6)
     # the same coflows on the big switch never share a link: the core made someone wait
     alone = float(np.dot(inst.weight, [1.0 + k % 2 for k in range(4)] + [3.0]))
     assert optimum > alone + 1e-6
