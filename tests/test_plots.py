@@ -6,6 +6,7 @@ import math
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 import coflowopt as co
@@ -63,3 +64,90 @@ def test_figures_without_matplotlib_name_the_extra(monkeypatch):
     monkeypatch.setitem(sys.modules, "matplotlib", None)  # as if not installed
     with pytest.raises(co.MissingDependencyError, match=r"coflowopt\[plot\]"):
         compare_figure(_rows(False), baseline="varys")
+
+
+def test_the_cct_cdf_rises_by_one_over_n_at_each_cct():
+    from coflowopt.plots import cct_cdf_figure
+
+    fig = cct_cdf_figure({"a": [3.0, 1.0, 2.0], "b": [0.0, 4.0]}, title="t")
+    ax = fig.axes[0]
+    a, b = ax.get_lines()
+    assert list(a.get_xdata()) == [1.0, 2.0, 3.0]
+    assert list(a.get_ydata()) == pytest.approx([1 / 3, 2 / 3, 1.0])
+    # a coflow of nothing (CCT 0) is off the log axis but counted in the fraction
+    assert list(b.get_xdata()) == [4.0] and list(b.get_ydata()) == [1.0]
+    assert ax.get_xscale() == "log"
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["a", "b"]
+    with pytest.raises(co.InputError, match="no CCTs for 'c'"):
+        cct_cdf_figure({"c": []})
+
+
+def _two_coflows():
+    inst = co.Instance(co.Fabric.uniform(2, 2.0), (
+        co.Coflow("x", [0], [0], [2.0]), co.Coflow("y", [0], [1], [1.0])))
+    # x at rate 2 over [0, 1); y at rate 1 over [0.5, 1.5) (its ingress shared with x
+    # over [0.5, 1): 3 > 2, so infeasible, which the drawing does not judge)
+    sched = co.Schedule([0, 1], [0.0, 0.5], [1.0, 1.5], [2.0, 1.0])
+    return inst, sched
+
+
+def test_link_occupancy_is_each_coflows_rate_over_the_capacity():
+    from coflowopt.plots import link_occupancy
+
+    inst, sched = _two_coflows()
+    times, share = link_occupancy(inst, sched, 0)  # ingress 0: both coflows
+    assert list(times) == [0.0, 0.5, 1.0, 1.5]
+    assert share.tolist() == [[1.0, 0.0], [1.0, 0.5], [0.0, 0.5]]
+    times, share = link_occupancy(inst, sched, 3)  # egress 1: y only
+    assert list(times) == [0.5, 1.5] and share.tolist() == [[0.0, 0.5]]
+    times, share = link_occupancy(inst, sched, 1)  # ingress 1: nothing
+    assert times.size == 0 and share.shape == (0, 2)
+
+
+def test_link_occupancy_counts_a_sprayed_flows_share_of_a_link():
+    from coflowopt.fabric import Network, SpineLeaf
+    from coflowopt.plots import link_occupancy
+
+    net = Network(SpineLeaf(2, 2, 1, 1.0, 1.0), "spray")
+    inst = co.Instance(net, (co.Coflow("x", [0], [1], [1.0]),))
+    sched = co.Schedule([0], [0.0], [1.0], [1.0])
+    row = inst.routes.toarray()[0]
+    halves = np.flatnonzero(np.isclose(row, 0.5))
+    assert halves.size == 4  # two spines, up and down
+    for link in halves:
+        times, share = link_occupancy(inst, sched, int(link))
+        assert list(times) == [0.0, 1.0] and share.tolist() == [[0.5]]
+
+
+def test_the_timeline_stacks_each_links_coflows_within_its_row():
+    from coflowopt.plots import timeline_figure
+
+    inst, sched = _two_coflows()
+    fig = timeline_figure(inst, sched, title="t")
+    ax = fig.axes[0]
+    labels = [t.get_text() for t in ax.get_yticklabels()]
+    assert len(labels) == 3  # ingress 0, egress 0, egress 1: the links a piece crosses
+    boxes = sorted((round(p.get_x(), 9), round(p.get_y(), 9), round(p.get_width(), 9),
+                    round(p.get_height(), 9)) for p in ax.patches)
+    # row 0 (ingress 0): x full over [0, 1), y's half stacked above x over [0.5, 1),
+    # then y's half alone over [1, 1.5); a row's bottom is at row + 0.4, full height 0.8
+    assert (0.0, -0.4, 0.5, 0.8) in boxes
+    assert (0.5, -0.4, 0.5, 0.8) in boxes
+    assert (0.5, -0.8, 0.5, 0.4) in boxes
+    assert (1.0, 0.0, 0.5, 0.4) in boxes
+    with pytest.raises(co.InputError, match="link 9 does not exist"):
+        timeline_figure(inst, sched, links=[9])
+
+
+def test_the_optimal_and_a_heuristic_schedule_draw_side_by_side(tmp_path):
+    from coflowopt.plots import timeline_figure
+    from coflowopt.sim import simulate
+
+    inst = co.read(ROOT / "instances" / "examples"
+                   / "dissertation_5_1_varys_motivating_reconstructed.json")
+    for name, sched in (("fair", simulate(inst, "fair").schedule),
+                        ("optimal", co.solve(inst).schedule)):
+        fig = timeline_figure(inst, sched, title=name)
+        fig.savefig(tmp_path / f"{name}.png")
+        assert (tmp_path / f"{name}.png").read_bytes()[:4] == b"\x89PNG"
+        assert fig.axes[0].patches
