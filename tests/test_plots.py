@@ -151,3 +151,17 @@ def test_the_optimal_and_a_heuristic_schedule_draw_side_by_side(tmp_path):
         fig.savefig(tmp_path / f"{name}.png")
         assert (tmp_path / f"{name}.png").read_bytes()[:4] == b"\x89PNG"
         assert fig.axes[0].patches
+
+
+def test_compare_writes_the_cct_distribution(tmp_path, capsys):
+    import matplotlib.image
+
+    out = tmp_path / "cdf.png"
+    code = main(["compare", str(SHUFFLE), "--schedulers", "varys,fair", "--cdf", str(out),
+                 "--no-progress"])
+    assert code == 0
+    assert matplotlib.image.imread(out).shape[2] in (3, 4)
+    assert f"figure written to {out}" in capsys.readouterr().out
+    code = main(["compare", str(SHUFFLE), "--cdf", str(tmp_path / "cdf.gif")])
+    assert code == 2
+    assert "--cdf " in capsys.readouterr().err

@@ -254,13 +254,14 @@ PLOT_FORMATS = (".png", ".pdf", ".svg")
 """File types ``--plot`` writes (chosen by the file's suffix)."""
 
 
-def check_plot(args: argparse.Namespace, what: str) -> None:
-    """Before the work: matplotlib is there and ``--plot`` names a writable file of a known
-    type (with the other outputs checked by :func:`check_outputs`)."""
-    if not args.plot:
+def check_plot(path: str | None, option: str, what: str) -> None:
+    """Before the work: matplotlib is there and the figure's file (``option``'s value) is
+    of a known type (its writability is checked with the other outputs by
+    :func:`check_outputs`)."""
+    if not path:
         return
-    if Path(args.plot).suffix.lower() not in PLOT_FORMATS:
-        raise InputError(f"--plot {args.plot}: the file name must end in one of "
+    if Path(path).suffix.lower() not in PLOT_FORMATS:
+        raise InputError(f"{option} {path}: the file name must end in one of "
                          f"{', '.join(PLOT_FORMATS)}")
     require("matplotlib", "plot", what)
 

@@ -434,7 +434,7 @@ def run_sweep(args: argparse.Namespace) -> int:
                                  f"not {args.kind}")
     inst = load_instance(args)
     check_outputs(args, [("--plot", args.plot)])
-    check_plot(args, "mcs sweep --plot")  # before the sweep
+    check_plot(args.plot, "--plot", "mcs sweep --plot")  # before the sweep
     rho = _load(inst, args.load)
     if args.kind == "aalo":
         opts: dict[str, object] = {}

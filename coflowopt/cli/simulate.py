@@ -21,7 +21,7 @@ from ..errors import CoflowoptError, InputError
 from ..instance import BINS, NARROW_WIDTH, SHORT_LENGTH, Instance
 from ..io._common import atomic_writers
 from ..io.schedule_file import SCHEDULE_FORMATS, schedule_format, write_schedule
-from ..plots import compare_figure
+from ..plots import cct_cdf_figure, compare_figure
 from ..sim import POLICIES, Policy, SimulationResult, engine, get_policy, make_policy, simulate, simulate_many
 from ..sim.batch import broken_worker, cpu_count, process_pool, stop_pool
 from ._util import (
@@ -156,6 +156,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="also save the table as a figure (.png, .svg or .pdf; needs the plot "
                    "extra): per-bin mean CCTs over the baseline's and, with --bound, the ratios "
                    "to the bound")
+    c.add_argument("--cdf", metavar="OUT",
+                   help="also save the distribution of CCTs, one line per scheduler (.png, "
+                   ".svg or .pdf; needs the plot extra)")
     c.set_defaults(func=run_compare)
 
 
@@ -439,8 +442,10 @@ def run_compare(args: argparse.Namespace) -> int:
     if baseline not in labels:
         raise InputError(f"the baseline '{baseline}' is not among the compared schedulers")
     params = _split_params(args.param, variants)
-    check_outputs(args, [("--csv", args.csv), ("--plot", args.plot)])  # before hours of simulation
-    check_plot(args, "compare --plot")
+    # before hours of simulation
+    check_outputs(args, [("--csv", args.csv), ("--plot", args.plot), ("--cdf", args.cdf)])
+    check_plot(args.plot, "--plot", "compare --plot")
+    check_plot(args.cdf, "--cdf", "compare --cdf")
     policies: dict[str, Policy] = {}
     for n in labels:  # fail on a bad parameter before hours of simulation
         try:
@@ -466,6 +471,9 @@ def run_compare(args: argparse.Namespace) -> int:
     if args.plot:
         save_plot(compare_figure(rows, baseline=baseline, bin_counts=inst.bin_counts(),
                                  title=f"{inst.name or args.file}: {size_text(inst)}"), args.plot)
+    if args.cdf:
+        save_plot(cct_cdf_figure({n: results[n].cct for n in labels}, unit=time_unit(args),
+                                 title=f"{inst.name or args.file}: {size_text(inst)}"), args.cdf)
     if args.json:
         emit_json({
             "instance": inst.name or args.file,
@@ -524,8 +532,9 @@ def run_compare(args: argparse.Namespace) -> int:
     print("; ".join(extras))
     if args.csv:
         print(f"table written to {args.csv}")
-    if args.plot:
-        print(f"figure written to {args.plot}")
+    for figure in (args.plot, args.cdf):
+        if figure:
+            print(f"figure written to {figure}")
     return 0
 
 
