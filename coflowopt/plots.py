@@ -20,7 +20,17 @@ if TYPE_CHECKING:
     from .instance import Instance
     from .schedule import Schedule
 
-__all__ = ["BIN_NAMES", "cct_cdf_figure", "compare_figure", "link_occupancy", "timeline_figure"]
+__all__ = [
+    "BIN_NAMES",
+    "TIMELINE_MAX_LINKS",
+    "cct_cdf_figure",
+    "compare_figure",
+    "link_occupancy",
+    "timeline_figure",
+]
+
+TIMELINE_MAX_LINKS = 40
+"""The most links :func:`timeline_figure` draws unless told which (a row each)."""
 
 BIN_NAMES = ("SN", "LN", "SW", "LW")
 """The Varys and Aalo papers' bins: short/long (longest flow below or above 5 MB) x
@@ -149,7 +159,8 @@ def timeline_figure(instance: Instance, schedule: Schedule, *,
     Within its row each link's height is its capacity; over each interval where rates
     are constant the coflows' shares (:func:`link_occupancy`) are stacked from the
     bottom in coflow order, so an idle or part-used link shows as white. ``links``: the
-    rows to draw (default every link some piece crosses, at most 40). Meant for small
+    rows to draw (default every link some piece crosses, at most
+    ``TIMELINE_MAX_LINKS``). Meant for small
     instances, to put an optimal and a heuristic schedule side by side.
     """
     L = instance.fabric.num_links
@@ -157,9 +168,9 @@ def timeline_figure(instance: Instance, schedule: Schedule, *,
         used = np.unique(instance.routes.tocsr()[schedule.flow].indices) if len(
             schedule.flow) else np.zeros(0, np.int64)
         links = [int(x) for x in used]
-        if len(links) > 40:
-            raise InputError(f"the schedule crosses {len(links)} links; pass at most 40 "
-                             "as links=")
+        if len(links) > TIMELINE_MAX_LINKS:
+            raise InputError(f"the schedule crosses {len(links)} links; pass at most "
+                             f"{TIMELINE_MAX_LINKS} as links=")
     for link in links:
         if not 0 <= int(link) < L:
             raise InputError(f"link {link} does not exist (the fabric has {L} links)")

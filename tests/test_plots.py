@@ -165,3 +165,26 @@ def test_compare_writes_the_cct_distribution(tmp_path, capsys):
     code = main(["compare", str(SHUFFLE), "--cdf", str(tmp_path / "cdf.gif")])
     assert code == 2
     assert "--cdf " in capsys.readouterr().err
+
+
+def test_simulate_draws_its_schedule(tmp_path, capsys):
+    import matplotlib.image
+
+    out = tmp_path / "t.png"
+    assert main(["simulate", str(SHUFFLE), "-s", "varys", "--timeline", str(out)]) == 0
+    assert matplotlib.image.imread(out).shape[2] in (3, 4)
+    assert f"figure written to {out}" in capsys.readouterr().out
+
+
+def test_a_timeline_of_too_many_links_is_refused_before_the_run(tmp_path, capsys):
+    from coflowopt.plots import TIMELINE_MAX_LINKS
+
+    wide = tmp_path / "wide.json"
+    assert main(["generate", "synthetic", "--coflows", "4", "--ports", "30", "--seed", "1",
+                 "-o", str(wide)]) == 0
+    capsys.readouterr()
+    code = main(["simulate", str(wide), "-s", "varys", "--timeline", str(tmp_path / "t.png")])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert f"more than the {TIMELINE_MAX_LINKS} a timeline draws" in err
+    assert not (tmp_path / "t.png").exists()

@@ -21,7 +21,7 @@ from ..errors import CoflowoptError, InputError
 from ..instance import BINS, NARROW_WIDTH, SHORT_LENGTH, Instance
 from ..io._common import atomic_writers
 from ..io.schedule_file import SCHEDULE_FORMATS, schedule_format, write_schedule
-from ..plots import cct_cdf_figure, compare_figure
+from ..plots import TIMELINE_MAX_LINKS, cct_cdf_figure, compare_figure, timeline_figure
 from ..sim import POLICIES, Policy, SimulationResult, engine, get_policy, make_policy, simulate, simulate_many
 from ..sim.batch import broken_worker, cpu_count, process_pool, stop_pool
 from ._util import (
@@ -114,6 +114,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--schedule", metavar="OUT",
                    help="record the schedule and write it: OUT.json (coflowopt-schedule/1) or "
                    "OUT.npz (compact binary, for large instances)")
+    p.add_argument("--timeline", metavar="OUT",
+                   help="also draw the schedule, one row per link, each coflow's share of it "
+                   f"(.png, .svg or .pdf; needs the plot extra; for instances whose flows cross "
+                   f"at most {TIMELINE_MAX_LINKS} links)")
     p.set_defaults(func=run_simulate)
 
     c = sub.add_parser(
@@ -191,13 +195,23 @@ def run_simulate(args: argparse.Namespace) -> int:
     if len(to_stdout) > 1:
         raise InputError(f"{' and '.join(to_stdout)} would both write to standard output; "
                          "send one of them to a file")
-    check_outputs(args, requested)  # before the run
+    check_outputs(args, [*requested, ("--timeline", args.timeline)])  # before the run
+    check_plot(args.timeline, "--timeline", "simulate --timeline")
+    if args.timeline:
+        crossed = np.unique(inst.routes.indices).size
+        if crossed > TIMELINE_MAX_LINKS:
+            raise InputError(f"--timeline {args.timeline}: the flows cross {crossed} links, "
+                             f"more than the {TIMELINE_MAX_LINKS} a timeline draws (a row "
+                             "each); draw a part from Python: coflowopt.plots.timeline_figure("
+                             "..., links=[...])")
     outs = [(opt, path) for opt, path in requested if path and path != "-"]  # files to write
     res = _run(inst, make_policy(args.scheduler, params, strings=True), args,
-               record=bool(args.schedule))
-    if args.schedule and res.schedule is None:
+               record=bool(args.schedule or args.timeline))
+    if (args.schedule or args.timeline) and res.schedule is None:
+        opt = (f"--schedule {args.schedule}" if args.schedule
+               else f"--timeline {args.timeline}")
         raise CoflowoptError(
-            f"--schedule {args.schedule}: the schedule has more than "
+            f"{opt}: the schedule has more than "
             f"{plural(engine.MAX_PIECES, 'piece', thousands=True)}, the "
             "most the simulator records; nothing written (run without --schedule, or record it "
             "from Python: simulate(..., max_pieces=N))")
@@ -217,6 +231,10 @@ def run_simulate(args: argparse.Namespace) -> int:
                 res.summary_csv(fh)
             elif res.schedule is not None and fmt is not None:
                 write_schedule(res.schedule, inst, fh, format=fmt.name)
+    if args.timeline and res.schedule is not None:
+        save_plot(timeline_figure(inst, res.schedule,
+                                  title=f"{inst.name or args.file}: {args.scheduler}"),
+                  args.timeline)
     if args.json:
         emit_json(res.to_dict())
         return 0
@@ -238,6 +256,8 @@ def run_simulate(args: argparse.Namespace) -> int:
             f", as {tied.num_tied:,} tied pieces and {tied.num_levels:,} level changes")
         print(f"schedule ({plural(sched.num_pieces if sched else 0, 'piece')}{how}) "
               f"written to {args.schedule}")
+    if args.timeline:
+        print(f"figure written to {args.timeline}")
     return 0
 
 
