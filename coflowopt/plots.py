@@ -133,10 +133,7 @@ def link_occupancy(instance: Instance, schedule: Schedule, link: int
     flows put on the link over ``[times[j], times[j+1])`` (each flow's rate times its
     share ``A_fl`` of the link, summed) over the link's capacity.
     """
-    A = instance.routes.tocsc()
-    col = slice(A.indptr[link], A.indptr[link + 1])
-    on = np.zeros(instance.num_flows)
-    on[A.indices[col]] = A.data[col]
+    on = instance.routes[:, [link]].toarray()[:, 0]  # A_fl of every flow f
     flow, start, end, rate = schedule.flow, schedule.start, schedule.end, schedule.rate
     mine = (on[flow] > 0) & (end > start)
     flow, start, end = flow[mine], start[mine], end[mine]

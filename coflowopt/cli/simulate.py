@@ -488,12 +488,13 @@ def run_compare(args: argparse.Namespace) -> int:
             results[n] = _run(inst, policies[n], args, label=f"[{i}/{len(labels)}] {n}")
     released = float(np.dot(inst.weight, inst.release))
     rows = compare_rows(results, baseline, bound, released)
+    heading = f"{inst.name or args.file}: {size_text(inst)}"
     if args.plot:
         save_plot(compare_figure(rows, baseline=baseline, bin_counts=inst.bin_counts(),
-                                 title=f"{inst.name or args.file}: {size_text(inst)}"), args.plot)
+                                 title=heading), args.plot)
     if args.cdf:
         save_plot(cct_cdf_figure({n: results[n].cct for n in labels}, unit=time_unit(args),
-                                 title=f"{inst.name or args.file}: {size_text(inst)}"), args.cdf)
+                                 title=heading), args.cdf)
     if args.json:
         emit_json({
             "instance": inst.name or args.file,
@@ -538,7 +539,7 @@ def run_compare(args: argparse.Namespace) -> int:
             line.append(row.get("deadlines_met", "-"))
         line.append(f"{row['wall_s']:.1f}")
         body.append(line)
-    title = (f"{inst.name or args.file}: {size_text(inst)}; ratios are scheduler / {baseline} "
+    title = (f"{heading}; ratios are scheduler / {baseline} "
              "(above 1: slower than the baseline)")
     print(format_table(body, headers, title=title))
     print(f"bins: {bin_rule(SHORT_LENGTH, NARROW_WIDTH, size_unit(args))}")

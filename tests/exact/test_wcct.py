@@ -112,16 +112,26 @@ def assert_result_consistent(inst: Instance, res, tol: float = 1e-6) -> None:
     assert res.bound <= res.objective * (1 + tol) + tol
 
 
+def assert_optimal_equals_brute_force(inst: Instance, method: str,
+                                      optimum: float | None = None) -> float:
+    """``method`` proves an optimum, its schedule is consistent, and the independent brute
+    force finds the same value (``optimum``, when already computed); returns it."""
+    res = solve(inst, method=method, time_limit=60)
+    assert res.status is Status.OPTIMAL
+    assert_result_consistent(inst, res)
+    if optimum is None:
+        optimum = brute_force_wcct(inst)
+    assert res.objective == pytest.approx(optimum, rel=1e-6, abs=1e-9)
+    return optimum
+
+
 tiny = instances(max_ports=3, max_coflows=3, max_flows=2, integer=True)
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(tiny)
 def test_exact_equals_brute_force_over_event_orders(inst):
-    res = solve(inst, method="exact", time_limit=60)
-    assert res.status is Status.OPTIMAL
-    assert_result_consistent(inst, res)
-    assert res.objective == pytest.approx(brute_force_wcct(inst), rel=1e-6, abs=1e-9)
+    assert_optimal_equals_brute_force(inst, "exact")
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -129,20 +139,14 @@ def test_exact_equals_brute_force_over_event_orders(inst):
 def test_exact_equals_brute_force_on_networks(inst):
     """Spine-leaf fabrics and the k = 4 fat-tree, ECMP or spray: the exact method's
     optimum is the brute force's over the same routes, every link constrained."""
-    res = solve(inst, method="exact", time_limit=60)
-    assert res.status is Status.OPTIMAL
-    assert_result_consistent(inst, res)
-    assert res.objective == pytest.approx(brute_force_wcct(inst), rel=1e-6, abs=1e-9)
+    assert_optimal_equals_brute_force(inst, "exact")
 
 
 @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(network_instances(max_ports=3, max_coflows=3, max_flows=2, integer=True))
 def test_exact_milp_equals_brute_force_on_networks(inst):
     """The event MILP on networks (links instead of ports): the brute force's optimum."""
-    res = solve(inst, method="exact-milp", time_limit=60)
-    assert res.status is Status.OPTIMAL
-    assert_result_consistent(inst, res)
-    assert res.objective == pytest.approx(brute_force_wcct(inst), rel=1e-6, abs=1e-9)
+    assert_optimal_equals_brute_force(inst, "exact-milp")
 
 
 def test_exact_on_a_fat_tree_where_the_core_decides():
@@ -155,15 +159,8 @@ def test_exact_on_a_fat_tree_where_the_core_decides():
     coflows = [Coflow(f"c{k}", [k], [4 + k], [1.0 + k % 2], weight=1.0 + k) for k in range(4)]
     coflows.append(Coflow("c4", [0, 1], [8, 12], [1.0, 2.0], release=1.0))
     inst = Instance(net, coflows, name="fat-tree")
-    res = solve(inst, method="exact", time_limit=60)
-    assert res.status is Status.OPTIMAL
-    assert_result_consistent(inst, res)
-    optimum = brute_force_wcct(inst)
-    assert res.objective == pytest.approx(optimum, rel=1e-6)
-    milp = solve(inst, method="exact-milp", time_limit=60)
-    assert milp.status is Status.OPTIMAL
-    assert_result_consistent(inst, milp)
-    assert milp.objective == pytest.approx(optimum, rel=1e-6)
+    optimum = assert_optimal_equals_brute_force(inst, "exact")
+    assert_optimal_equals_brute_force(inst, "exact-milp", optimum)
     # the same coflows on the big switch never share a link: the core made someone wait
     alone = float(np.dot(inst.weight, [1.0 + k % 2 for k in range(4)] + [3.0]))
     assert optimum > alone + 1e-6
