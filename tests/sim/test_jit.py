@@ -152,6 +152,29 @@ def test_interpreting_runs_python_even_with_machine_code_at_hand(tmp_path):
     assert calls == [1]
 
 
+def test_an_interpreted_kernel_calls_the_kernels_it_uses_without_the_dispatcher(monkeypatch):
+    from coflowopt.alloc import max_min_bipartite_levels
+    from coflowopt.kernels import maxmin
+
+    W = np.array([[1.0, 2.0, 0.0], [0.5, 1.0, 3.0]])
+    cap_l, cap_r = np.array([1.0, 2.0]), np.array([1.0, 3.0, 1.5])
+    with _jit.compiling():
+        want = max_min_bipartite_levels(W, cap_l, cap_r)
+    entered = []
+    real = _jit.Kernel._call
+
+    def counted(self, args):
+        entered.append(self)
+        return real(self, args)
+
+    monkeypatch.setattr(_jit.Kernel, "_call", counted)
+    with _jit.interpreting():
+        got = max_min_bipartite_levels(W, cap_l, cap_r)
+    assert entered == [maxmin.bipartite_levels]  # waterfill and its helpers: called directly
+    for a, b in zip(got, want, strict=True):
+        assert a.tobytes() == b.tobytes()
+
+
 def test_jit_modes_are_checked():
     inst = co.Instance(co.Fabric.uniform(1), (co.Coflow.from_flows("a", [(0, 0, 1.0)]),))
     with pytest.raises(co.CoflowoptError, match="jit must be one of auto, compile, interpret"):
