@@ -16,6 +16,7 @@ from .metrics import Summary, cct, link_utilization, summarize, utilization
 from .result import Result, Status
 from .schedule import (
     FeasibilityReport,
+    LinkLoad,
     Schedule,
     ScheduleBuilder,
     TiedPieces,
@@ -36,6 +37,7 @@ __all__ = [
     "InputError",
     "Instance",
     "InstanceError",
+    "LinkLoad",
     "MissingDependencyError",
     "Result",
     "Schedule",

@@ -33,6 +33,7 @@ from .instance import Instance
 __all__ = [
     "VIOLATION_KINDS",
     "FeasibilityReport",
+    "LinkLoad",
     "Schedule",
     "ScheduleBuilder",
     "TiedPieces",
@@ -44,6 +45,48 @@ __all__ = [
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
 
+
+
+# --------------------------------------------------------------------------- background load
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class LinkLoad(Frozen):
+    """A load on links over time, besides the schedule's flows (background traffic).
+
+    Row ``i``: link ``link[i]`` carries ``load[i]`` during ``[t0[i], t1[i])``; rows of one
+    link may follow each other or overlap (they add up). :func:`check_feasible` adds it to
+    the schedule's rates on every link (``background=``). Simulations under background
+    traffic return the load they applied (:attr:`coflowopt.sim.SimulationResult.background`).
+    """
+
+    link: IntArray
+    t0: FloatArray
+    t1: FloatArray
+    load: FloatArray
+
+    def __post_init__(self) -> None:
+        link = _indices(self.link, "link")
+        t0, t1, load = (_floats(getattr(self, n), n) for n in ("t0", "t1", "load"))
+        if not (link.size == t0.size == t1.size == load.size):
+            raise ScheduleError("a link load needs one link, t0, t1 and load per row")
+        if not (np.all(np.isfinite(t0)) and np.all(np.isfinite(t1)) and np.all(t1 >= t0)
+                and np.all(np.isfinite(load)) and np.all(load >= 0) and np.all(link >= 0)):
+            raise ScheduleError("a link load needs links >= 0, finite times with t1 >= t0 and "
+                                "finite loads >= 0")
+        for name, arr in (("link", link), ("t0", t0), ("t1", t1), ("load", load)):
+            object.__setattr__(self, name, _readonly(arr))
+
+    def changes(self, num_links: int) -> tuple[IntArray, FloatArray, FloatArray]:
+        """Per row a start and an end: (link, time, change of load), sorted by link then time."""
+        if self.link.size and int(self.link.max()) >= num_links:
+            raise ScheduleError(f"the background load names link {int(self.link.max())}; the fabric "
+                                f"has {num_links} links")
+        link = np.concatenate([self.link, self.link])
+        tm = np.concatenate([self.t0, self.t1])
+        d = np.concatenate([self.load, -self.load])
+        order = np.lexsort((tm, link))
+        return link[order], tm[order], d[order]
 
 
 # --------------------------------------------------------------------------- Schedule
@@ -816,6 +859,7 @@ def check_feasible(
     *,
     deadlines: bool = False,
     max_reports: int = 5,
+    background: LinkLoad | None = None,
 ) -> FeasibilityReport:
     """Verify a schedule against an instance.
 
@@ -839,7 +883,9 @@ def check_feasible(
       ``finishes_before``: data of each flow of each predecessor served after
       the coflow completes <= ``tol * size`` of that flow;
     - with ``deadlines=True``: data of each flow served after its coflow's
-      deadline <= ``tol * size`` of that flow.
+      deadline <= ``tol * size`` of that flow;
+    - with ``background`` (a :class:`LinkLoad`, e.g. what a simulation under background
+      traffic applied): the capacity check counts it on every link beside the flows.
 
     A flow or coflow *completes* when it has received ``size * (1 - tol)``
     (less its pieces' time resolution).
@@ -1014,10 +1060,14 @@ def check_feasible(
     # ---- link capacities
     peak = 0.0
     if tied is not None:
+        if background is not None and background.link.size:
+            raise ScheduleError("a schedule with tied pieces is checked without a background load "
+                                "(simulations under background traffic record plain pieces)")
         peak, items, total = _tied_capacity(instance, f, s, e, r, tied, tol, max_reports, describe)
         report("capacity", items, total)
     elif f.size:
-        peak, items, total = _capacity_violations(instance, f, s, e, r, tol, max_reports, describe)
+        peak, items, total = _capacity_violations(instance, f, s, e, r, tol, max_reports, describe,
+                                                  background)
         report("capacity", items, total)
 
     # ---- amounts
@@ -1245,16 +1295,19 @@ however many pieces there are (a varys schedule of the Facebook trace has 10 mil
 
 
 def _link_rows(instance: Instance, f: IntArray, s: FloatArray, e: FloatArray,
-               r: FloatArray) -> Iterator[tuple[IntArray, FloatArray, FloatArray]]:
+               r: FloatArray, background: LinkLoad | None = None,
+               ) -> Iterator[tuple[IntArray, FloatArray, FloatArray]]:
     """Every link's rate changes, a batch of links at a time: per distinct (link, time) at
-    which a piece crossing the link starts or ends, the link, the time and the change of
-    the link's rate, sorted by link and time within the batch."""
+    which a piece crossing the link starts or ends (or ``background``'s load on it
+    changes), the link, the time and the change of the link's rate, sorted by link and
+    time within the batch. Links that no piece crosses are left out."""
     n = f.size
     if n == 0:
         return
     fabric = instance.fabric
     L = fabric.num_links
     F = instance.num_flows
+    extra = background.changes(L) if background is not None and background.link.size else None
     inc = instance.routes.tocsc()  # flows x links
     # entries per link: two (a start and an end) per piece of each flow crossing it
     per_link = 2 * (inc.T @ np.bincount(f, minlength=F).astype(np.float64))
@@ -1305,6 +1358,13 @@ def _link_rows(instance: Instance, f: IntArray, s: FloatArray, e: FloatArray,
         d = d[by_link]
         del by_link
         link = np.repeat(np.arange(lo, hi, dtype=np.int32), np.bincount(link, minlength=hi - lo))
+        if extra is not None:  # the background's changes on the batch's links, merged in
+            a, b = np.searchsorted(extra[0], [lo, hi])
+            link = np.concatenate([link, extra[0][a:b].astype(np.int32)])
+            tm = np.concatenate([tm, extra[1][a:b]])
+            d = np.concatenate([d, extra[2][a:b]])
+            merged = np.lexsort((tm, link))
+            link, tm, d = link[merged], tm[merged], d[merged]
         new = np.ones(tm.size, bool)
         new[1:] = (link[1:] != link[:-1]) | (tm[1:] != tm[:-1])
         heads = np.flatnonzero(new)
@@ -1333,13 +1393,15 @@ def _capacity_violations(
     tol: float,
     max_reports: int,
     describe: Any,
+    background: LinkLoad | None = None,
 ) -> tuple[float, list[tuple[float, Violation]], int]:
-    """Sweep every link's rate over time; report segments above capacity."""
+    """Sweep every link's rate over time (with ``background``'s load); report segments
+    above capacity."""
     cap = instance.fabric.capacity
     peak = 0.0
     over = 0
     worst: list[tuple[float, int, float, float, float]] = []
-    for lk, tm, delta in _link_rows(instance, f, s, e, r):
+    for lk, tm, delta in _link_rows(instance, f, s, e, r, background):
         level = _per_link_cumsum(lk, delta)
         # a segment runs from this row's time to the next row's time on the same link
         nxt_same = np.zeros(lk.size, bool)

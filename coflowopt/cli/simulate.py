@@ -18,11 +18,13 @@ import numpy as np
 from .. import _jit
 from .._text import bin_rule
 from ..errors import CoflowoptError, InputError
+from ..fabric.background import parse_background
 from ..instance import BINS, NARROW_WIDTH, SHORT_LENGTH, Instance
 from ..io._common import atomic_writers
 from ..io.schedule_file import SCHEDULE_FORMATS, schedule_format, write_schedule
 from ..plots import TIMELINE_MAX_LINKS, cct_cdf_figure, compare_figure, timeline_figure
 from ..sim import POLICIES, Policy, SimulationResult, engine, get_policy, make_policy, simulate, simulate_many
+from ..sim.background import KNOWLEDGE
 from ..sim.batch import broken_worker, cpu_count, process_pool, stop_pool
 from ._util import (
     Progress,
@@ -169,6 +171,16 @@ def register(sub: argparse._SubParsersAction) -> None:
 def _add_common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--batch-interval", type=positive_float, default=None, metavar="S",
                    help="admit arrivals only at multiples of S time units (MCS: 10 s or 1 s)")
+    p.add_argument("--background", metavar="SPEC", default=None,
+                   help="traffic the schedulers do not see, sharing the links: share:X (X of "
+                   "every link's capacity), poisson:load=X[,cdf=web-search|data-mining|FILE]"
+                   "[,seed=N][,unit=U] (flows between random hosts; X of the hosts' uplink "
+                   "capacity; sizes from the CDF in bytes times U) or file:PATH (a JSON "
+                   "background: share, load over time per link, flows); see models/fabrics.md")
+    p.add_argument("--knowledge", choices=KNOWLEDGE, default="nominal",
+                   help="with --background, what the schedulers know: nominal (the fabric's "
+                   "capacities, as deployed; default) or ideal (the capacity the background "
+                   "leaves, re-deciding at every change)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
 
 
@@ -179,14 +191,34 @@ def _run(inst: Instance, policy: Policy, args: argparse.Namespace, *,
         bar = Progress(1.0, label or f"simulating {policy.name}")
     try:
         return simulate(inst, policy, batch_interval=args.batch_interval, record=record,
-                        progress=bar.update if bar else None, max_pieces=engine.MAX_PIECES)
+                        progress=bar.update if bar else None, max_pieces=engine.MAX_PIECES,
+                        **background_options(inst, args))
     finally:
         if bar is not None:
             bar.close()
 
 
+def background_options(inst: Instance, args: argparse.Namespace) -> dict[str, Any]:
+    """``simulate``'s ``background`` and ``knowledge`` from --background and --knowledge
+    (read once per command)."""
+    spec = getattr(args, "background", None)
+    if spec is None:
+        if getattr(args, "knowledge", "nominal") != "nominal":
+            raise InputError("--knowledge goes with --background")
+        return {}
+    cached = getattr(args, "_background", None)
+    if cached is None:
+        fab = inst.fabric
+        names = [fab.link_name(link) for link in range(fab.num_links)]
+        cached = parse_background(spec, fab.capacity, names)
+        cached.check(fab.capacity, inst.num_ports)
+        args._background = cached
+    return {"background": cached, "knowledge": args.knowledge}
+
+
 def run_simulate(args: argparse.Namespace) -> int:
     inst = load_instance(args)
+    background_options(inst, args)  # a bad background fails before the run
     params = parse_params(args.param)
     requested = [("--schedule", args.schedule), ("--csv", args.csv),
                  ("--summary-csv", args.summary_csv)]
@@ -429,7 +461,7 @@ def _compare_parallel(
         done = simulate_many(inst, {label: policies[label] for label in order},
                              executor=pool, progress=tick,
                              batch_interval=args.batch_interval, record=False,
-                             max_pieces=engine.MAX_PIECES)
+                             max_pieces=engine.MAX_PIECES, **background_options(inst, args))
         results = {label: done[label] for label in policies}  # the table's order
         bound = method = None
         if pending is not None:
@@ -462,6 +494,7 @@ def run_compare(args: argparse.Namespace) -> int:
     if baseline not in labels:
         raise InputError(f"the baseline '{baseline}' is not among the compared schedulers")
     params = _split_params(args.param, variants)
+    background_options(inst, args)
     # before hours of simulation
     check_outputs(args, [("--csv", args.csv), ("--plot", args.plot), ("--cdf", args.cdf)])
     check_plot(args.plot, "--plot", "compare --plot")
@@ -549,6 +582,9 @@ def run_compare(args: argparse.Namespace) -> int:
                       f"(sum w*C >= {floor_text(bound, 6)}, method {method})")
     if args.batch_interval:
         extras.append(f"arrivals batched every {args.batch_interval:g}")
+    if args.background:
+        extras.append(f"background {background_options(inst, args)['background'].describe()}, "
+                      f"{args.knowledge} knowledge")
     extras.append(f"total wall time {time.perf_counter() - t0:.1f} s")
     print("; ".join(extras))
     if args.csv:

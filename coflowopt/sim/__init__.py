@@ -16,7 +16,9 @@ from typing import Any
 
 import numpy as np
 
+from ..fabric.background import Background
 from ..instance import Instance
+from .background import KNOWLEDGE, UnderBackground
 from .batch import simulate_many
 from .engine import (
     MAX_PIECES,
@@ -62,6 +64,8 @@ def simulate(
     compiled: bool = True,
     max_pieces: int = MAX_PIECES,
     jit: str | None = None,
+    background: Background | None = None,
+    knowledge: str = "nominal",
     **kwargs: Any,
 ) -> SimulationResult:
     """Simulate one scheduler on one instance.
@@ -103,6 +107,14 @@ def simulate(
         costs less than compiling would (:func:`coflowopt._jit.adaptive`), and compiles
         them otherwise; ``"compile"`` and ``"interpret"`` force one way. The results are
         the same bit for bit every way; only the time differs.
+    background, knowledge
+        Traffic the scheduler does not see (:class:`coflowopt.fabric.Background`: a share
+        of every link, a load over time, flows), and what the scheduler knows of it:
+        ``"nominal"`` (the fabric's capacities) or ``"ideal"`` (the capacity left now, and a
+        new decision at every change). The network enforces the true capacities
+        (:mod:`coflowopt.sim.background`); the scheduler runs its reference path, and the
+        result's :attr:`~SimulationResult.background` is the load the background put on
+        every link, for :func:`coflowopt.check_feasible`.
     """
     if isinstance(scheduler, Policy):
         if params is not None or kwargs:
@@ -112,6 +124,11 @@ def simulate(
         if params is not None and kwargs:
             raise SimulationError("give parameters either as params or as keywords, not both")
         policy = make_policy(scheduler, params if params is not None else kwargs)
+    inner = policy
+    if background is not None and not background.is_empty:
+        policy = UnderBackground(inner, background, knowledge)
+    elif knowledge not in KNOWLEDGE:
+        raise SimulationError(f"knowledge must be one of {', '.join(KNOWLEDGE)}, got {knowledge!r}")
     engine = Engine(
         instance, policy, batch_interval=batch_interval, record=record, progress=progress,
         check=check, compiled=compiled, max_pieces=max_pieces, jit=jit,
@@ -119,10 +136,11 @@ def simulate(
     data = engine.run()
     info = dict(data.info)
     columns = {k: np.asarray(v) for k, v in info.pop("coflow_columns", {}).items()}
+    load = info.pop("background_load", None)
     return SimulationResult(
         instance=instance,
-        scheduler=policy.name,
-        params=policy.params.as_dict(),
+        scheduler=inner.name,
+        params=inner.params.as_dict(),
         batch_interval=batch_interval,
         completion=data.completion,
         start=data.start,
@@ -134,4 +152,5 @@ def simulate(
         runtime=data.runtime,
         info=info,
         coflow_columns=columns,
+        background=load,
     )

@@ -37,7 +37,8 @@ __all__ = ["InstancePool", "broken_worker", "cpu_count", "process_pool", "simula
 
 T = TypeVar("T")
 
-OPTIONS = ("batch_interval", "record", "check", "compiled", "max_pieces", "jit")
+OPTIONS = ("batch_interval", "record", "check", "compiled", "max_pieces", "jit", "background",
+           "knowledge")
 """The keywords of :func:`coflowopt.sim.simulate` that :func:`simulate_many` passes on."""
 
 

@@ -32,7 +32,7 @@ from ..instance import NARROW_WIDTH, SHORT_LENGTH, Instance
 from ..io._common import atomic_writer
 from ..metrics import Summary, deadlines_met, link_utilization, summarize
 from ..result import Result, Status
-from ..schedule import Schedule
+from ..schedule import LinkLoad, Schedule
 
 __all__ = ["COLUMNS", "SimulationResult"]
 
@@ -93,6 +93,9 @@ class SimulationResult(Frozen):
     info: Mapping[str, Any] = field(default_factory=dict)
     coflow_columns: Mapping[str, np.ndarray] = field(default_factory=dict)
     """Extra per-coflow columns from the policy (e.g. deadline admission)."""
+    background: LinkLoad | None = None
+    """Under background traffic: the load it put on every link over time (pass it to
+    :func:`coflowopt.check_feasible` as ``background``); ``None`` without."""
     _summary: list[Summary] = field(default_factory=list, repr=False)
 
     # ------------------------------------------------------------------ derived
@@ -175,6 +178,8 @@ class SimulationResult(Frozen):
             "flows": self.instance.num_flows,
             "summary": {k: _clean(v) for k, v in s.items()},
         }
+        if isinstance(self.info.get("background"), Mapping):
+            out["background"] = {k: _clean(v) for k, v in self.info["background"].items()}
         if coflows:
             out["coflow_results"] = self.rows()
         return out
@@ -282,6 +287,12 @@ class SimulationResult(Frozen):
         for k, v in self.info.items():
             if np.isscalar(v) and k not in ("mean_fct",):
                 lines.append(f"{k.replace('_', ' ')}: {v!s}")
+        bg = self.info.get("background")
+        if isinstance(bg, Mapping):
+            lines.append(f"background: {bg['background']}; the scheduler knows {bg['knowledge']} "
+                         f"capacities; {bg['background_flows_arrived']:,} background flows arrived, "
+                         f"{bg['background_flows_completed']:,} completed, {bg['background_bytes']:.6g} "
+                         "sent")
         from ..cli._util import format_table  # the text table formatter is shared
 
         rows = [[b, s.bin_count[b], s.bin_mean_cct[b]] for b in s.bin_count]

@@ -1,0 +1,284 @@
+"""Background traffic the scheduler cannot see: the model, the simulation under it, the check."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from coflowopt import Coflow, Fabric, Instance, LinkLoad, check_feasible
+from coflowopt.errors import CoflowoptError, InputError
+from coflowopt.fabric import (
+    CDFS,
+    Background,
+    FatTree,
+    Network,
+    PoissonFlows,
+    SpineLeaf,
+    background_from_json,
+    coflows_to_background,
+    load_cdf,
+)
+from coflowopt.sim import POLICIES, simulate
+from tests.strategies import instances, network_instances
+
+# ------------------------------------------------------------------ hand-computed cases
+
+
+def _one_link(*coflows: Coflow) -> Instance:
+    return Instance(Fabric.uniform(1, 1.0), coflows)
+
+
+@pytest.mark.parametrize("name", ["fair", "varys", "sincronia", "fifo", "aalo"])
+def test_a_background_flow_shares_the_link_max_min_whatever_the_scheduler_asks(name):
+    # one coflow flow of 1 and a background flow of 0.5 on a link of 1: both get 0.5 until the
+    # background flow is done at 1, then the coflow flow has the link: 0.5 left, done at 1.5
+    inst = _one_link(Coflow.from_flows("a", [(0, 0, 1.0)]))
+    bg = Background(release=[0.0], src=[0], dst=[0], size=[0.5])
+    for knowledge in ("nominal", "ideal"):
+        res = simulate(inst, name, background=bg, knowledge=knowledge)
+        assert res.completion[0] == pytest.approx(1.5, rel=1e-12)
+        assert check_feasible(inst, res.schedule, background=res.background).ok
+        assert res.info["background"]["background_flows_completed"] == 1
+
+
+def test_background_flows_run_alone_before_the_first_coflow_and_between_coflows():
+    # background of 1 from 0; the coflow (1) arrives at 0.5: 0.5 of background is left, shared
+    # 0.5/0.5 until 1.5, then the coflow's remaining 0.5 at full rate: done at 2
+    inst = _one_link(Coflow.from_flows("a", [(0, 0, 1.0)], release=0.5))
+    bg = Background(release=[0.0], src=[0], dst=[0], size=[1.0])
+    res = simulate(inst, "fair", background=bg)
+    assert res.completion[0] == pytest.approx(2.0, rel=1e-12)
+    # and a background flow that arrives while no coflow is admitted, finishing in the gap
+    inst = _one_link(Coflow.from_flows("a", [(0, 0, 1.0)]),
+                     Coflow.from_flows("b", [(0, 0, 1.0)], release=3.0))
+    bg = Background(release=[1.5, 3.5], src=[0, 0], dst=[0, 0], size=[1.0, 0.25])
+    res = simulate(inst, "fair", background=bg)
+    # a: alone, done at 1; the first background flow runs alone 1.5..2.5; b from 3, shares
+    # with the second from 3.5 (0.5 each) until it is done at 4, b then alone: 0.5 + 0.25 by 4,
+    # 0.25 left at full rate: done at 4.25
+    assert res.completion.tolist() == pytest.approx([1.0, 4.25], rel=1e-12)
+    assert res.info["background"]["background_flows_completed"] == 2
+
+
+def test_an_inelastic_load_over_time_takes_its_share_and_ideal_knowledge_sees_it():
+    inst = _one_link(Coflow.from_flows("a", [(0, 0, 2.0)]))
+    # the link has 1; the background takes 0.5 during [0, 1) and 0.75 during [1, 3)
+    bg = Background(times=[0.0, 1.0, 3.0], load=[[0.5, 0.0], [0.75, 0.0]])
+    # 0.5 by 1, then 0.25 per unit: 2 is reached at 1 + 1.5 / 0.25 = 7 > 3, so: 0.5 + 0.5 by 3,
+    # then the whole link: done at 4
+    for name in ("fair", "varys"):
+        for knowledge in ("nominal", "ideal"):
+            res = simulate(inst, name, background=bg, knowledge=knowledge)
+            assert res.completion[0] == pytest.approx(4.0, rel=1e-12), (name, knowledge)
+            assert check_feasible(inst, res.schedule, background=res.background).ok
+
+
+# ------------------------------------------------------------------ properties
+
+
+def _scaled(inst: Instance, factor: float) -> Instance:
+    fab = inst.fabric
+    if isinstance(fab, Fabric):
+        return Instance(Fabric(fab.ingress * factor, fab.egress * factor), inst.coflows, inst.name)
+    topo = fab.topology
+    if isinstance(topo, SpineLeaf):
+        scaled = SpineLeaf(topo.leaves, topo.spines, topo.hosts_per_leaf, topo.host_rate * factor,
+                           topo.spine_rate * factor)
+    else:
+        scaled = FatTree(topo.k, topo.host_rate * factor, topo.link_rate * factor)
+    return Instance(Network(scaled, fab.routing, fab.seed), inst.coflows, inst.name)
+
+
+@pytest.mark.parametrize("name", sorted(POLICIES))
+@settings(max_examples=8, deadline=None)
+@given(inst=st.one_of(instances(), network_instances()), share=st.sampled_from([0.5, 0.75]))
+def test_ideal_knowledge_of_a_constant_share_is_the_fabric_with_that_share_removed(name, inst, share):
+    """A policy that knows what the background leaves, on a fabric whose links lose a
+    constant share, runs as on the fabric with that much less capacity."""
+    if name == "varys-deadline" and not np.isfinite(inst.deadline).any():
+        return
+    res = simulate(inst, name, background=Background(share=share), knowledge="ideal")
+    want = simulate(_scaled(inst, 1 - share), name, compiled=False)
+    assert np.allclose(res.completion, want.completion, rtol=1e-9, atol=1e-12)
+    assert check_feasible(inst, res.schedule, background=res.background).ok
+
+
+@st.composite
+def _backgrounds(draw: st.DrawFn, inst: Instance) -> Background:
+    cap = inst.fabric.capacity
+    H = inst.num_ports if isinstance(inst.fabric, Fabric) else inst.fabric.num_ports
+    share = draw(st.sampled_from([0.0, 0.1, 0.5]))
+    times = np.zeros(0)
+    load = np.zeros((0, cap.size))
+    if draw(st.booleans()):
+        n = draw(st.integers(1, 3))
+        times = np.cumsum([0.0, *draw(st.lists(st.floats(0.1, 2.0), min_size=n, max_size=n))])
+        frac = np.array(draw(st.lists(st.sampled_from([0.0, 0.2, 0.4]), min_size=n * cap.size,
+                                      max_size=n * cap.size))).reshape(n, cap.size)
+        load = frac * cap
+    k = draw(st.integers(0, 4))
+    return Background(
+        share, times, load,
+        release=draw(st.lists(st.floats(0, 3), min_size=k, max_size=k)),
+        src=draw(st.lists(st.integers(0, H - 1), min_size=k, max_size=k)),
+        dst=draw(st.lists(st.integers(0, H - 1), min_size=k, max_size=k)),
+        size=draw(st.lists(st.floats(0.1, 2.0), min_size=k, max_size=k)))
+
+
+@pytest.mark.parametrize("name", sorted(POLICIES))
+@settings(max_examples=8, deadline=None)
+@given(data=st.data())
+def test_every_policy_under_background_is_feasible_with_the_background_counted(name, data):
+    inst = data.draw(st.one_of(instances(deadlines=True), network_instances(deadlines=True)))
+    bg = data.draw(_backgrounds(inst))
+    knowledge = data.draw(st.sampled_from(["nominal", "ideal"]))
+    res = simulate(inst, name, background=bg, knowledge=knowledge)
+    report = check_feasible(inst, res.schedule, background=res.background)
+    assert report.ok, report
+    assert np.all(np.isfinite(res.cct))
+
+
+def test_the_check_counts_the_background_on_each_link():
+    inst = _one_link(Coflow.from_flows("a", [(0, 0, 1.0)]))
+    sched = simulate(inst, "fair", compiled=False).schedule  # the link at 1 during [0, 1)
+    assert check_feasible(inst, sched).ok
+    half = LinkLoad([0], [0.25], [0.5], [0.5])  # half the uplink during [0.25, 0.5)
+    report = check_feasible(inst, sched, background=half)
+    assert not report.ok
+    (v,) = report.violations
+    assert v.kind == "capacity" and report.counts["capacity"] == 1
+    assert v.link == 0 and v.interval == pytest.approx((0.25, 0.5)) and v.excess == pytest.approx(0.5)
+    assert check_feasible(inst, sched, background=LinkLoad([0], [1.0], [2.0], [1.0])).ok  # after
+    with pytest.raises(CoflowoptError, match="names link 7; the fabric has 2 links"):
+        check_feasible(inst, sched, background=LinkLoad([7], [0.0], [1.0], [0.1]))
+
+
+# ------------------------------------------------------------------ Poisson flows and CDFs
+
+
+def test_shipped_cdfs_load_and_their_means_are_exact(tmp_path):
+    for name in CDFS:
+        cdf = load_cdf(name)
+        assert cdf.prob[-1] == 1.0 and cdf.size[-1] > cdf.size[0]
+    path = tmp_path / "tiny.csv"
+    path.write_text("# a comment\nsize,cdf\n0 0\n10 50\n20 100\n")  # percent, spaces
+    cdf = load_cdf(str(path), unit=2.0)
+    assert cdf.mean == pytest.approx(2.0 * (0.5 * 5 + 0.5 * 15))
+    draws = cdf.sample(np.random.default_rng(0), 200_000)
+    assert draws.mean() == pytest.approx(cdf.mean, rel=0.01)
+
+
+def test_bad_cdfs_name_the_file_and_line(tmp_path):
+    path = tmp_path / "bad.csv"
+    path.write_text("size,cdf\n0,0\n10,0.6\n5,0.7\n20,1\n")
+    with pytest.raises(InputError, match=r"bad.csv:4: sizes and probabilities must not decrease"):
+        load_cdf(str(path))
+    path.write_text("0,0\n10,0.9\n")
+    with pytest.raises(InputError, match="must end at 1"):
+        load_cdf(str(path))
+    with pytest.raises(InputError, match="give a file or one of web-search, data-mining"):
+        load_cdf("nonesuch")
+
+
+def test_poisson_flows_depend_on_the_seed_only_and_offer_the_load():
+    cdf = load_cdf("web-search")
+    p = PoissonFlows(0.25, cdf, seed=4)
+    a = next(p.arrivals(10, 10 * 1.25e8))
+    b = next(PoissonFlows(0.25, cdf, seed=4).arrivals(10, 10 * 1.25e8))
+    for x, y in zip(a, b, strict=True):
+        assert np.array_equal(x, y)
+    release, src, dst, size = a
+    assert np.all(np.diff(release) > 0) and np.all(src != dst)
+    assert 0 <= src.min() and max(src.max(), dst.max()) <= 9
+    # arrivals at load * capacity / mean size per second
+    assert size.size / release[-1] * cdf.mean / (10 * 1.25e8) == pytest.approx(0.25, rel=0.1)
+
+
+def test_a_simulation_under_poisson_background_is_deterministic():
+    inst = Instance(Fabric.uniform(3, 1.0), (
+        Coflow.from_flows("a", [(0, 1, 2.0), (1, 2, 1.0)]),
+        Coflow.from_flows("b", [(2, 0, 1.0)], release=0.5)))
+    cdf = load_cdf("web-search", unit=1e-7)  # a mean of 0.17 units
+    bg = Background(poisson=PoissonFlows(0.3, cdf, seed=2))
+    runs = [simulate(inst, "varys", background=bg) for _ in range(2)]
+    assert np.array_equal(runs[0].completion, runs[1].completion)
+    assert runs[0].info["background"]["background_flows_arrived"] > 0
+    assert check_feasible(inst, runs[0].schedule, background=runs[0].background).ok
+    other = simulate(inst, "varys", background=Background(poisson=PoissonFlows(0.3, cdf, seed=3)))
+    assert not np.array_equal(other.completion, runs[0].completion)
+
+
+# ------------------------------------------------------------------ building backgrounds
+
+
+def test_coflows_turned_into_background_keep_every_flow():
+    inst = Instance(Fabric.uniform(3, 1.0), tuple(
+        Coflow.from_flows(f"c{k}", [(k % 3, (k + 1) % 3, 1.0 + k), (0, 2, 0.5)], release=0.1 * k)
+        for k in range(8)))
+    rest, bg = coflows_to_background(inst, 0.4, seed=1)
+    assert rest.num_flows + bg.size.size == inst.num_flows
+    assert float(bg.size.sum()) <= 0.4 * float(inst.flow_size.sum())
+    assert float(bg.size.sum()) + float(rest.flow_size.sum()) == pytest.approx(float(inst.flow_size.sum()))
+    taken = sorted(set(inst.ids) - set(rest.ids))
+    pos = [inst.ids.index(c) for c in taken]
+    want = np.sort(np.concatenate([inst.flow_release[inst.ptr[k]:inst.ptr[k + 1]] for k in pos]))
+    assert np.array_equal(np.sort(bg.release), want)
+    res = simulate(rest, "varys", background=bg)
+    assert check_feasible(rest, res.schedule, background=res.background).ok
+
+
+def test_bad_backgrounds_name_the_json_path_and_value():
+    cap = np.ones(4)
+    names = ["ingress port 0", "ingress port 1", "egress port 0", "egress port 1"]
+    cases = [
+        ({"share": 1.0}, r"at \$.share: the share must be below 1"),
+        ({"shares": 0.1}, r"at \$.shares: unknown key"),
+        ({"load": {"times": [0, 1], "links": {"egress port 9": [0.1]}}},
+         r"\$.load.links\['egress port 9'\]"),
+        ({"load": {"times": [0, 1], "links": {"1": [1.0]}}},
+         r"\$.load.links\['1'\]\[0\]: .* not below its capacity"),
+        ({"load": {"times": [1, 0], "links": {}}}, r"\$.load.times\[1\]: times must increase"),
+        ({"flows": [[0, 0, 1, -2]]}, r"\$.flows\[0\]\[3\]: a size must be > 0"),
+        ({"flows": [[0, "h1", 1, 2]]}, r"\$.flows\[0\]\[1\]: a host is an integer"),
+        ({"poisson": {"load": 0.2, "seed": -1}}, r"\$.poisson.seed"),
+    ]
+    for obj, pattern in cases:
+        with pytest.raises(InputError, match=pattern):
+            background_from_json(obj, cap, names, path="bg.json")
+    obj = {"share": 0.1, "load": {"times": [0, 1, 2], "links": {"egress port 1": [0.2, 0.0]}},
+           "flows": [[0.5, 0, 1, 2.0]]}
+    bg = background_from_json(obj, cap, names)
+    assert bg.load[0, 3] == 0.2 and bg.size.tolist() == [2.0]
+    with pytest.raises(InputError, match=r"destination host 5 does not exist \(hosts 0..1\)"):
+        Background(release=[0.0], src=[0], dst=[5], size=[1.0]).check(cap, 2)
+
+
+def test_the_cli_runs_under_background_and_refuses_bad_ones(tmp_path):
+    inst = tmp_path / "i.json"
+    subprocess.run([sys.executable, "-m", "coflowopt", "generate", "synthetic", "--coflows", "4",
+                    "--ports", "4", "--max-width", "8", "--seed", "1", "-o", str(inst)], check=True,
+                   capture_output=True)
+    run = subprocess.run([sys.executable, "-m", "coflowopt", "simulate", str(inst), "-s", "varys",
+                          "--background", "share:0.5", "--knowledge", "ideal", "--json"],
+                         capture_output=True, text=True, check=True)
+    out = json.loads(run.stdout)
+    assert out["background"]["knowledge"] == "ideal"
+    assert out["background"]["background"] == "0.5 of every link"
+    bad = tmp_path / "bg.json"
+    bad.write_text('{"load": {"times": [0, 1], "links": {"99": [1]}}}')
+    for extra, message in (
+        (["--background", f"file:{bad}"], f"{bad}: at $.load.links['99']: no link '99'"),
+        (["--background", "share:1.5"], "the background share must be a number in [0, 1), got 1.5"),
+        (["--background", "poisson:rate=3"], "unknown option 'rate=3'"),
+        (["--knowledge", "ideal"], "--knowledge goes with --background"),
+    ):
+        run = subprocess.run([sys.executable, "-m", "coflowopt", "compare", str(inst), *extra],
+                             capture_output=True, text=True)
+        assert run.returncode == 2, run.stderr
+        assert message in run.stderr and "Traceback" not in run.stderr
