@@ -119,5 +119,6 @@ for _module in (
     "drf",
     "hug",
     "psp",
+    "creek",
 ):
     importlib.import_module(f"{__name__}.{_module}")
