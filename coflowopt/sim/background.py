@@ -43,7 +43,7 @@ from ..alloc import greedy, max_min
 from ..errors import InputError
 from ..fabric.background import Background
 from ..schedule import LinkLoad
-from .engine import Allocation, Engine, PolicyError, SimView, time_resolution
+from .engine import Allocation, Engine, PolicyError, SimView, joined, time_resolution
 from .policies._base import NoParams, Policy
 
 __all__ = ["KNOWLEDGE", "SEEN_FLOOR", "UnderBackground"]
@@ -91,10 +91,7 @@ class _SeenView(SimView):
     @property
     def completed_flows(self) -> IntArray:
         """Flows completed since the wrapped policy's last decision."""
-        done = self._outer.done_since
-        if not done:
-            return np.zeros(0, np.int64)
-        return done[0] if len(done) == 1 else np.concatenate(done)
+        return joined(self._outer.done_since)
 
 
 @dataclass
@@ -163,8 +160,7 @@ class UnderBackground(Policy):
     # ------------------------------------------------------------------ set-up
 
     def start(self, view: SimView) -> None:
-        e = view._e
-        self.engine = e
+        e = view._e  # the wrapped policy's view reads the same engine
         fabric = e.instance.fabric
         self.fabric = fabric
         self.cap = np.asarray(view.capacity, dtype=np.float64)
@@ -188,15 +184,14 @@ class UnderBackground(Policy):
         self.bg_bytes = 0.0
         self.load_prev = np.zeros(L)
         self.pieces: list[tuple[IntArray, float, float, FloatArray]] = []
+        self.changed = True  # the background changed since the wrapped policy last decided
         # background flows that arrive before the first coflow run on their own until then
         self.t_prev = min(self.arrivals.next_time(), view.t)
         self.running = False  # coflow flows were admitted at the last decision
         self._catch_up(view.t)
-        self.changed = False
         self.req = np.zeros(view.num_flows)
         self.order: IntArray | None = None
         self.inner_wake = math.inf
-        self.changed = True
         self.seen = self.cap.copy()
         self.view = _SeenView(e, self)
         self.inner.start(self.view)
@@ -210,10 +205,11 @@ class UnderBackground(Policy):
             on = np.flatnonzero(self.load_prev)
             self.pieces.append((on, self.t_prev, t, self.load_prev[on]))
         if self.bg_left.size:
-            sent = np.minimum(self.bg_rate * dt, self.bg_left) if dt > 0 else np.zeros(self.bg_left.size)
+            before = self.bg_left
+            sent = np.minimum(self.bg_rate * dt, before) if dt > 0 else np.zeros(before.size)
             self.bg_bytes += float(sent.sum())
-            self.bg_left = self.bg_left - sent
-            due = self.t_prev + np.divide(self.bg_left + sent, self.bg_rate,
+            self.bg_left = before - sent
+            due = self.t_prev + np.divide(before, self.bg_rate,
                                           out=np.full(self.bg_rate.size, np.inf), where=self.bg_rate > 0)
             done = (self.bg_left <= _DONE * self.bg_size) | (due <= t + time_resolution(t))
             if done.any():
@@ -270,8 +266,7 @@ class UnderBackground(Policy):
         seen = avail
         if self.bg_left.size:
             active = view.active_flows()
-            rows = sp.vstack([view.usage(active), self.bg_rows], format="csr")
-            x = max_min(rows, avail)
+            x = self._with_background(view.usage(active), avail, np.full(active.size, np.inf))
             seen = avail - self.bg_rows.T @ x[active.size:]
         return np.maximum(seen, SEEN_FLOOR * self.cap)
 
@@ -322,13 +317,18 @@ class UnderBackground(Policy):
     def _share(self, caps: FloatArray, usage: sp.csr_array, avail: FloatArray) -> FloatArray:
         """The network's rates: the coflow flows (``usage``, capped at ``caps``) and the
         background flows share ``avail`` max-min; returns the coflow flows' rates."""
-        rows = sp.vstack([usage, self.bg_rows], format="csr")
-        upper = np.concatenate([caps, np.full(self.bg_left.size, np.inf)])
-        x = max_min(rows, avail, upper=upper) if rows.shape[0] else np.zeros(0)
+        x = self._with_background(usage, avail, caps)
         n = caps.size
         self.bg_rate = x[n:]
         self.load_prev = (self.cap - avail) + self.bg_rows.T @ self.bg_rate
         return x[:n]
+
+    def _with_background(self, usage: sp.csr_array, avail: FloatArray, caps: FloatArray) -> FloatArray:
+        """Max-min rates of the coflow flows of ``usage`` (capped at ``caps``), then of the
+        background flows (uncapped), sharing ``avail``."""
+        rows = sp.vstack([usage, self.bg_rows], format="csr")
+        upper = np.concatenate([caps, np.full(self.bg_left.size, np.inf)])
+        return max_min(rows, avail, upper=upper) if rows.shape[0] else np.zeros(0)
 
     def finish(self, view: SimView) -> dict[str, Any]:
         self._advance(view.t)

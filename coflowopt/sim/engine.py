@@ -1221,6 +1221,13 @@ class Engine:
         )
 
 
+def joined(parts: list[IntArray]) -> IntArray:
+    """Flow lists gathered between two decisions, as one array (no copy for one list)."""
+    if not parts:
+        return _EMPTY_I
+    return parts[0] if len(parts) == 1 else np.concatenate(parts)
+
+
 def _usage(e: Engine, f: IntArray) -> sp.csr_array:
     """Route incidence rows of flows ``f`` (built directly on two-link fabrics)."""
     if not e.two_link:
@@ -1487,10 +1494,7 @@ class SimView:
     @property
     def completed_flows(self) -> IntArray:
         """Flows completed since the last decision."""
-        e = self._e
-        if not e.done_flows:
-            return _EMPTY_I
-        return e.done_flows[0] if len(e.done_flows) == 1 else np.concatenate(e.done_flows)
+        return joined(self._e.done_flows)
 
     @property
     def completed_coflows(self) -> list[int]:
@@ -1517,10 +1521,7 @@ class SimView:
     @property
     def arrived_flows(self) -> IntArray:
         """Flows admitted since the last decision."""
-        e = self._e
-        if not e.new_flows:
-            return _EMPTY_I
-        return e.new_flows[0] if len(e.new_flows) == 1 else np.concatenate(e.new_flows)
+        return joined(self._e.new_flows)
 
     @property
     def woke(self) -> bool:

@@ -50,7 +50,7 @@ from . import register
 from ._base import Params, Policy, check_bool, check_positive
 from ._common import RouteClasses
 from ._queues import _strict
-from .aalo import REACH_TOL, check_ladder
+from .aalo import REACH_TOL, check_ladder, demotion_wake
 
 __all__ = ["Creek", "CreekParams"]
 
@@ -92,6 +92,7 @@ class Creek(Policy):
         p: CreekParams = self.params
         self.classes = RouteClasses.build(view)
         self.tau = p.thresholds()
+        self.hi = np.r_[self.tau, np.inf]  # each queue's upper threshold (the last has none)
         K = view.num_coflows
         self.base = np.zeros(K, np.int64)  # the queue by bytes (or estimate)
         self.raised = np.zeros(K, np.int64)  # queues raised by starvation mitigation
@@ -183,7 +184,5 @@ class Creek(Policy):
         # the next threshold crossing of a coflow's bytes, at the current rates
         per = np.bincount(view.flow_coflow[out_f], out_r, minlength=view.num_coflows)
         for k in ks.tolist():
-            b = int(self.base[k])
-            if b < self.tau.size and per[k] > 0:
-                wake = min(wake, t + max(float(self.tau[b]) - sent[k], 0.0) / per[k])
+            wake = min(wake, demotion_wake(t, sent[k], per[k], float(self.hi[self.base[k]])))
         return Allocation(out_f, out_r, wake)
