@@ -1,6 +1,7 @@
 """The Facebook trace on multi-hop fabrics: building the routes, then simulating.
 
     python benchmarks/fabrics.py [--fabrics spine-leaf,fat-tree] [--policies varys,fair] [--markdown]
+        [--timeout SECONDS]
 
 Two fabrics: the trace's 150 racks as the leaves of a spine-leaf fabric with 4 spines
 and 10:1 leaf uplinks (``--topology spine-leaf:spines=4,oversub=10``), and the racks
@@ -12,6 +13,8 @@ schedule) is its own: the trace is read, placed on the fabric (the instance buil
 incidence: "routes"), simulated with the schedule recorded, and the schedule checked
 by ``check_feasible``. Times are of the calls alone, wall and CPU (user+sys of the
 process); the load average is printed because other processes inflate wall times.
+``--timeout``: a run still going after that many seconds (wall, the whole process) is
+stopped and reported as not finished.
 """
 
 from __future__ import annotations
@@ -72,6 +75,8 @@ def main() -> None:
     ap.add_argument("--fabrics", default=",".join(FABRICS))
     ap.add_argument("--policies", default=",".join(POLICIES))
     ap.add_argument("--markdown", action="store_true")
+    ap.add_argument("--timeout", type=float, default=None,
+                    help="stop a run after this many seconds (reported as not finished)")
     ap.add_argument("--one", nargs=2, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.one:
@@ -82,9 +87,14 @@ def main() -> None:
     rows = []
     for fabric in args.fabrics.split(","):
         for policy in args.policies.split(";") if ";" in args.policies else _split(args.policies):
-            out = subprocess.run([sys.executable, __file__, "--one", fabric, policy],
-                                 capture_output=True, text=True, check=True)
-            rows.append(json.loads(out.stdout.strip().splitlines()[-1]))
+            try:
+                out = subprocess.run([sys.executable, __file__, "--one", fabric, policy],
+                                     capture_output=True, text=True, check=True,
+                                     timeout=args.timeout)
+            except subprocess.TimeoutExpired:
+                rows.append({"fabric": fabric, "policy": policy, "timeout_s": args.timeout})
+            else:
+                rows.append(json.loads(out.stdout.strip().splitlines()[-1]))
             if not args.markdown:
                 print(json.dumps(rows[-1]), flush=True)
     print(f"# load average after {os.getloadavg()}")
@@ -94,6 +104,10 @@ def main() -> None:
           "| peak RSS |")
     print("|---|---|---|---|---|---|---|")
     for r in rows:
+        if "timeout_s" in r:
+            print(f"| {r['fabric']} | | {r['policy']} | not finished in {r['timeout_s']:.0f} s "
+                  "(whole process) | | | |")
+            continue
         print(f"| {r['fabric']} | {r['routes_wall_s']:.1f} / {r['routes_cpu_s']:.1f} s | {r['policy']} "
               f"| {r['sim_wall_s']:.1f} / {r['sim_cpu_s']:.1f} s | {r['mean_cct']:.4g} s "
               f"| {r['feasible']} | {r['peak_rss_mib']:.0f} MiB |")

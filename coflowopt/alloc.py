@@ -16,14 +16,13 @@ import numpy as np
 import numpy.typing as npt
 import scipy.sparse as sp
 
-from .kernels.maxmin import bipartite_levels
-from .kernels.rates import FULL, greedy_csr, greedy_pairs, madd_pairs
+from .kernels.maxmin import bipartite_levels, max_min_rows
+from .kernels.rates import FULL, greedy_csr, greedy_pairs, madd_csr, madd_pairs
 
 __all__ = ["FULL", "greedy", "madd", "max_min", "max_min_bipartite_levels"]
 
 FloatArray = npt.NDArray[np.float64]
 
-_REL = 1e-12  # relative slack for deciding that a link or cap is reached
 _SPREAD = 1e6
 """Weights spread wider than this go to progressive filling, not the bipartite water-filling.
 
@@ -55,7 +54,9 @@ def max_min(
     freezes at its ``upper`` bound. The result is the lexicographically
     max-min vector of ``x_j / w_j`` subject to ``A^T x <= capacity`` and
     ``x <= upper``. Rows that use no link and have no upper bound get
-    ``inf``.
+    ``inf``. Compiled: the bipartite water-filling for two links per row
+    (:func:`coflowopt.kernels.maxmin.waterfill`), progressive filling
+    (:func:`coflowopt.kernels.maxmin.progressive_filling`) for any other usage.
 
     Parameters
     ----------
@@ -89,42 +90,17 @@ def max_min(
 def _max_min_progressive(
     a: sp.csr_array, cap: FloatArray, w: FloatArray, ub: FloatArray
 ) -> FloatArray:
-    """Progressive filling, one saturation level at a time (the reference method)."""
+    """Progressive filling, one saturation level at a time (the general method).
+
+    Compiled: :func:`coflowopt.kernels.maxmin.progressive_filling`, which the
+    simulator's policies also call on rows of the route incidence.
+    """
     n = a.shape[0]
-    x = np.zeros(n)
-    frozen = ub <= 0
-    residual = np.maximum(cap, 0.0).astype(np.float64, copy=True)
-    at = a.T.tocsr()
-    # rows on links without capacity cannot grow
-    dead_links = residual <= 0
-    if dead_links.any():
-        frozen |= (a @ dead_links.astype(np.float64)) > 0
-    while not frozen.all():
-        active = ~frozen
-        demand = at @ np.where(active, w, 0.0)
-        used = demand > 0
-        dt = np.inf
-        if used.any():
-            dt = float((residual[used] / demand[used]).min())
-        room = np.where(active, (ub - x) / w, np.inf)
-        dt = min(dt, float(room.min()))
-        if not np.isfinite(dt):
-            x[active] = np.inf
-            break
-        x[active] += w[active] * dt
-        residual -= demand * dt
-        full = used & (residual <= _REL * np.maximum(cap, 1e-300) + _REL * demand * dt)
-        residual[full] = 0.0
-        newly = active & (x >= ub * (1 - _REL))
-        x[newly] = np.minimum(x[newly], ub[newly])
-        if full.any():
-            newly |= active & ((a @ full.astype(np.float64)) > 0)
-        if not newly.any():  # pragma: no cover - guards against float stagnation
-            newly = active & (room <= dt * (1 + _REL))
-            if not newly.any():
-                break
-        frozen |= newly
-    return x
+    return max_min_rows(
+        a.indptr.astype(np.int64, copy=False), a.indices.astype(np.int64, copy=False),
+        np.ascontiguousarray(a.data, dtype=np.float64), np.arange(n, dtype=np.int64),
+        np.ascontiguousarray(cap), np.ascontiguousarray(w), np.ascontiguousarray(ub),
+    )
 
 
 def _bipartite_split(a: sp.csr_array) -> int | None:
@@ -306,12 +282,12 @@ def madd(usage: object, remaining: npt.ArrayLike, capacity: npt.ArrayLike) -> tu
             np.ascontiguousarray(pairs[0::2]), np.ascontiguousarray(pairs[1::2]), rem, cap
         )
         return x, float(gamma)
-    load = a.T @ rem
-    need = load > 0
-    if not need.any():
-        return np.zeros_like(rem), 0.0
-    with np.errstate(divide="ignore"):
-        gamma = float(np.max(np.where(cap[need] > 0, load[need] / np.maximum(cap[need], 1e-300), np.inf)))
-    if not np.isfinite(gamma):
-        return np.zeros_like(rem), float("inf")
-    return rem / gamma, gamma
+    if rem.size != n or cap.size != a.shape[1]:
+        raise ValueError("remaining must have one entry per row and capacity one per link")
+    x = np.empty(n)
+    gamma = madd_csr(
+        a.indptr.astype(np.int64, copy=False), a.indices.astype(np.int64, copy=False),
+        np.ascontiguousarray(a.data, dtype=np.float64), np.arange(n, dtype=np.int64),
+        np.ascontiguousarray(rem), np.ascontiguousarray(cap), x,
+    )
+    return x, float(gamma)

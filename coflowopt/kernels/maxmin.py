@@ -1,4 +1,11 @@
-"""Weighted max-min fairness on two-sided links, compiled (water-filling).
+"""Weighted max-min fairness, compiled: on any usage matrix (progressive filling) and on
+two-sided links (water-filling).
+
+:func:`progressive_filling` is the general method: rows of a CSR usage matrix, taken
+by index (the simulator's policies pass flows or route classes of the route
+incidence without building a submatrix), with weights, upper bounds and residual
+capacities; :func:`coflowopt.alloc.max_min` runs it on usage that is not bipartite.
+The rest of this module is the bipartite case.
 
 Rows (flows, or groups of flows on the same pair of links) each cross one
 *left* link ``i < s`` and one *right* link ``j < R`` with coefficient 1 (on
@@ -37,11 +44,16 @@ Rows come in two forms, which may be mixed:
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from .._jit import njit
 
-__all__ = ["REL", "REOPEN", "bipartite_levels", "csr_lists", "waterfill"]
+__all__ = [
+    "REL", "REOPEN", "SLACK", "bipartite_levels", "csr_lists", "max_min_rows",
+    "progressive_filling", "waterfill",
+]
 
 REL = 1e-12
 """Relative slack for deciding that a link carries no more open rows.
@@ -309,3 +321,196 @@ def bipartite_levels(W, ra, rb, rw, ru, cap_l, cap_r):  # type: ignore[no-untype
         start_r, cnt_r, adj_r, bounded, mark, 1, lam_l, lam_r, False, True,
     )
     return lam_l, lam_r
+
+
+SLACK = 1e-12
+"""Progressive filling: a link is full when what is left of it is at most ``SLACK`` of its
+capacity (plus ``SLACK`` of the round's growth there), and a row is at its upper bound
+when its rate is within ``SLACK`` of it."""
+
+
+@njit
+def progressive_filling(indptr, indices, data, rows, cap, w, ub, slot):  # type: ignore[no-untyped-def]
+    """Weighted max-min rates of rows ``rows`` of a CSR usage matrix (progressive filling).
+
+    Row ``p`` of the problem is row ``rows[p]`` of the matrix ``(indptr, indices,
+    data)`` (non-negative coefficients); ``cap`` holds every link's capacity, ``w[p]``
+    and ``ub[p]`` the row's weight (positive) and upper bound (``inf``: none).
+    ``slot``: one entry per link, all ``-1``, and so again on return (scratch).
+
+    Every open row's rate grows by ``w * dt`` in a round, ``dt`` the largest step no
+    link and no bound can take; then rows on links left full (:data:`SLACK`) and rows
+    at their bounds freeze. Rows on links without capacity, and rows with ``ub <= 0``,
+    stay at 0; rows that use no link and have no bound get ``inf``. A link's demand is
+    summed afresh over its open rows, in row order, whenever one of them freezes (no
+    running subtraction, so weights far apart on one link cannot leave a stale
+    demand); each round costs the open rows plus the links they use.
+    """
+    n = rows.size
+    x = np.zeros(n)
+    nnz = 0
+    for p in range(n):
+        nnz += indptr[rows[p] + 1] - indptr[rows[p]]
+    # the links the rows use, numbered locally, and each one's rows in row order
+    links = np.empty(nnz, np.int64)
+    nl = 0
+    for p in range(n):
+        j = rows[p]
+        for e in range(indptr[j], indptr[j + 1]):
+            if slot[indices[e]] < 0:
+                slot[indices[e]] = nl
+                links[nl] = indices[e]
+                nl += 1
+    start = np.zeros(nl + 1, np.int64)
+    for p in range(n):
+        j = rows[p]
+        for e in range(indptr[j], indptr[j + 1]):
+            start[slot[indices[e]] + 1] += 1
+    for k in range(nl):
+        start[k + 1] += start[k]
+    fill = start[:nl].copy()
+    adj = np.empty(nnz, np.int64)
+    coef = np.empty(nnz)
+    for p in range(n):
+        j = rows[p]
+        for e in range(indptr[j], indptr[j + 1]):
+            k = slot[indices[e]]
+            adj[fill[k]] = p
+            coef[fill[k]] = data[e]
+            fill[k] += 1
+    res = np.empty(nl)
+    floor = np.empty(nl)
+    for k in range(nl):
+        c = cap[links[k]]
+        res[k] = c if c > 0.0 else 0.0
+        floor[k] = SLACK * (c if c > 1e-300 else 1e-300)
+    # 0 open, 1 frozen, 2 frozen in this round
+    state = np.zeros(n, np.int8)
+    bounded = False
+    for p in range(n):
+        if not ub[p] > 0.0:
+            state[p] = 1
+        elif ub[p] < np.inf:
+            bounded = True
+    for k in range(nl):
+        if not res[k] > 0.0:
+            for q in range(start[k], start[k + 1]):
+                if coef[q] > 0.0:
+                    state[adj[q]] = 1
+    act = np.empty(n, np.int64)
+    na = 0
+    for p in range(n):
+        if state[p] == 0:
+            act[na] = p
+            na += 1
+    dem = np.zeros(nl)
+    used = np.empty(nl, np.int64)  # the links with open demand
+    nu = 0
+    for k in range(nl):
+        _link_demand(k, start, adj, coef, w, state, dem)
+        if dem[k] > 0.0:
+            used[nu] = k
+            nu += 1
+    room = np.full(n, np.inf)
+    dirty = np.zeros(nl, np.bool_)
+    full = np.empty(nl, np.int64)
+    while na > 0:
+        dt = np.inf
+        for i in range(nu):
+            k = used[i]
+            v = res[k] / dem[k]
+            if v < dt:
+                dt = v
+        if bounded:
+            rmin = np.inf
+            for i in range(na):
+                p = act[i]
+                room[p] = (ub[p] - x[p]) / w[p]
+                if room[p] < rmin:
+                    rmin = room[p]
+            if rmin < dt:
+                dt = rmin
+        if not math.isfinite(dt):
+            for i in range(na):
+                x[act[i]] = np.inf
+            break
+        for i in range(na):
+            p = act[i]
+            x[p] += w[p] * dt
+        nf = 0
+        for i in range(nu):
+            k = used[i]
+            res[k] -= dem[k] * dt
+            if res[k] <= floor[k] + SLACK * dem[k] * dt:
+                res[k] = 0.0
+                full[nf] = k
+                nf += 1
+        newly = 0
+        if bounded:
+            for i in range(na):
+                p = act[i]
+                if x[p] >= ub[p] * (1 - SLACK):
+                    if ub[p] < x[p]:
+                        x[p] = ub[p]
+                    state[p] = 2
+                    newly += 1
+        for i in range(nf):
+            k = full[i]
+            for q in range(start[k], start[k + 1]):
+                p = adj[q]
+                if coef[q] > 0.0 and state[p] == 0:
+                    state[p] = 2
+                    newly += 1
+        if newly == 0:  # guards against float stagnation
+            if bounded:
+                for i in range(na):
+                    p = act[i]
+                    if room[p] <= dt * (1 + SLACK):
+                        state[p] = 2
+                        newly += 1
+            if newly == 0:
+                break
+        # the frozen rows leave the open list and their links' demands
+        m = 0
+        for i in range(na):
+            p = act[i]
+            if state[p] == 2:
+                state[p] = 1
+                j = rows[p]
+                for e in range(indptr[j], indptr[j + 1]):
+                    dirty[slot[indices[e]]] = True
+            else:
+                act[m] = p
+                m += 1
+        na = m
+        m = 0
+        for i in range(nu):
+            k = used[i]
+            if dirty[k]:
+                dirty[k] = False
+                _link_demand(k, start, adj, coef, w, state, dem)
+            if dem[k] > 0.0:
+                used[m] = k
+                m += 1
+        nu = m
+    for k in range(nl):
+        slot[links[k]] = -1
+    return x
+
+
+@njit
+def _link_demand(k, start, adj, coef, w, state, dem):  # type: ignore[no-untyped-def]
+    """Link ``k``'s demand: the weighted coefficients of its open rows, summed in row order."""
+    d = 0.0
+    for q in range(start[k], start[k + 1]):
+        p = adj[q]
+        if state[p] == 0:
+            d += coef[q] * w[p]
+    dem[k] = d
+
+
+@njit
+def max_min_rows(indptr, indices, data, rows, cap, w, ub):  # type: ignore[no-untyped-def]
+    """:func:`progressive_filling` with its own scratch."""
+    return progressive_filling(indptr, indices, data, rows, cap, w, ub,
+                               np.full(cap.size, -1, np.int64))

@@ -6,7 +6,9 @@ or any positive coefficients for the greedy), and the simulator's compiled
 policies (:mod:`coflowopt.sim.kernels.varys`, :mod:`coflowopt.sim.kernels.maluca`)
 call them directly, so each computation has one implementation. They repeat the arithmetic of the NumPy
 code they replace operation for operation (same sums in the same order,
-same comparisons), so the results are the same to the last bit.
+same comparisons), so the results are the same to the last bit. The ``csr``
+functions take rows of a CSR usage matrix by index (on a network: flows of the
+route incidence), so that callers need not build the submatrix.
 
 :func:`pairwise_sum` is NumPy's summation of a contiguous float64 array
 (``a.sum()``: pairwise over blocks of 128 with eight accumulators), for
@@ -19,7 +21,10 @@ import numpy as np
 
 from .._jit import njit
 
-__all__ = ["FULL", "greedy_csr", "greedy_pairs", "madd_gamma", "madd_pairs", "madd_rows", "pairwise_sum"]
+__all__ = [
+    "FULL", "csr_link_sum", "csr_rows", "greedy_csr", "greedy_pairs", "madd_csr", "madd_gamma", "madd_pairs",
+    "madd_rows", "pairwise_sum",
+]
 
 
 
@@ -238,3 +243,49 @@ def madd_pairs(first, second, rem, cap):  # type: ignore[no-untyped-def]
     x = np.empty(rem.size)
     gamma = madd_rows(first, second, np.arange(rem.size), rem, cap, x)
     return x, gamma
+
+
+@njit
+def csr_link_sum(indptr, indices, data, rows, values, L):  # type: ignore[no-untyped-def]
+    """Per-link sums of ``values[p]`` times the coefficients of row ``rows[p]`` of a CSR
+    usage matrix: SciPy's ``A[rows].T @ values``, the same products added in the same
+    order (row by row)."""
+    out = np.zeros(L)
+    for p in range(rows.size):
+        j = rows[p]
+        v = values[p]
+        for e in range(indptr[j], indptr[j + 1]):
+            out[indices[e]] += data[e] * v
+    return out
+
+
+@njit
+def madd_csr(indptr, indices, data, rows, rem, cap, x):  # type: ignore[no-untyped-def]
+    """MADD for rows ``rows`` of a CSR usage matrix: :func:`madd_rows` for any routes.
+
+    ``rem[p]`` is the remaining data of row ``rows[p]``; writes its rate to ``x[p]``
+    and returns ``Gamma`` (the loads summed by :func:`csr_link_sum`).
+    """
+    gamma = madd_gamma(csr_link_sum(indptr, indices, data, rows, rem, cap.size), cap)
+    for p in range(rows.size):
+        x[p] = 0.0 if gamma == 0.0 or gamma == np.inf else rem[p] / gamma
+    return gamma
+
+
+@njit
+def csr_rows(indptr, indices, data, rows):  # type: ignore[no-untyped-def]
+    """Rows ``rows`` of a CSR matrix, in that order, as ``(indptr, indices, data)``:
+    SciPy's ``A[rows]`` without its checks."""
+    ptr = np.empty(rows.size + 1, np.int64)
+    ptr[0] = 0
+    for p in range(rows.size):
+        ptr[p + 1] = ptr[p] + indptr[rows[p] + 1] - indptr[rows[p]]
+    idx = np.empty(ptr[rows.size], np.int64)
+    val = np.empty(ptr[rows.size])
+    q = 0
+    for p in range(rows.size):
+        for e in range(indptr[rows[p]], indptr[rows[p] + 1]):
+            idx[q] = indices[e]
+            val[q] = data[e]
+            q += 1
+    return ptr, idx, val

@@ -61,6 +61,7 @@ from .._text import plural
 from ..alloc import greedy as alloc_greedy
 from ..errors import CoflowoptError
 from ..instance import Instance
+from ..kernels.rates import csr_link_sum, csr_rows
 from ..schedule import Schedule, TiedPieces
 from .kernels import state as ks
 from .kernels.greedy import greedy_uniform_stretch
@@ -281,6 +282,9 @@ class Engine:
         self.cap = fab.capacity
         self.L = L = fab.num_links
         self.routes = A = inst.routes
+        # the incidence as the kernels take it: rows of it by index, without SciPy
+        self.route_csr = (A.indptr.astype(np.int64, copy=False), A.indices.astype(np.int64, copy=False),
+                          np.ascontiguousarray(A.data, dtype=np.float64))
         counts = np.diff(A.indptr)
         self.two_link = bool(F == 0 or (np.all(counts == 2) and np.all(A.data == 1.0)))
         if self.two_link:
@@ -644,7 +648,8 @@ class Engine:
             return np.bincount(self.link_a[flows], values, minlength=L).astype(float) + np.bincount(
                 self.link_b[flows], values, minlength=L
             )
-        return self.routes[flows].T @ values
+        return csr_link_sum(*self.route_csr, np.ascontiguousarray(flows),
+                            np.ascontiguousarray(values), self.L)
 
     def _record(self, flows: IntArray, t0: FloatArray, t1: float | FloatArray, r: FloatArray) -> None:
         keep = (r > 0) & (t1 > t0)
@@ -1229,10 +1234,11 @@ def joined(parts: list[IntArray]) -> IntArray:
 
 
 def _usage(e: Engine, f: IntArray) -> sp.csr_array:
-    """Route incidence rows of flows ``f`` (built directly on two-link fabrics)."""
-    if not e.two_link:
-        return e.routes[f]
+    """Route incidence rows of flows ``f`` (built directly, without SciPy's indexing)."""
     n = f.size
+    if not e.two_link:
+        ptr, idx, val = csr_rows(*e.route_csr, np.ascontiguousarray(f))
+        return sp.csr_array((val, idx, ptr), shape=(n, e.L))
     idx = np.empty(2 * n, np.int64)
     idx[0::2] = e.link_a[f]
     idx[1::2] = e.link_b[f]
@@ -1333,6 +1339,12 @@ class SimView:
     def routes(self) -> sp.csr_array:
         """Flows x links incidence of every flow's route."""
         return self._e.routes
+
+    @property
+    def route_csr(self) -> tuple[IntArray, IntArray, FloatArray]:
+        """:attr:`routes` as ``(indptr, indices, data)`` in int64 and float64: the arrays
+        the kernels that take flows of the incidence by index read (``coflowopt.kernels``)."""
+        return self._e.route_csr
 
     @property
     def compiled(self) -> bool:

@@ -6,7 +6,9 @@ thousand decisions on a large trace, so they need no stretch kernel: the
 engine already skips the flow completions in between. What costs is the
 work of one decision over the admitted flows, which these functions do in
 compiled code on two-link fabrics (the policies' NumPy code remains the
-reference, ``simulate(..., compiled=False)``, and for other fabrics).
+reference, ``simulate(..., compiled=False)``, and for other fabrics, except
+proportional backfilling: :func:`proportional_backfill_csr` serves the
+reference and every other fabric, on rows of the route incidence).
 
 Inputs are the flows of the coflows concatenated in priority order (coflow
 ``c`` at positions ``cptr[c]:cptr[c + 1]`` of ``f``), every flow's two
@@ -21,7 +23,8 @@ rounds (:func:`_fill_group`) where the reference runs
 
 - :func:`ordered_madd_rates`: :meth:`coflowopt.sim.policies.varys.OrderedMADD.allocate`
   (MADD coflow by coflow on what the earlier ones left, then backfilling);
-- :func:`proportional_backfill`: :func:`coflowopt.sim.policies.varys.backfill_proportional`;
+- :func:`proportional_backfill`: :func:`coflowopt.sim.policies.varys.backfill_proportional`
+  (:func:`proportional_backfill_csr` on any routes, by progressive filling);
 - :func:`greedy_backfill`: :func:`coflowopt.sim.policies.varys.backfill_greedy`.
 
 MADD and the greedy passes are :mod:`.rates`' implementations, the ones
@@ -33,6 +36,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..._jit import njit
+from ...kernels.maxmin import progressive_filling
 from ...kernels.rates import greedy_pairs, madd_gamma, madd_rows
 
 __all__ = [
@@ -45,6 +49,7 @@ __all__ = [
     "greedy_backfill",
     "ordered_madd_rates",
     "proportional_backfill",
+    "proportional_backfill_csr",
     "workspace",
 ]
 
@@ -256,6 +261,107 @@ def proportional_backfill(la, lb, f, d, cptr, grow, residual, cap, extra, iwork,
             given = True
             extra[cand[r]] += x[r]
     return given
+
+
+@njit
+def proportional_backfill_csr(indptr, indices, data, f, d, cptr, residual, cap, extra):  # type: ignore[no-untyped-def]
+    """:func:`proportional_backfill` on any routes: rows of the incidence ``(indptr,
+    indices, data)`` by flow.
+
+    Groups are (coflow, first link of the route) among the flows with ``d > 0`` and
+    no link without room at the start, served first link by first link, coflows in
+    order within a link; each group's rates are the weighted max-min rates of its
+    flows with weights ``d`` on what is left
+    (:func:`coflowopt.kernels.maxmin.progressive_filling`), and are added to
+    ``extra``. After each group the links left with at most ``SAT`` of their capacity
+    are full and residuals are clamped at 0 (every link after the first group; the
+    links the group uses after the others, as the rest are unchanged).
+    """
+    L = residual.size
+    n = f.size
+    anyopen = False
+    for link in range(L):
+        if residual[link] > 0:
+            anyopen = True
+            break
+    if not anyopen:
+        return
+    dead = np.empty(L, np.bool_)
+    for link in range(L):
+        dead[link] = residual[link] <= 0
+    cand = np.empty(n, np.int64)
+    first = np.empty(n, np.int64)
+    rank = np.empty(n, np.int64)
+    m = 0
+    for c in range(cptr.size - 1):
+        for p in range(cptr[c], cptr[c + 1]):
+            j = f[p]
+            ok = d[p] > 0
+            for e in range(indptr[j], indptr[j + 1]):
+                if data[e] > 0 and dead[indices[e]]:
+                    ok = False
+                    break
+            if ok:
+                cand[m] = p
+                first[m] = indices[indptr[j]]
+                rank[m] = c
+                m += 1
+    if m == 0:
+        return
+    order = np.argsort(first[:m], kind="mergesort")
+    slot = np.full(L, -1, np.int64)
+    seen = np.full(L, -1, np.int64)
+    use = np.zeros(L)
+    touched = np.empty(L, np.int64)
+    rows = np.empty(m, np.int64)
+    w = np.empty(m)
+    ub = np.full(m, np.inf)
+    swept = False
+    g = 0
+    i = 0
+    while i < m:
+        link = first[order[i]]
+        c = rank[order[i]]
+        k = 0
+        while i + k < m and first[order[i + k]] == link and rank[order[i + k]] == c:
+            q = cand[order[i + k]]
+            rows[k] = f[q]
+            w[k] = d[q]
+            k += 1
+        if residual[link] > 0:
+            x = progressive_filling(indptr, indices, data, rows[:k], residual, w[:k], ub[:k],
+                                    slot)
+            # the group's use of each link, summed in flow order, then taken off
+            nt = 0
+            for r in range(k):
+                extra[cand[order[i + r]]] += x[r]
+                j = rows[r]
+                for e in range(indptr[j], indptr[j + 1]):
+                    lk = indices[e]
+                    use[lk] += data[e] * x[r]
+                    if seen[lk] != g:
+                        seen[lk] = g
+                        touched[nt] = lk
+                        nt += 1
+            if swept:
+                for t in range(nt):
+                    _settle(touched[t], residual, use, cap)
+            else:
+                for lk in range(L):
+                    _settle(lk, residual, use, cap)
+                swept = True
+            g += 1
+        i += k
+
+
+@njit
+def _settle(link, residual, use, cap):  # type: ignore[no-untyped-def]
+    """``residual -= use`` on ``link`` (``use`` back to 0); full below ``SAT``; at least 0."""
+    v = residual[link] - use[link]
+    use[link] = 0.0
+    if v <= SAT * cap[link]:
+        v = 0.0
+    residual[link] = v if not v < 0.0 else 0.0
 
 
 @njit

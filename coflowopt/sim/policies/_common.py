@@ -5,18 +5,24 @@ Every rate computation goes through :mod:`coflowopt.alloc` (``max_min``,
 cross the same links are interchangeable for max-min fairness, so
 :func:`max_min_flows` solves the problem once per *route class* (weighted by
 the number of flows in it) and hands every flow its per-unit share: the
-result is the same as per-flow max-min, on a much smaller problem.
+result is the same as per-flow max-min, on a much smaller problem. On networks
+the classes' rows go to the compiled progressive filling by index, and MADD to
+:func:`coflowopt.kernels.rates.madd_csr` on the flows' rows of the route incidence
+(the computations of ``alloc.max_min`` and ``alloc.madd``, without building
+submatrices).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import numpy.typing as npt
 import scipy.sparse as sp
 
 from ... import alloc
+from ...kernels.maxmin import progressive_filling
+from ...kernels.rates import madd_csr
 from ..engine import SimView
 
 __all__ = [
@@ -47,13 +53,16 @@ class RouteClasses:
     """Two-link fabrics where every first link lies below ``split`` and every
     second link at or above it (the big switch): max-min then goes straight to
     :func:`coflowopt.alloc.max_min_bipartite_levels`."""
+    slot: IntArray = field(default_factory=lambda: np.zeros(0, np.int64))
+    """Scratch of the progressive filling: one ``-1`` per link."""
 
     @classmethod
     def build(cls, view: SimView) -> RouteClasses:
         A = view.routes
         F = view.num_flows
+        slot = np.full(view.num_links, -1, np.int64)
         if F == 0:
-            return cls(np.zeros(0, np.int64), sp.csr_array((0, view.num_links)))
+            return cls(np.zeros(0, np.int64), sp.csr_array((0, view.num_links)), slot=slot)
         split = None
         if view.two_link:
             key = view.link_a * view.num_links + view.link_b
@@ -63,7 +72,10 @@ class RouteClasses:
                 split = s
         else:
             _, first, of = np.unique(view.route_keys(), return_index=True, return_inverse=True)
-        return cls(np.asarray(of, np.int64).reshape(-1), A[np.asarray(first)], split)
+        u = A[np.asarray(first)]
+        u = sp.csr_array((np.ascontiguousarray(u.data, dtype=np.float64),
+                          u.indices.astype(np.int64), u.indptr.astype(np.int64)), shape=u.shape)
+        return cls(np.asarray(of, np.int64).reshape(-1), u, split, slot)
 
     @property
     def count(self) -> int:
@@ -99,7 +111,10 @@ def max_min_flows(
     c = classes.of[flows]
     wsum = np.bincount(c, weights, minlength=classes.count)
     act = np.flatnonzero(wsum)
-    x = alloc.max_min(classes.usage[act], capacity, weights=wsum[act])
+    # progressive filling (alloc.max_min's general method) on the classes' rows by index
+    u = classes.usage
+    x = progressive_filling(u.indptr, u.indices, u.data, act, np.ascontiguousarray(capacity, float),
+                            wsum[act], np.full(act.size, np.inf), classes.slot)
     unit = np.zeros(classes.count)
     unit[act] = x / wsum[act]
     r = unit[c]
@@ -125,7 +140,11 @@ def madd_flows(
     skips such coflows rather than crawl at a vanishing rate).
     """
     cap = np.where(saturated(capacity, view.capacity), 0.0, capacity)
-    return alloc.madd(view.usage(flows), remaining, cap)
+    x = np.empty(flows.size)
+    # alloc.madd's computation on the flows' rows of the incidence, without slicing it
+    gamma = madd_csr(*view.route_csr, np.ascontiguousarray(flows, dtype=np.int64),
+                     np.ascontiguousarray(remaining, dtype=np.float64), cap, x)
+    return x, float(gamma)
 
 
 def remaining_gamma(view: SimView, flows: IntArray, remaining: FloatArray) -> float:

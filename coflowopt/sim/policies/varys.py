@@ -148,12 +148,6 @@ def _alive(view: SimView, flows: np.ndarray, dead: np.ndarray) -> np.ndarray:
     return (view.usage(flows) @ dead.astype(float)) == 0
 
 
-def _first_link(view: SimView, flows: np.ndarray) -> np.ndarray:
-    if view.two_link:
-        return view.link_a[flows]
-    return view.routes.indices[view.routes.indptr[flows]]
-
-
 _NONE = np.zeros(0, np.int64)
 _NONE_F = np.zeros(0)
 
@@ -187,41 +181,23 @@ def backfill_proportional(
     full. For a coflow with MADD rates these are "their current r_ij
     ratios" (MADD makes rates proportional to the remaining data); a coflow
     that got no MADD rates grows in the same ratios. Returns the extra rate
-    of each flow.
+    of each flow. Compiled: :func:`coflowopt.sim.kernels.varys.proportional_backfill`
+    for the big switch, :func:`~coflowopt.sim.kernels.varys.proportional_backfill_csr`
+    for any routes (and for the reference path, ``simulate(..., compiled=False)``).
     """
+    if not parts:
+        return []
+    f, d, cptr = _concat([p[0] for p in parts], [p[1] for p in parts])
+    out = np.zeros(f.size)
     if view.compiled_two_link:
-        if not parts:
-            return []
-        f, d, cptr = _concat([p[0] for p in parts], [p[1] for p in parts])
-        out = np.zeros(f.size)
         grow = np.ones(len(parts), bool)
         iwork, fwork = kv.workspace(f.size)
         kv.proportional_backfill(
             view.link_a, view.link_b, f, d, cptr, grow, residual, view.capacity, out, iwork, fwork
         )
         return np.split(out, cptr[1:-1])
-    extra = [np.zeros(f.size) for f, _ in parts]
-    dead = residual <= 0
-    if dead.all():
-        return extra
-    cap = view.capacity
-    groups: list[tuple[int, int, np.ndarray]] = []  # (ingress, rank, positions)
-    for rank, (f, d) in enumerate(parts):
-        pos = np.flatnonzero(_alive(view, f, dead) & (d > 0))
-        first = _first_link(view, f[pos])
-        for link in np.unique(first).tolist():
-            groups.append((link, rank, pos[first == link]))
-    groups.sort(key=lambda g: (g[0], g[1]))
-    for link, rank, pos in groups:
-        if residual[link] <= 0:
-            continue
-        f, d = parts[rank][0][pos], parts[rank][1][pos]
-        x = alloc.max_min(view.usage(f), residual, weights=d)
-        extra[rank][pos] += x
-        residual -= view.link_sum(f, x)
-        residual[saturated(residual, cap)] = 0.0
-        np.maximum(residual, 0.0, out=residual)
-    return extra
+    kv.proportional_backfill_csr(*view.route_csr, f, d, cptr, residual, view.capacity, out)
+    return np.split(out, cptr[1:-1])
 
 
 def backfill_greedy(
