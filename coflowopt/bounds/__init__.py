@@ -4,7 +4,8 @@ Every bound here is valid for every instance the data model allows
 (dependencies and per-flow delays only add constraints); ``models/`` states
 each one's validity argument. Look them up by name in :data:`BOUNDS` or call
 :func:`compute_bound`; ``"best"`` runs them all within the time limit and
-returns the largest.
+returns the largest (the bounds over every routing, :data:`EVERY_ROUTING`, it does not
+run: see there).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from .._budget import now
 from ..errors import CoflowoptError
 from ..instance import Instance
 from ..result import Result, Status
+from .free import free_bound
 from .interval import interval_bound
 from .pairwise import pairwise_bound
 from .simple import check_objective_range, isolation_bound, port_bound
@@ -26,6 +28,7 @@ from .sincronia import sincronia_bound
 __all__ = [
     "BOUNDS",
     "compute_bound",
+    "free_bound",
     "interval_bound",
     "isolation_bound",
     "pairwise_bound",
@@ -41,8 +44,16 @@ BOUNDS: dict[str, BoundFn] = {
     "sincronia": sincronia_bound,
     "interval": interval_bound,
     "pairwise": pairwise_bound,
+    "free": free_bound,
 }
 """Lower bounds by name, cheapest first (``best`` runs them in this order)."""
+
+EVERY_ROUTING: dict[str, str] = {"free": "interval"}
+"""Bounds over every routing, each with the bound of the instance's own routing that it
+relaxes. ``best`` does not solve them: on the big switch (every link a host link) their LP
+is that bound's LP, whose value they take; on a network, on the same time grid, that
+bound is at least as strong for the instance's routing, and theirs is a far larger LP
+(``models/bound-free.md``). Ask for them by name."""
 
 
 def check_options(fn: Callable[..., Any], options: dict[str, Any], what: str) -> None:
@@ -169,6 +180,19 @@ def _best(
     for i, (name, fn) in enumerate(BOUNDS.items()):
         if progress is not None:
             progress(name, i / len(BOUNDS))
+        if name in EVERY_ROUTING:
+            twin = EVERY_ROUTING[name]
+            big_switch = inst.fabric.num_links == 2 * inst.num_ports
+            if big_switch and twin in values:
+                values[name] = values[twin]
+                continue
+            skipped.append(name)
+            reasons[name] = (
+                f"on the big switch its LP is the {twin} bound's, which did not finish" if big_switch
+                else f"not run by best: it bounds every routing, and for this instance's routing "
+                f"the {twin} bound is at least as strong on the same time grid, at a fraction of "
+                f"the cost (--method {name} runs it)")
+            continue
         left = time_limit - (now() - start)
         if left <= 0 and name != "isolation":  # the isolation bound is O(flows): always there
             skipped.append(name)

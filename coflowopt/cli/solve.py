@@ -66,7 +66,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         description=(
             "Lower bounds on min sum w_k C_k for FILE: isolation, per-port single machine, "
             "Sincronia's BSSI dual, the pairwise-order LP, the interval-indexed LP, or the best "
-            "of them that finishes within the time limit."
+            "of them that finishes within the time limit; on a network, free bounds the optimum "
+            "under every routing (a multicommodity flow per time point)."
         ),
     )
     add_input_arguments(b)
@@ -259,6 +260,8 @@ def run_bound(args: argparse.Namespace) -> int:
               f"in {res.runtime:.3g} s\n")
     shift = float(np.dot(inst.weight, inst.release))
     out.write(f"lower bound on sum of w_k (C_k - r_k): {floor_text(res.bound - shift, 10)}\n")
+    if res.info.get("note"):
+        out.write(f"note: {res.info['note']}\n")
     if res.method == "best":
         # each bound rounded down, as the line above (a review: 782522.52 read 782523 here)
         rows = [[name, floor_text(val, 10), "best" if name == res.info["best"] else ""]
