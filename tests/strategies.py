@@ -137,6 +137,18 @@ def whole_mb_instances(
     return Instance(Fabric.uniform(P, port_rate), tuple(coflows))
 
 
+OWN_ESTIMATE = ("coflourish",)
+"""Policies that build their own estimate of the bandwidth the background leaves (no
+``knowledge`` option), from the feedback of a two-layer fabric (no fat-tree)."""
+
+
+def policy_runs_on(name: str, inst: Instance) -> bool:
+    """Whether policy ``name`` takes ``inst``'s fabric (coflourish: the big switch or spine-leaf)."""
+    from coflowopt.fabric import FatTree
+
+    return name not in OWN_ESTIMATE or not isinstance(getattr(inst.fabric, "topology", None), FatTree)
+
+
 @st.composite
 def network_instances(draw: st.DrawFn, *, routings: tuple[str, ...] = ("ecmp", "spray"),
                       max_ports: int = 4, **kwargs: object) -> Instance:

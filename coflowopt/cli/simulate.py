@@ -180,7 +180,8 @@ def _add_common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--knowledge", choices=KNOWLEDGE, default="nominal",
                    help="with --background, what the schedulers know: nominal (the fabric's "
                    "capacities, as deployed; default) or ideal (the capacity the background "
-                   "leaves, re-deciding at every change)")
+                   "leaves, re-deciding at every change); coflourish builds its own estimate "
+                   "from switch feedback and takes nominal only")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
 
 

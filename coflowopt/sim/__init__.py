@@ -127,6 +127,10 @@ def simulate(
     inner = policy
     if background is not None and not background.is_empty:
         policy = UnderBackground(inner, background, knowledge)
+    elif getattr(inner, "feedback", None) is not None:
+        # a policy that reads the switches' feedback runs in the network model even on
+        # its own: flows it leaves unscheduled share the links max-min
+        policy = UnderBackground(inner, background or Background(), knowledge)
     elif knowledge not in KNOWLEDGE:
         raise SimulationError(f"knowledge must be one of {', '.join(KNOWLEDGE)}, got {knowledge!r}")
     engine = Engine(

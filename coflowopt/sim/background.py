@@ -21,6 +21,19 @@ flows, the breakpoints of a background load, and the policy's own wake-ups; the 
 asked again only where it would be without a background (and, ``ideal``, at every change
 of the background).
 
+A policy that builds its own estimate (``coflourish``) declares a
+:class:`~coflowopt.fabric.feedback.SwitchFeedback`: the network then keeps, on every link,
+the congestion register of Coflourish's ESTCONG (Algorithm 1, a discontinuing rate
+estimator), and reports it with each link's load every feedback period
+(:class:`~coflowopt.fabric.feedback.FeedbackReport`, ``view.feedback``). Such a policy
+runs under this wrapper even without background (``simulate`` wraps it), and its rates
+of ``inf`` leave flows unscheduled. The registers count the
+traffic the policy does not schedule: the background and the flows it leaves uncapped
+(requests of ``inf``). That is what switches that count every packet report once the
+scheduler takes out its own flows' share (the register is linear in the traffic, and the
+scheduler knows what its flows sent), and it is the bandwidth the ideal framework is
+shown.
+
 The wrapped policy runs its reference path (no compiled stretch kernel: those run a rule
 through flow completions by themselves, which the network's sharing would change), and
 sees the rates and bytes the network actually gave. The background's load on every link
@@ -42,6 +55,7 @@ import scipy.sparse as sp
 from ..alloc import greedy, max_min
 from ..errors import InputError
 from ..fabric.background import Background
+from ..fabric.feedback import FeedbackReport, SwitchFeedback, dre_advance
 from ..schedule import LinkLoad
 from .engine import Allocation, Engine, PolicyError, SimView, joined, time_resolution
 from .policies._base import NoParams, Policy
@@ -92,6 +106,12 @@ class _SeenView(SimView):
     def completed_flows(self) -> IntArray:
         """Flows completed since the wrapped policy's last decision."""
         return joined(self._outer.done_since)
+
+    @property
+    def feedback(self) -> FeedbackReport | None:
+        """The switches' latest report (None before the first), for a policy that declares a
+        :class:`SwitchFeedback`."""
+        return self._outer.report
 
 
 @dataclass
@@ -156,6 +176,11 @@ class UnderBackground(Policy):
         self.seen = np.zeros(0)
         self.inner_woke = False
         self.done_since: list[IntArray] = []
+        self.fb: SwitchFeedback | None = getattr(inner, "feedback", None)
+        if self.fb is not None and knowledge != "nominal":
+            raise InputError(f"policy '{inner.name}' builds its own estimate of the available "
+                             f"bandwidth; knowledge '{knowledge}' does not apply to it")
+        self.report: FeedbackReport | None = None
 
     # ------------------------------------------------------------------ set-up
 
@@ -183,6 +208,8 @@ class UnderBackground(Policy):
         self.bg_done = 0
         self.bg_bytes = 0.0
         self.load_prev = np.zeros(L)
+        self.unseen_prev = np.zeros(L)  # load of the background and of uncapped coflow flows
+        self.registers = np.zeros(L)
         self.pieces: list[tuple[IntArray, float, float, FloatArray]] = []
         self.changed = True  # the background changed since the wrapped policy last decided
         # background flows that arrive before the first coflow run on their own until then
@@ -204,6 +231,8 @@ class UnderBackground(Policy):
         if dt > 0 and self.load_prev.any():
             on = np.flatnonzero(self.load_prev)
             self.pieces.append((on, self.t_prev, t, self.load_prev[on]))
+        if dt > 0 and self.fb is not None:
+            self._registers(t)
         if self.bg_left.size:
             before = self.bg_left
             sent = np.minimum(self.bg_rate * dt, before) if dt > 0 else np.zeros(before.size)
@@ -235,6 +264,20 @@ class UnderBackground(Policy):
         if self.background.times.size and self.background.next_change(self.t_prev) <= t + time_resolution(t):
             self.changed = True
         self.t_prev = t
+
+    def _registers(self, t: float) -> None:
+        """The congestion registers up to ``t``, and the report at the last feedback time
+        in ``(t_prev, t]`` (the load was ``unseen_prev`` all along)."""
+        fb = self.fb
+        assert fb is not None
+        t0, load = self.t_prev, self.unseen_prev
+        m = fb.reports_until(t)
+        at = min(m * fb.period, t)
+        if at > t0:
+            self.registers = dre_advance(self.registers, t0, at, load, fb.alpha, fb.tick)
+            self.report = FeedbackReport(at, self.registers.copy(), load.copy())
+            t0 = at
+        self.registers = dre_advance(self.registers, t0, t, load, fb.alpha, fb.tick)
 
     def _catch_up(self, t: float) -> None:
         """The background on its own up to ``t``, event by event, while no coflow flow was
@@ -321,6 +364,9 @@ class UnderBackground(Policy):
         n = caps.size
         self.bg_rate = x[n:]
         self.load_prev = (self.cap - avail) + self.bg_rows.T @ self.bg_rate
+        if self.fb is not None:
+            free = np.where(np.isinf(caps), x[:n], 0.0)
+            self.unseen_prev = self.load_prev + usage.T @ free
         return x[:n]
 
     def _with_background(self, usage: sp.csr_array, avail: FloatArray, caps: FloatArray) -> FloatArray:

@@ -9,7 +9,7 @@ from hypothesis import HealthCheck, given, settings
 from coflowopt import Coflow, Fabric, Instance, check_feasible
 from coflowopt.errors import CoflowoptError
 from coflowopt.solvers import solve
-from tests.strategies import instances
+from tests.strategies import instances, network_instances
 
 
 @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -25,6 +25,18 @@ def test_grid_schedule_and_bounds_sandwich_the_optimum(inst):
         # no piece after its flow completed (rounding in later slots is trimmed)
         s = res.schedule
         assert np.all(s.start < s.flow_completion(inst)[s.flow])
+
+
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(network_instances(max_ports=3, max_coflows=3, max_flows=2, delays=True))
+def test_grid_schedule_and_bounds_sandwich_the_optimum_on_networks(inst):
+    """Spine-leaf and the k = 4 fat-tree under ECMP or spray: the grid model constrains
+    every link of every route group, as the exact method does."""
+    exact = solve(inst, method="exact")
+    res = solve(inst, method="time-indexed", slots=8, lower="milp")
+    assert check_feasible(inst, res.schedule).ok
+    assert res.objective >= exact.objective * (1 - 1e-7)
+    assert res.bound <= exact.objective * (1 + 1e-7)
 
 
 def test_finer_grid_never_worse_on_halving():

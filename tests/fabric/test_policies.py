@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 
 from coflowopt import Instance, check_feasible
 from coflowopt.fabric import FatTree, Network, SpineLeaf
 from coflowopt.sim import POLICIES, simulate
-from tests.strategies import instances, network_instances
+from tests.strategies import instances, network_instances, policy_runs_on
 
 NETWORK_POLICIES = sorted(POLICIES)
 
@@ -18,6 +18,7 @@ NETWORK_POLICIES = sorted(POLICIES)
 @settings(max_examples=15, deadline=None)
 @given(inst=network_instances(deadlines=True))
 def test_every_policy_is_feasible_on_networks(name, inst):
+    assume(policy_runs_on(name, inst))
     for compiled in (True, False):
         res = simulate(inst, name, compiled=compiled)
         report = check_feasible(inst, res.schedule)

@@ -120,5 +120,6 @@ for _module in (
     "hug",
     "psp",
     "creek",
+    "coflourish",
 ):
     importlib.import_module(f"{__name__}.{_module}")

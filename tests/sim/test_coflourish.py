@@ -1,0 +1,175 @@
+"""coflourish: the switches' registers, the hosts' estimate, and Algorithm 4, by hand."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from coflowopt import MB, Coflow, Fabric, Instance, check_feasible
+from coflowopt.errors import CoflowoptError
+from coflowopt.fabric import FatTree, Network, SpineLeaf
+from coflowopt.fabric.background import Background
+from coflowopt.fabric.feedback import dre_advance
+from coflowopt.sim import make_policy, simulate
+
+
+def _tick_by_tick(segments, alpha, tick):
+    """The register by ESTCONG's own steps: bytes added as they cross, ``* (1 - alpha)`` at
+    every tick ``k * tick``; read at the end, before a decrease due then."""
+    x, t = 0.0, 0.0
+    for dur, rate in segments:
+        end = t + dur
+        k = math.ceil(t / tick - 1e-9)
+        while k * tick < end - 1e-9 * tick:
+            x = (x + rate * (k * tick - t)) * (1 - alpha)
+            t = k * tick
+            k += 1
+        x += rate * (end - t)
+        t = end
+    return x
+
+
+@settings(max_examples=60, deadline=None)
+@given(segments=st.lists(st.tuples(st.sampled_from([0.1, 0.25, 0.3, 0.5, 1.0, 1.7]),
+                                   st.sampled_from([0.0, 1.0, 2.5, 7.0])), min_size=1, max_size=6),
+       alpha=st.sampled_from([0.1, 0.5, 0.9]), tick=st.sampled_from([0.25, 0.4, 1.0]))
+def test_registers_in_closed_form_are_estcong_tick_by_tick(segments, alpha, tick):
+    x, t = np.zeros(1), 0.0
+    for dur, rate in segments:
+        # the same segment in two pieces gives the same register
+        half = dre_advance(x, t, t + dur / 3, np.array([rate]), alpha, tick)
+        whole = dre_advance(x, t, t + dur, np.array([rate]), alpha, tick)
+        assert dre_advance(half, t + dur / 3, t + dur, np.array([rate]), alpha, tick) == \
+            pytest.approx(whole, rel=1e-9, abs=1e-12)
+        x, t = whole, t + dur
+    assert x[0] == pytest.approx(_tick_by_tick(segments, alpha, tick), rel=1e-9, abs=1e-12)
+
+
+def test_a_steady_register_is_the_rate_times_tick_over_alpha():
+    x = dre_advance(np.zeros(2), 0.0, 10.0, np.array([3.0, 0.0]), 0.5, 0.25e-3)
+    assert x.tolist() == pytest.approx([3.0 * 0.25e-3 / 0.5, 0.0], rel=1e-12)
+
+
+def _leaf_fabric():
+    # 2 leaves x 2 hosts, 2 spines; host links 100, leaf-spine links 50 (a leaf: 200 down, 100 up)
+    return Network(SpineLeaf(2, 2, 2, 100.0, 50.0), "given",
+                   paths={"a": (("h0", "leaf0", "spine0", "leaf1", "h2"),)})
+
+
+def test_the_estimate_follows_algorithm_3_and_eq_2():
+    """A steady hidden load: the hosts' table is the bandwidth it leaves, through Eq. 2."""
+    net = _leaf_fabric()
+    H, L, S = 4, 2, 2
+    up = lambda a, s: 2 * H + a * S + s  # noqa: E731
+    down = lambda b, s: 2 * H + L * S + b * S + s  # noqa: E731
+    load = np.zeros(net.num_links)
+    load[0] = 25.0            # host 0's uplink
+    load[H + 2] = 40.0        # host 2's downlink (calibrates host 2's beta)
+    load[up(0, 0)], load[up(0, 1)] = 30.0, 10.0
+    load[down(1, 0)], load[down(1, 1)] = 20.0, 30.0
+    bg = Background(times=[0.0, 100.0], load=load[None, :])
+    inst = Instance(net, (Coflow.from_flows("a", [(0, 2, 1000.0)], release=10.0),))
+    pol = make_policy("coflourish", {"min_size": 0})
+    res = simulate(inst, pol, background=bg)
+    t = pol.table.reshape(4, H)  # UL, US, DL, DS per host
+    assert t[0, 0] == pytest.approx(75.0)               # UL_0: its NIC
+    assert t[1, 0] == pytest.approx(100.0 - 40.0)       # US_0 = min(sC - tS / beta, UL_0)
+    assert t[2, 2] == pytest.approx(60.0)               # DL_2
+    assert t[3, 2] == pytest.approx(100.0 - 50.0)       # DS_2 = min(sC - fS / beta, DL_2)
+    assert t[0, 1] == pytest.approx(100.0) and t[2, 3] == pytest.approx(100.0)  # quiet hosts
+    # asked for PathRem(0, 2) = 50; the path through spine 0 has 20 left on leaf0 -> spine0
+    assert res.cct[0] == pytest.approx(1000.0 / 20.0)
+    assert check_feasible(inst, res.schedule, background=res.background).ok
+    per_leaf = make_policy("coflourish", {"min_size": 0, "table": "leaf"})
+    simulate(inst, per_leaf, background=bg)
+    UL, LS, DL, SL = np.split(per_leaf.table, [H, H + L, 2 * H + L])
+    assert UL[0] == pytest.approx(75.0) and DL[2] == pytest.approx(60.0)
+    assert LS.tolist() == pytest.approx([100.0 - 40.0, 100.0])   # leaf 0 -> spines: 30 + 10 taken
+    assert SL.tolist() == pytest.approx([100.0, 100.0 - 50.0])   # spines -> leaf 1: 20 + 30 taken
+    nominal = make_policy("coflourish", {"min_size": 0, "estimate": "nominal"})
+    simulate(inst, nominal, background=bg)
+    assert nominal.table.reshape(4, H)[:, 0].tolist() == [100.0, 100.0, 100.0, 100.0]
+
+
+def _switch(*coflows, ports=3):
+    return Instance(Fabric.uniform(ports, 100 * MB), coflows)
+
+
+def test_only_coflows_above_25_mb_are_scheduled_the_rest_share_max_min():
+    inst = _switch(Coflow.from_flows("large", [(0, 1, 200 * MB)]),
+                   Coflow.from_flows("small", [(0, 1, 10 * MB)]))
+    # the large one asks for the whole link; the small one is not limited: they share it.
+    # The report at 0.2 still shows the small flow's 50 on the uplink (the load just
+    # before), so the large one asks for 50 until the report at 0.4 shows the link free
+    res = simulate(inst, "coflourish")
+    assert res.cct.tolist() == pytest.approx([0.4 + 180 / 100, 0.2])
+    assert res.info["coflourish_selections"] == {"coflows": 1, "bandwidth": 2, "stage": 0}
+    assert simulate(inst, "varys").cct.tolist() == pytest.approx([2.1, 0.1])
+
+
+def test_gamma_sums_a_coflows_bytes_on_each_entry():
+    """Eq. 4 over host pairs would give each flow of a fan-out the whole uplink."""
+    inst = _switch(Coflow.from_flows("fan", [(0, 1, 100 * MB), (0, 2, 100 * MB), (0, 0, 100 * MB)]))
+    pol = make_policy("coflourish", {})
+    res = simulate(inst, pol)
+    assert pol.rate.tolist() == pytest.approx([100 * MB / 3] * 3)
+    assert res.cct[0] == pytest.approx(3.0)
+
+
+def test_a_starved_coflow_runs_alone_in_each_starvation_stage():
+    inst = _switch(Coflow.from_flows("A", [(0, 1, 1000 * MB)]),
+                   Coflow.from_flows("B", [(0, 1, 300 * MB)]), ports=2)
+    # B first; A starved. 2.0-2.2: A alone (20 MB). B done at 3.2; A has 980 MB left
+    res = simulate(inst, "coflourish")
+    assert res.cct.tolist() == pytest.approx([13.0, 3.2])
+    assert res.info["coflourish_selections"] == {"coflows": 2, "bandwidth": 0, "stage": 1}
+    assert check_feasible(inst, res.schedule).ok
+
+
+def test_a_report_that_moves_the_table_reschedules():
+    """90 of port 1's downlink is taken from time 0. The first decision sees the fabric;
+    the report at 0.2 shows DL_1 = 10, and Y (150 MB on a free path) goes first."""
+    load = np.zeros(6)
+    load[3 + 1] = 90 * MB
+    bg = Background(times=[0.0, 1000.0], load=load[None, :])
+    inst = _switch(Coflow.from_flows("X", [(0, 1, 100 * MB)]),
+                   Coflow.from_flows("Y", [(0, 2, 150 * MB)]))
+    res = simulate(inst, "coflourish", background=bg)
+    # X at 10 until 0.2 (2 MB); Y alone at 100 until 1.7; then X at 10 for its 98 MB
+    assert res.cct.tolist() == pytest.approx([11.5, 1.7])
+    assert res.info["coflourish_selections"]["bandwidth"] == 1
+    assert check_feasible(inst, res.schedule, background=res.background).ok
+    # with the fabric's capacities X keeps going first at the 10 it gets, and Y gets 20 MB
+    # in each of the starvation stages 2.0-2.2, 4.2-4.4, 6.4-6.6, 8.6-8.8; X is done at 10.8
+    nominal = simulate(inst, "coflourish", background=bg, estimate="nominal")
+    assert nominal.cct.tolist() == pytest.approx([10.8, 11.5])
+
+
+def test_a_table_per_leaf_sees_the_leaf_uplink_its_hosts_share():
+    """Hosts 0 and 1 under leaf 0 send across it through one spine link of 100. Per host,
+    each sees its own 100 and both ask for it: the link is shared, 50 each. Per leaf, the
+    smaller coflow takes the leaf's 100 and the other waits."""
+    net = Network(SpineLeaf(2, 1, 2, 100.0, 100.0))
+    inst = Instance(net, (Coflow.from_flows("A", [(0, 2, 100.0)]), Coflow.from_flows("B", [(1, 3, 300.0)])))
+    host = simulate(inst, "coflourish", min_size=0)
+    assert host.cct.tolist() == pytest.approx([2.0, 4.0])
+    leaf = simulate(inst, "coflourish", min_size=0, table="leaf")
+    assert leaf.cct.tolist() == pytest.approx([1.0, 4.0])
+    assert check_feasible(inst, leaf.schedule).ok
+
+
+def test_coflourish_refuses_what_it_cannot_read():
+    inst = Instance(Network(FatTree(4)), (Coflow.from_flows("a", [(0, 5, 1.0)]),))
+    with pytest.raises(CoflowoptError, match=r"two-layer fabric's feedback .* on a FatTree"):
+        simulate(inst, "coflourish")
+    big = _switch(Coflow.from_flows("a", [(0, 1, 1.0)]))
+    with pytest.raises(CoflowoptError, match="builds its own estimate"):
+        simulate(big, "coflourish", background=Background(share=0.5), knowledge="ideal")
+    with pytest.raises(CoflowoptError, match="alpha must lie in"):
+        simulate(big, "coflourish", alpha=1.0)
+    with pytest.raises(CoflowoptError, match="estimate must be one of"):
+        simulate(big, "coflourish", estimate="ideal")
