@@ -21,7 +21,7 @@ from ..errors import CoflowoptError
 __all__ = ["build_parser", "main"]
 
 # Preferred order in --help; other modules follow alphabetically.
-_ORDER = ["info", "convert", "generate", "solve", "simulate", "fair", "mcs"]
+_ORDER = ["info", "convert", "generate", "solve", "simulate", "fair", "mcs", "sweep"]
 
 
 def _command_modules() -> list[str]:

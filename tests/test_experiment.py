@@ -1,0 +1,431 @@
+"""Experiments as data: the TOML grid, stable cell ids, cached and resumable sweeps on a
+local pool and on a real Dask cluster, the tidy tables, the report, and the CLI."""
+
+from __future__ import annotations
+
+import json
+import math
+import subprocess
+import sys
+import time
+import tomllib
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import coflowopt
+from coflowopt.cli import main
+from coflowopt.experiment import (
+    Experiment,
+    FabricSpec,
+    InstanceSpec,
+    SchedulerSpec,
+    SweepError,
+    load,
+    load_experiment,
+    report,
+    sweep,
+)
+from coflowopt.experiment.report import t_interval
+
+ROOT = Path(__file__).resolve().parents[1]
+EXAMPLE = ROOT / "examples" / "sweep_small.toml"
+DATA = ROOT / "tests" / "data"
+MEASURED = ["runtime_s", "wall_s"]  # times: the only columns that differ from run to run
+
+
+def tiny(**changes) -> Experiment:
+    """9 cells: 2 schedulers and a bound, 3 seeds, on an 8-coflow synthetic instance."""
+    spec = {"instances": [InstanceSpec("synthetic", {"num_coflows": 8, "num_ports": 4, "load": 0.8})],
+            "schedulers": ["varys", "fifo"], "seeds": [0, 1, 2], "bounds": ["isolation"]}
+    spec.update(changes)
+    return Experiment(**spec)
+
+
+def run(capsys, *argv):
+    code = main([str(a) for a in argv])
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+class Counter:
+    """The progress reports of a sweep."""
+
+    def __init__(self):
+        self.reports = []
+
+    def __call__(self, p):
+        self.reports.append(p)
+
+    @property
+    def last(self):
+        return self.reports[-1]
+
+
+# --------------------------------------------------------------------------- the grid
+
+
+def test_toml_round_trip_keeps_every_cell_and_label(tmp_path):
+    text = """
+name = "round trip"
+seeds = [0, 3]
+schedulers = ["varys", "aalo:sharing=strict:num_queues=4",
+              {name = "aalo", num_queues = 3, weights = [[4, 2, 1]], multiplier = [4, 10.5]},
+              {name = "static-order", label = "given", order = [["b", "a"]]}]
+bounds = ["isolation", {name = "sincronia", time_limit = 5}]
+fabrics = ["big-switch", "spine-leaf:spines=2,oversub=4",
+           {topology = "fat-tree:k=4", routing = "spray"}, {topology = "fat-tree", k = 4, routing_seed = 7}]
+backgrounds = ["none", "share:0.2", "poisson:load=0.1"]
+
+[options]
+batch_interval = 0.5
+
+[[instances]]
+generator = "synthetic"
+num_coflows = 6
+num_ports = 4
+load = [0.5, 0.9]
+
+[[instances]]
+generator = "file"
+file = "good.txt"
+"""
+    (tmp_path / "good.txt").write_text((DATA / "good_benchmark.txt").read_text())
+    path = tmp_path / "exp.toml"
+    path.write_text(text)
+    exp = load_experiment(path)
+    assert len(exp.instances) == 3 and len(exp.schedulers) == 5 and len(exp.fabrics) == 4
+    assert [s.label for s in exp.schedulers] == [
+        "varys", "aalo:sharing=strict:num_queues=4", "aalo:num_queues=3:weights=4,2,1:multiplier=4",
+        "aalo:num_queues=3:weights=4,2,1:multiplier=10.5", "given"]
+    assert exp.schedulers[2].params["weights"] == (4, 2, 1)
+    back = tmp_path / "back.toml"
+    back.write_text(exp.to_toml())
+    again = load_experiment(back)
+    assert again == exp
+    assert [(c.id, dict(c.labels)) for c in again.cells()] == [(c.id, dict(c.labels)) for c in exp.cells()]
+    # the same through to_dict, as a sweep records it (JSON)
+    assert Experiment.from_dict(json.loads(json.dumps(exp.to_dict()))) == exp
+    # 3 instances x 4 fabrics x 2 seeds x (5 schedulers x 3 backgrounds + 2 bounds)
+    assert len(exp.cells()) == 3 * 4 * 2 * (5 * 3 + 2)
+    assert tomllib.loads(exp.to_toml())["options"] == {"batch_interval": 0.5}
+
+
+BAD = [
+    ("seeds = [0\n", "exp.toml: not valid TOML"),
+    ('schedluers = ["varys"]\n', "exp.toml: unknown key 'schedluers'"),
+    ('schedulers = ["varys", "fifo", "varyz"]\n', "exp.toml: schedulers[2]: unknown scheduler 'varyz'"),
+    ('schedulers = ["aalo:sharing=both"]\n', "exp.toml: schedulers[0]: scheduler 'aalo': "),
+    ('schedulers = [{name = "aalo", num_queues = [4, "many"]}]\n',
+     "exp.toml: schedulers[0]: scheduler 'aalo': "),
+    ('schedulers = ["varys"]\nseeds = [1, -1]\n', "exp.toml: seeds[1]: a seed is an integer >= 0, got -1"),
+    ('schedulers = ["varys"]\nbounds = ["loose"]\n', "exp.toml: bounds[0]: unknown bound 'loose'"),
+    ('schedulers = ["varys"]\nfabrics = ["big-switch", "fat-tree:q=4"]\n',
+     "exp.toml: fabrics[1]: fat-tree: unknown parameter 'q'"),
+    ('schedulers = ["varys"]\nfabrics = [{topology = "spine-leaf", routing = "random"}]\n',
+     "exp.toml: fabrics[0]: routing must be ecmp or spray, got 'random'"),
+    ('schedulers = ["varys"]\nbackgrounds = ["share:lots"]\n', "exp.toml: backgrounds[0]: "),
+    ('schedulers = ["varys"]\n[options]\nbatch = 1\n', "exp.toml: options: unknown option 'batch'"),
+    ('schedulers = ["varys", "varys"]\n', "exp.toml: schedulers[1]: the same label as schedulers[0]"),
+]
+INSTANCE = '\n[[instances]]\ngenerator = "synthetic"\nnum_coflows = 4\nnum_ports = 2\n'
+
+
+@pytest.mark.parametrize(("text", "message"), BAD, ids=[m.split(": ", 1)[1][:30] for _, m in BAD])
+def test_a_bad_experiment_is_located_and_exits_2(tmp_path, monkeypatch, capsys, text, message):
+    monkeypatch.chdir(tmp_path)
+    Path("exp.toml").write_text(text + INSTANCE)
+    code, out, err = run(capsys, "sweep", "exp.toml")
+    assert code == 2 and out == ""
+    assert err.startswith(f"coflowopt: error: {message}"), err
+    assert err.count("\n") == 1 and "Traceback" not in err
+    assert not Path("exp").exists()  # nothing started
+
+
+@pytest.mark.parametrize(("instance", "message"), [
+    ('generator = "synthetic"\nnum_coflows = 4\nports = 2\n',
+     "instances[0]: generator 'synthetic' takes no parameter 'ports'"),
+    ('generator = "synthetic"\nnum_coflows = 4\n', "instances[0]: generator 'synthetic' needs num_ports"),
+    ('generator = "file"\nfile = "nowhere.txt"\n', "instances[0]: file: no such file 'nowhere.txt'"),
+    ('generator = "zipf"\n', "instances[0]: unknown generator 'zipf'"),
+    ('generator = "synthetic"\nnum_coflows = []\nnum_ports = 2\n',
+     "instances[0]: num_coflows: an empty list"),
+])
+def test_a_bad_instance_is_located(tmp_path, instance, message):
+    path = tmp_path / "exp.toml"
+    path.write_text('schedulers = ["varys"]\n[[instances]]\n' + instance)
+    pattern = f"^{path}: " + message.replace("[", r"\[").replace("]", r"\]")
+    with pytest.raises(coflowopt.InputError, match=pattern):
+        load_experiment(path)
+
+
+def test_cell_ids_are_stable_across_processes():
+    here = [c.id for c in load_experiment(EXAMPLE).cells()]
+    code = ("import sys; from coflowopt.experiment import load_experiment; "
+            "print(' '.join(c.id for c in load_experiment(sys.argv[1]).cells()))")
+    proc = subprocess.run([sys.executable, "-c", code, str(EXAMPLE)], capture_output=True, text=True,
+                          check=True, env={"PYTHONHASHSEED": "12345", "PATH": ""})
+    assert proc.stdout.split() == here
+    assert len(set(here)) == len(here) == 48
+
+
+def test_any_change_of_a_cell_changes_its_id(tmp_path, monkeypatch):
+    data = tmp_path / "i.txt"
+    data.write_text((DATA / "good_benchmark.txt").read_text())
+
+    def one(**changes):
+        spec = {"instances": [InstanceSpec("synthetic", {"num_coflows": 8, "num_ports": 4, "load": 0.8})],
+                "schedulers": ["aalo:sharing=strict"], "fabrics": ["spine-leaf:spines=2"],
+                "backgrounds": ["share:0.1"], "seeds": [0]}
+        spec.update(changes)
+        (cell,) = Experiment(**spec).cells()
+        return cell.id
+
+    ids = {
+        "base": one(),
+        "load": one(instances=[InstanceSpec("synthetic", {"num_coflows": 8, "num_ports": 4, "load": 0.7})]),
+        "seed": one(seeds=[1]),
+        "port rate": one(instances=[InstanceSpec(
+            "synthetic", {"num_coflows": 8, "num_ports": 4, "load": 0.8, "port_rate": 1.0})]),
+        "param": one(schedulers=["aalo:sharing=weighted"]),
+        "scheduler": one(schedulers=["varys"]),
+        "fabric": one(fabrics=["spine-leaf:spines=4"]),
+        "routing": one(fabrics=[FabricSpec("spine-leaf", {"spines": 2}, routing="spray")]),
+        "routing seed": one(fabrics=[FabricSpec("spine-leaf", {"spines": 2}, routing_seed=5)]),
+        "background": one(backgrounds=["share:0.2"]),
+        "options": one(options={"batch_interval": 1.0}),
+    }
+    same = {  # what does not change the configuration does not change the id
+        "label": one(schedulers=[SchedulerSpec("aalo", {"sharing": "strict"}, label="A")]),
+        "default written out": one(schedulers=["aalo:sharing=strict:num_queues=10"]),
+        "load as an integer": one(instances=[InstanceSpec(
+            "synthetic", {"num_coflows": 8.0, "num_ports": 4, "load": 0.8})]),
+    }
+    assert len(set(ids.values())) == len(ids)
+    assert set(same.values()) == {ids["base"]}
+    file_cell = Experiment([InstanceSpec("file", {"file": data})], ["varys"]).cells()[0].id
+    data.write_text(data.read_text().replace("\n", "\n\n", 1))  # same path, other bytes
+    assert Experiment([InstanceSpec("file", {"file": data})], ["varys"]).cells()[0].id != file_cell
+    monkeypatch.setattr(coflowopt, "__version__", "0.0.0-other")
+    assert one() != ids["base"]
+
+
+# --------------------------------------------------------------------------- sweeps
+
+
+def test_resume_recomputes_only_what_is_missing_or_changed(tmp_path):
+    out = tmp_path / "out"
+    first = Counter()
+    res = sweep(tiny(), out, progress=first)
+    assert (res.total, res.computed, res.cached, res.failures) == (9, 9, 0, ())
+    assert (first.reports[0].done, first.last.done, first.last.failed) == (0, 9, 0)
+    before = load(out).drop(columns=MEASURED)
+    with pytest.raises(coflowopt.InputError, match="holds the results of a sweep: resume"):
+        sweep(tiny(), out)
+    # a killed sweep: two results never written, one cut short
+    files = sorted((out / "cells").glob("*.json"))
+    files[0].unlink()
+    files[4].unlink()
+    files[7].write_text(files[7].read_text()[:50])
+    again = Counter()
+    res = sweep(tiny(), out, resume=True, progress=again)
+    assert (res.computed, res.cached) == (3, 6)
+    assert (again.last.done, again.last.cached, again.last.todo) == (3, 6, 3)
+    pd.testing.assert_frame_equal(load(out).drop(columns=MEASURED), before)
+    # a changed experiment: the new seed's cells only
+    more = Counter()
+    res = sweep(tiny(seeds=[0, 1, 2, 3]), out, resume=True, progress=more)
+    assert (res.total, res.computed, res.cached) == (12, 3, 9)
+    assert len(load(out)) == 12 and sorted(set(load(out)["seed"])) == [0, 1, 2, 3]
+
+
+def test_a_sweep_killed_midway_resumes_where_it_stopped(tmp_path):
+    path = tmp_path / "exp.toml"
+    path.write_text('schedulers = ["varys", "fifo"]\nbounds = ["isolation"]\nseeds = [0, 1, 2, 3, 4]\n'
+                    'fabrics = ["spine-leaf:spines=2,oversub=4"]\n' + INSTANCE.replace("4\nnum_ports = 2",
+                                                                                      "8\nnum_ports = 4"))
+    out = tmp_path / "out"
+    proc = subprocess.Popen([sys.executable, "-m", "coflowopt", "sweep", str(path), "--out", str(out),
+                             "--jobs", "1", "--no-progress"], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    try:
+        for _ in range(6000):  # until a few cells are stored (or it is over)
+            if proc.poll() is not None or len(list(out.glob("cells/*.json"))) >= 3:
+                break
+            time.sleep(0.02)
+    finally:
+        proc.kill()
+        proc.wait()
+    stored = len(list(out.glob("cells/*.json")))
+    assert stored >= 3
+    counter = Counter()
+    res = sweep(load_experiment(path), out, resume=True, progress=counter)
+    assert (res.total, res.cached, res.computed) == (15, stored, 15 - stored)
+    assert counter.last.done == 15 - stored and set(load(out)["status"]) == {"ok"}
+
+
+def test_the_tables_are_tidy_with_the_configuration_in_columns(tmp_path):
+    exp = tiny(fabrics=["big-switch", "spine-leaf:spines=2,oversub=2"], seeds=[0],
+               backgrounds=[None, "share:0.25"])
+    sweep(exp, tmp_path)
+    runs, coflows = load(tmp_path), load(tmp_path, "coflows")
+    assert list(runs["kind"]) == ["run"] * 4 + ["bound"] + ["run"] * 4 + ["bound"]
+    assert list(runs["background"][:5]) == ["none", "share:0.25", "none", "share:0.25", "none"]
+    assert set(runs["fabric"]) == {"big-switch", "spine-leaf:spines=2,oversub=2"}
+    assert set(runs["status"]) == {"ok"}
+    sim = runs[runs["kind"] == "run"]
+    assert (sim["instance_load"] == 0.8).all() and (sim["instance_num_coflows"] == 8).all()
+    assert list(runs.loc[runs["topology"] == "spine-leaf", "routing_seed"]) == [0] * 5
+    assert len(coflows) == 8 * 8 and {"coflow", "cct", "release", "size", "width", "bin"} <= set(coflows)
+    # the per-run mean is the mean of the per-coflow rows; the CSV twin holds the same
+    for cell, group in coflows.groupby("cell"):
+        assert math.isclose(runs.set_index("cell").loc[cell, "mean_cct"], group["cct"].mean(), rel_tol=1e-12)
+    csv = pd.read_csv(tmp_path / "runs.csv")
+    assert np.allclose(csv["mean_cct"], runs["mean_cct"], equal_nan=True)
+    # the background only takes capacity away
+    alone = sim[sim["background"] == "none"].set_index(["fabric", "scheduler"])["mean_cct"]
+    under = sim[sim["background"] != "none"].set_index(["fabric", "scheduler"])["mean_cct"]
+    assert (under >= alone * (1 - 1e-9)).all()
+    bound = runs[runs["kind"] == "bound"]
+    assert (bound["bound_cct"] > 0).all()
+    for fabric, b in zip(bound["fabric"], bound["bound_cct"], strict=True):  # bound <= every schedule
+        assert b <= sim.loc[sim["fabric"] == fabric, "weighted_cct"].min()
+
+
+def test_jobs_and_dask_give_identical_tables(tmp_path):
+    exp = Experiment(
+        instances=[InstanceSpec("synthetic", {"num_coflows": 6, "num_ports": 4, "load": 0.8}),
+                   InstanceSpec("trace", {"num_coflows": 6, "load": 0.8})],
+        schedulers=["varys", "fifo"], seeds=[0, 1], bounds=["isolation"],
+        fabrics=["big-switch", "spine-leaf:spines=2,oversub=4"])
+    tables = {}
+    for name, how in (("here", {"jobs": 1}), ("pool", {"jobs": 2, "chunk_size": 3}),
+                      ("dask", {"dask": "local:2", "chunk_size": 2})):
+        res = sweep(exp, tmp_path / name, **how)
+        assert res.computed == res.total == 2 * 2 * 2 * (2 + 1) and not res.failures
+        tables[name] = (load(tmp_path / name).drop(columns=MEASURED).sort_values("cell"),
+                        load(tmp_path / name, "coflows").sort_values(["cell", "coflow"]))
+    for name in ("pool", "dask"):
+        pd.testing.assert_frame_equal(tables[name][0], tables["here"][0])
+        pd.testing.assert_frame_equal(tables[name][1], tables["here"][1])
+    runs = tables["here"][0]
+    assert set(runs["status"]) == {"ok"}
+    # the seed is the replicate: it draws the synthetic instance and ECMP's hashing, not the
+    # trace's coflows
+    bounds = runs[runs["kind"] == "bound"].groupby(["generator", "fabric"])["bound"].nunique()
+    assert bounds["trace", "big-switch"] == 1 and bounds["synthetic", "big-switch"] == 2
+
+
+def test_a_failing_cell_is_recorded_and_the_sweep_goes_on(tmp_path):
+    exp = tiny(schedulers=["varys", "static-order:order=zz", "fifo"])
+    counter = Counter()
+    res = sweep(exp, tmp_path / "on", progress=counter)
+    assert res.computed == 12 and [e for _, e in res.failures] == [
+        "SimulationError: order names an unknown coflow 'zz'"] * 3
+    assert counter.last.failed == 3
+    runs = load(tmp_path / "on")
+    bad = runs[runs["status"] == "failed"]
+    assert set(bad["scheduler"]) == {"static-order:order=zz"} and bad["mean_cct"].isna().all()
+    ok = runs[(runs["status"] == "ok") & (runs["kind"] == "run")]
+    assert (ok["mean_cct"] > 0).all() and len(ok) == 6 and len(runs) == 12
+    table = report(runs)
+    failing = table[table["scheduler"] == "static-order:order=zz"].iloc[0]
+    assert (failing["seeds"], failing["failed"]) == (0, 3)
+    # a resumed sweep tries failed cells again
+    assert sweep(exp, tmp_path / "on", resume=True).computed == 3
+    with pytest.raises(SweepError, match="order names an unknown coflow 'zz'"):
+        sweep(exp, tmp_path / "stop", fail_fast=True)
+
+
+# --------------------------------------------------------------------------- the report
+
+
+def hand_table() -> pd.DataFrame:
+    rows = []
+    for seed, (v, f, wv, wf, b) in enumerate([(1, 2, 10, 20, 5), (2, 4, 12, 30, 6), (2, 6, 14, 45, 7)]):
+        for label, mean, w in (("varys", v, wv), ("fifo", f, wf)):
+            rows.append({"kind": "run", "instance": "i", "fabric": "big-switch", "background": "none",
+                         "seed": seed, "scheduler": label, "status": "ok", "mean_cct": float(mean),
+                         "p95_cct": 10.0 * mean, "bin_mean_cct_SN": float(mean), "weighted_cct": float(w),
+                         "runtime_s": 1.0})
+        rows.append({"kind": "bound", "instance": "i", "fabric": "big-switch", "background": "none",
+                     "seed": seed, "scheduler": "isolation", "status": "ok", "bound_cct": float(b)})
+        rows.append({"kind": "bound", "instance": "i", "fabric": "big-switch", "background": "none",
+                     "seed": seed, "scheduler": "weak", "status": "ok", "bound_cct": 1.0})
+    rows.append({**rows[1], "seed": 3, "status": "failed", "mean_cct": math.nan})
+    return pd.DataFrame(rows)
+
+
+def test_report_matches_a_hand_computation():
+    table = report(hand_table()).set_index("scheduler")
+    t2 = 4.302652729911275  # Student t, 97.5% quantile, 2 degrees of freedom
+    fifo = table.loc["fifo"]
+    assert (fifo["seeds"], fifo["failed"]) == (3, 1)
+    # fifo's mean CCTs 2, 4, 6: mean 4, standard deviation 2
+    assert math.isclose(fifo["mean_cct"], 4.0) and math.isclose(fifo["mean_cct_ci"], t2 * 2 / math.sqrt(3))
+    assert math.isclose(fifo["p95_cct"], 40.0) and math.isclose(fifo["mean_cct_SN"], 4.0)
+    # per seed over varys's 1, 2, 2: ratios 2, 2, 3
+    sd = math.sqrt(((2 - 7 / 3) ** 2 * 2 + (3 - 7 / 3) ** 2) / 2)
+    assert math.isclose(fifo["norm_mean"], 7 / 3)
+    assert math.isclose(fifo["norm_mean_ci"], t2 * sd / math.sqrt(3))
+    assert math.isclose(fifo["norm_SN"], 7 / 3)
+    # sum wCCT over the best bound of the seed (5, 6, 7; not the weak one): 4, 5, 45/7
+    assert math.isclose(fifo["vs_bound"], (4 + 5 + 45 / 7) / 3)
+    varys = table.loc["varys"]
+    assert (varys["norm_mean"], varys["norm_mean_ci"], varys["seeds"]) == (1.0, 0.0, 3)
+    assert math.isclose(varys["vs_bound"], (2 + 2 + 2) / 3)
+    # the other baseline, and the interval's level
+    other = report(hand_table(), baseline="fifo", level=0.9).set_index("scheduler")
+    assert math.isclose(other.loc["varys", "norm_mean"], (1 / 2 + 1 / 2 + 1 / 3) / 3)
+    assert math.isclose(t_interval([2, 4, 6], 0.9)[1], 2.919985580355516 * 2 / math.sqrt(3))
+    assert math.isnan(t_interval([3.0])[1])
+    with pytest.raises(coflowopt.InputError, match="the baseline 'sincronia' is not a scheduler"):
+        report(hand_table(), baseline="sincronia")
+
+
+# --------------------------------------------------------------------------- the command line
+
+
+def test_the_cli_sweeps_the_example_and_reports_it(tmp_path, capsys):
+    out = tmp_path / "small"
+    code, text, err = run(capsys, "sweep", EXAMPLE, "--out", out, "--jobs", "1", "--json")
+    done = json.loads(text)
+    assert code == 0 and (done["cells"], done["computed"], done["cached"], done["failed"]) == (48, 48, 0, [])
+    assert err.startswith("coflowopt: 48 cells; computing 48 on this process")
+    assert sorted(Path(t).name for t in done["tables"]) == [
+        "coflows.csv", "coflows.parquet", "runs.csv", "runs.parquet"]
+    code, text, _ = run(capsys, "sweep", EXAMPLE, "--out", out, "--resume")
+    assert code == 0 and "48 cells: 0 computed, 48 found in" in text
+    code, _, err = run(capsys, "sweep", EXAMPLE, "--out", out)
+    assert code == 2 and f"coflowopt: error: {out}: holds the results of a sweep" in err
+
+    code, text, _ = run(capsys, "report", out, "--json")
+    rep = json.loads(text)
+    assert code == 0 and rep["baseline"] == "varys" and "Student-t" in rep["method"]
+    assert len(rep["rows"]) == 2 * 2 * 3  # loads x fabrics x schedulers
+    assert {r["seeds"] for r in rep["rows"]} == {3}
+    assert all(r["norm_mean"] == 1.0 for r in rep["rows"] if r["scheduler"] == "varys")
+    assert all(r["vs_bound"] >= 1 for r in rep["rows"])
+    expected = report(out).to_dict(orient="records")
+    assert [r["mean_cct"] for r in rep["rows"]] == pytest.approx([r["mean_cct"] for r in expected])
+    code, text, _ = run(capsys, "report", out, "--baseline", "fifo")
+    assert code == 0 and "baseline: fifo" in text and "95% Student-t interval" in text
+    assert "instance synthetic:num_coflows=10,num_ports=6,load=0.9, fabric big-switch" in text
+    code, _, _ = run(capsys, "report", out, "--csv", tmp_path / "r.csv")
+    assert code == 0 and len(pd.read_csv(tmp_path / "r.csv")) == 12
+    code, _, err = run(capsys, "report", out, "--baseline", "varyz")
+    assert code == 2 and "the baseline 'varyz' is not a scheduler of the sweep" in err
+    code, _, err = run(capsys, "report", tmp_path)
+    assert code == 2 and "holds no runs table" in err
+
+
+def test_the_cli_exit_code_says_a_cell_failed(tmp_path, capsys):
+    path = tmp_path / "exp.toml"
+    path.write_text('schedulers = ["varys", "static-order:order=zz"]\n' + INSTANCE)
+    code, text, err = run(capsys, "sweep", path, "--out", tmp_path / "o", "--jobs", "1")
+    assert code == 1 and "2 cells: 2 computed, 0 found in" in text and ", 1 failed" in text
+    assert "order names an unknown coflow 'zz'" in err
+    code, _, err = run(capsys, "sweep", path, "--out", tmp_path / "p", "--jobs", "1", "--fail-fast")
+    assert code == 1 and "failed: SimulationError: order names an unknown coflow 'zz'" in err
