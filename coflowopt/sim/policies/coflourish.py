@@ -181,7 +181,7 @@ class Coflourish(Policy):
         # table per host a(i) = i, b(j) = j (US_i, DS_j) and per leaf the hosts' leaves
         per_leaf = p.table == "leaf"
         side = nL if per_leaf else H
-        D = H + side
+        self.D = D = H + side
         a = leaf if per_leaf else np.arange(H)
         src, dst = view.flow_src, view.flow_dst
         across = leaf[src] != leaf[dst]
@@ -215,32 +215,30 @@ class Coflourish(Policy):
     def _estimate(self, rep: FeedbackReport) -> np.ndarray:
         """The table from a report (Algorithm 3 at every host, Eq. 2)."""
         p: CoflourishParams = self.params
-        H = self.c_up.size
+        H, D = self.c_up.size, self.D
         g, u = rep.congestion, rep.load
-        UL = self.c_up - u[:H]
-        DL = self.c_dn - u[H:2 * H]
-        if not self.up_links.size:  # one leaf: the spine-layer entries are never used
-            n_side = (self.nominal.size - 2 * H) // 2
-            return np.maximum(np.concatenate([UL, self.nominal[H:H + n_side], DL,
-                                              self.nominal[2 * H + n_side:]]), self.floor)
-        used = u[H:2 * H]
-        fL = g[H:2 * H]
-        calibrated = used > FLOOR * self.c_dn
-        beta = np.full(H, p.dre_period / p.alpha)
-        beta[calibrated] = fL[calibrated] / used[calibrated]
-        beta = np.maximum(beta, 1e-300)
-        tS = g[self.up_links].sum(axis=1)
-        fS = g[self.dn_links].sum(axis=1)
-        if p.table == "leaf":
-            # one beta a leaf: the mean of its hosts' (each calibrates the same registers)
-            nL = tS.size
-            cnt = np.bincount(self.leaf, minlength=nL)
-            b = np.bincount(self.leaf, beta, minlength=nL) / np.maximum(cnt, 1)
-            table = np.concatenate([UL, self.s_up - tS / b, DL, self.s_dn - fS / b])
-        else:
-            US = np.minimum(self.s_up[self.leaf] - tS[self.leaf] / beta, UL)
-            DS = np.minimum(self.s_dn[self.leaf] - fS[self.leaf] / beta, DL)
-            table = np.concatenate([UL, US, DL, DS])
+        table = self.nominal.copy()  # one leaf: the spine-layer entries are never used
+        table[:H] = UL = self.c_up - u[:H]
+        table[D:D + H] = DL = self.c_dn - u[H:2 * H]
+        if self.up_links.size:
+            used = u[H:2 * H]
+            fL = g[H:2 * H]
+            calibrated = used > FLOOR * self.c_dn
+            beta = np.full(H, p.dre_period / p.alpha)
+            beta[calibrated] = fL[calibrated] / used[calibrated]
+            beta = np.maximum(beta, 1e-300)
+            tS = g[self.up_links].sum(axis=1)
+            fS = g[self.dn_links].sum(axis=1)
+            if p.table == "leaf":
+                # one beta a leaf: the mean of its hosts' (each calibrates the same registers)
+                nL = tS.size
+                cnt = np.bincount(self.leaf, minlength=nL)
+                b = np.bincount(self.leaf, beta, minlength=nL) / np.maximum(cnt, 1)
+                table[H:D] = self.s_up - tS / b
+                table[D + H:] = self.s_dn - fS / b
+            else:
+                table[H:D] = np.minimum(self.s_up[self.leaf] - tS[self.leaf] / beta, UL)
+                table[D + H:] = np.minimum(self.s_dn[self.leaf] - fS[self.leaf] / beta, DL)
         return np.maximum(table, self.floor)
 
     def _read_feedback(self, view: SimView) -> bool:
@@ -256,20 +254,20 @@ class Coflourish(Policy):
 
     # ------------------------------------------------------------------ Algorithm 4
 
-    def _share(self, flows: np.ndarray, rem: np.ndarray, residual: np.ndarray) -> np.ndarray:
-        """SHAREBW for one coflow: MADD on the table's residual, which it updates."""
-        u = self.U[flows]
+    def _share(self, u: sp.csr_array, rem: np.ndarray, residual: np.ndarray) -> np.ndarray:
+        """SHAREBW for one coflow (its flows' rows ``u`` of the table's incidence): MADD on
+        the table's residual, which it updates."""
         need = u.T @ rem > 0
         if np.any(residual[need] <= self.floor[need]):
-            return np.zeros(flows.size)
+            return np.zeros(rem.size)
         x, gamma = alloc.madd(u, rem, residual)
         if not math.isfinite(gamma) or gamma <= 0:
-            return np.zeros(flows.size)
-        self._take(flows, x, residual)
+            return np.zeros(rem.size)
+        self._take(u, x, residual)
         return x
 
-    def _take(self, flows: np.ndarray, x: np.ndarray, residual: np.ndarray) -> None:
-        residual -= self.U[flows].T @ x
+    def _take(self, u: sp.csr_array, x: np.ndarray, residual: np.ndarray) -> None:
+        residual -= u.T @ x
         residual[residual <= self.floor] = 0.0
 
     def _select(self, view: SimView, ks: list[int]) -> None:
@@ -277,18 +275,17 @@ class Coflourish(Policy):
         table = self.table
         flows = [view.flows_of(k) for k in ks]
         rems = [view.remaining(f) for f in flows]
-        keys = np.array([float(np.max((self.U[f].T @ r) / table))
-                         for f, r in zip(flows, rems, strict=True)])
+        us = [self.U[f] for f in flows]
+        keys = np.array([float(np.max((u.T @ r) / table)) for u, r in zip(us, rems, strict=True)])
         order = order_with_ties(keys)
         residual = table.copy()
-        got = [self._share(flows[i], rems[i], residual) for i in order]
+        got = [self._share(us[i], rems[i], residual) for i in order]
         for j, i in enumerate(order):
             if not (residual > 0).any():
                 break
-            f, r = flows[i], rems[i]
-            x = alloc.max_min(self.U[f], residual, weights=r)
+            x = alloc.max_min(us[i], residual, weights=rems[i])
             got[j] = got[j] + x
-            self._take(f, x, residual)
+            self._take(us[i], x, residual)
         self.starved = [ks[i] for j, i in enumerate(order) if not got[j].any()]
         for j, i in enumerate(order):
             self.rate[flows[i]] = got[j]
@@ -301,7 +298,7 @@ class Coflourish(Policy):
         live = [k for k in self.starved if k in set(ks)]
         if live:
             f = np.concatenate([view.flows_of(k) for k in live])
-            self.rate[f] = self._share(f, view.remaining(f), self.table.copy())
+            self.rate[f] = self._share(self.U[f], view.remaining(f), self.table.copy())
         self.table_used = self.table.copy()
 
     def decide(self, view: SimView) -> Allocation:
