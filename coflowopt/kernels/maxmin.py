@@ -44,14 +44,14 @@ Rows come in two forms, which may be mixed:
 
 from __future__ import annotations
 
-import math
+import heapq
 
 import numpy as np
 
 from .._jit import njit
 
 __all__ = [
-    "REL", "REOPEN", "SLACK", "bipartite_levels", "csr_lists", "max_min_rows",
+    "REFRESH", "REL", "REOPEN", "SLACK", "bipartite_levels", "csr_lists", "max_min_rows",
     "progressive_filling", "waterfill",
 ]
 
@@ -324,9 +324,15 @@ def bipartite_levels(W, ra, rb, rw, ru, cap_l, cap_r):  # type: ignore[no-untype
 
 
 SLACK = 1e-12
-"""Progressive filling: a link is full when what is left of it is at most ``SLACK`` of its
-capacity (plus ``SLACK`` of the round's growth there), and a row is at its upper bound
-when its rate is within ``SLACK`` of it."""
+"""Progressive filling: a row whose upper level lies within ``SLACK`` (relative) of the
+level at which one of its links saturates freezes at its bound."""
+
+
+REFRESH = 1e-3
+"""Progressive filling: a link's open weight, kept by subtraction, is summed afresh from
+its open rows when it falls to this fraction of its last fresh sum, so that the
+subtractions leave at most about ``1e-16 / REFRESH`` of relative error in a level;
+a link is summed afresh only after its open weight has fallen a thousandfold."""
 
 
 @njit
@@ -338,13 +344,20 @@ def progressive_filling(indptr, indices, data, rows, cap, w, ub, slot):  # type:
     and ``ub[p]`` the row's weight (positive) and upper bound (``inf``: none).
     ``slot``: one entry per link, all ``-1``, and so again on return (scratch).
 
-    Every open row's rate grows by ``w * dt`` in a round, ``dt`` the largest step no
-    link and no bound can take; then rows on links left full (:data:`SLACK`) and rows
-    at their bounds freeze. Rows on links without capacity, and rows with ``ub <= 0``,
-    stay at 0; rows that use no link and have no bound get ``inf``. A link's demand is
-    summed afresh over its open rows, in row order, whenever one of them freezes (no
-    running subtraction, so weights far apart on one link cannot leave a stale
-    demand); each round costs the open rows plus the links they use.
+    Every open row's rate is ``w * level``, the level rising from 0. Link ``k``
+    saturates at the level ``(cap_k - frozen_k) / open_k`` (what the frozen rows leave
+    of it over its open rows' weighted coefficients); the link that saturates first
+    freezes its open rows there, which changes the levels of the other links those
+    rows use (never below the current level). A heap keyed by these levels picks the
+    next link, so a call costs ``O(nnz log links)`` rather than a pass over every
+    open row and link per saturation level; rows freeze at their upper bounds as the
+    level passes ``ub / w``. Rows on links without capacity, and rows with
+    ``ub <= 0``, stay at 0; rows that use no link and have no bound get ``inf``.
+
+    A link's open weight is kept by subtraction as rows freeze, and summed afresh from
+    its open rows when it falls to :data:`REFRESH` of its last fresh sum (weights far
+    apart on one link would otherwise leave a stale remainder); a link with no open row
+    left drops out whatever its remainder.
     """
     n = rows.size
     x = np.zeros(n)
@@ -378,135 +391,133 @@ def progressive_filling(indptr, indices, data, rows, cap, w, ub, slot):  # type:
             adj[fill[k]] = p
             coef[fill[k]] = data[e]
             fill[k] += 1
-    res = np.empty(nl)
-    floor = np.empty(nl)
-    for k in range(nl):
-        c = cap[links[k]]
-        res[k] = c if c > 0.0 else 0.0
-        floor[k] = SLACK * (c if c > 1e-300 else 1e-300)
-    # 0 open, 1 frozen, 2 frozen in this round
+    # 0 open, 1 frozen
     state = np.zeros(n, np.int8)
-    bounded = False
     for p in range(n):
         if not ub[p] > 0.0:
             state[p] = 1
-        elif ub[p] < np.inf:
-            bounded = True
     for k in range(nl):
-        if not res[k] > 0.0:
+        if not cap[links[k]] > 0.0:
             for q in range(start[k], start[k + 1]):
                 if coef[q] > 0.0:
                     state[adj[q]] = 1
-    act = np.empty(n, np.int64)
-    na = 0
+    nopen = 0
     for p in range(n):
         if state[p] == 0:
-            act[na] = p
-            na += 1
-    dem = np.zeros(nl)
-    used = np.empty(nl, np.int64)  # the links with open demand
-    nu = 0
+            nopen += 1
+    frozen = np.zeros(nl)  # what frozen rows use of each link
+    dem = np.zeros(nl)  # open rows' weighted coefficients
+    fresh = np.zeros(nl)  # dem when last summed afresh
+    cnt = np.zeros(nl, np.int64)  # open rows with a positive coefficient
+    lev = np.full(nl, np.inf)  # where each link saturates
+    heap = [(np.inf, np.int64(-1))]
+    heap.pop()
     for k in range(nl):
-        _link_demand(k, start, adj, coef, w, state, dem)
-        if dem[k] > 0.0:
-            used[nu] = k
-            nu += 1
-    room = np.full(n, np.inf)
-    dirty = np.zeros(nl, np.bool_)
-    full = np.empty(nl, np.int64)
-    while na > 0:
-        dt = np.inf
-        for i in range(nu):
-            k = used[i]
-            v = res[k] / dem[k]
-            if v < dt:
-                dt = v
-        if bounded:
-            rmin = np.inf
-            for i in range(na):
-                p = act[i]
-                room[p] = (ub[p] - x[p]) / w[p]
-                if room[p] < rmin:
-                    rmin = room[p]
-            if rmin < dt:
-                dt = rmin
-        if not math.isfinite(dt):
-            for i in range(na):
-                x[act[i]] = np.inf
-            break
-        for i in range(na):
-            p = act[i]
-            x[p] += w[p] * dt
-        nf = 0
-        for i in range(nu):
-            k = used[i]
-            res[k] -= dem[k] * dt
-            if res[k] <= floor[k] + SLACK * dem[k] * dt:
-                res[k] = 0.0
-                full[nf] = k
-                nf += 1
-        newly = 0
-        if bounded:
-            for i in range(na):
-                p = act[i]
-                if x[p] >= ub[p] * (1 - SLACK):
-                    if ub[p] < x[p]:
-                        x[p] = ub[p]
-                    state[p] = 2
-                    newly += 1
-        for i in range(nf):
-            k = full[i]
-            for q in range(start[k], start[k + 1]):
-                p = adj[q]
-                if coef[q] > 0.0 and state[p] == 0:
-                    state[p] = 2
-                    newly += 1
-        if newly == 0:  # guards against float stagnation
-            if bounded:
-                for i in range(na):
-                    p = act[i]
-                    if room[p] <= dt * (1 + SLACK):
-                        state[p] = 2
-                        newly += 1
-            if newly == 0:
-                break
-        # the frozen rows leave the open list and their links' demands
-        m = 0
-        for i in range(na):
-            p = act[i]
-            if state[p] == 2:
-                state[p] = 1
-                j = rows[p]
-                for e in range(indptr[j], indptr[j + 1]):
-                    dirty[slot[indices[e]]] = True
+        cnt[k] = _open_demand(k, start, adj, coef, w, state, dem)
+        fresh[k] = dem[k]
+        if cnt[k] > 0:
+            lev[k] = cap[links[k]] / dem[k]
+            heapq.heappush(heap, (lev[k], np.int64(k)))
+    # rows with an upper bound, by the level at which they reach it
+    nb = 0
+    for p in range(n):
+        if state[p] == 0 and ub[p] < np.inf:
+            nb += 1
+    bl = np.empty(nb, np.int64)
+    bu = np.empty(nb)
+    nb = 0
+    for p in range(n):
+        if state[p] == 0 and ub[p] < np.inf:
+            bl[nb] = p
+            bu[nb] = ub[p] / w[p]
+            nb += 1
+    border = np.argsort(bu, kind="mergesort")
+    bi = 0
+    level = 0.0
+    while nopen > 0:
+        # a link's level only rises as rows freeze: an entry below it is stale and goes
+        # back in at the current level (a link is pushed again only when it surfaces)
+        while len(heap) > 0 and (cnt[heap[0][1]] == 0 or heap[0][0] != lev[heap[0][1]]):
+            k = heap[0][1]
+            if cnt[k] == 0:
+                heapq.heappop(heap)
             else:
-                act[m] = p
-                m += 1
-        na = m
-        m = 0
-        for i in range(nu):
-            k = used[i]
-            if dirty[k]:
-                dirty[k] = False
-                _link_demand(k, start, adj, coef, w, state, dem)
-            if dem[k] > 0.0:
-                used[m] = k
-                m += 1
-        nu = m
+                heapq.heapreplace(heap, (lev[k], k))
+        while bi < nb and state[bl[border[bi]]] != 0:
+            bi += 1
+        lk = heap[0][0] if len(heap) > 0 else np.inf
+        lb = bu[border[bi]] if bi < nb else np.inf
+        if lb <= lk * (1 + SLACK):
+            if lb == np.inf:
+                break  # the open rows use no link with capacity left to share, and have no bound
+            p = bl[border[bi]]
+            bi += 1
+            if lb > level:
+                level = lb
+            nopen -= _freeze(p, ub[p], x, state, rows, indptr, indices, data, w, slot, start,
+                             adj, coef, cap, links, frozen, dem, fresh, cnt, lev)
+            continue
+        _, k = heapq.heappop(heap)
+        if lk > level:
+            level = lk
+        for q in range(start[k], start[k + 1]):
+            p = adj[q]
+            if state[p] == 0 and coef[q] > 0.0:
+                nopen -= _freeze(p, w[p] * level, x, state, rows, indptr, indices, data, w, slot,
+                                 start, adj, coef, cap, links, frozen, dem, fresh, cnt, lev)
+    for p in range(n):
+        if state[p] == 0:
+            x[p] = np.inf
     for k in range(nl):
         slot[links[k]] = -1
     return x
 
 
 @njit
-def _link_demand(k, start, adj, coef, w, state, dem):  # type: ignore[no-untyped-def]
-    """Link ``k``'s demand: the weighted coefficients of its open rows, summed in row order."""
+def _freeze(p, xp, x, state, rows, indptr, indices, data, w, slot, start, adj, coef, cap,  # type: ignore[no-untyped-def]
+            links, frozen, dem, fresh, cnt, lev):
+    """Row ``p`` freezes at ``xp``: its links' open weight and saturation levels follow
+    (a level never falls: rounding could take it below where it was).
+
+    Returns 1 (the open rows it closes).
+    """
+    x[p] = xp
+    state[p] = 1
+    j = rows[p]
+    for e in range(indptr[j], indptr[j + 1]):
+        c = data[e]
+        if not c > 0.0:
+            continue
+        k = slot[indices[e]]
+        frozen[k] += c * xp
+        cnt[k] -= 1
+        if cnt[k] == 0:
+            dem[k] = 0.0
+            lev[k] = np.inf
+            continue
+        dem[k] -= c * w[p]
+        if dem[k] <= REFRESH * fresh[k]:
+            _open_demand(k, start, adj, coef, w, state, dem)
+            fresh[k] = dem[k]
+        v = (cap[links[k]] - frozen[k]) / dem[k]
+        if v > lev[k]:
+            lev[k] = v
+    return 1
+
+
+@njit
+def _open_demand(k, start, adj, coef, w, state, dem):  # type: ignore[no-untyped-def]
+    """Link ``k``'s open weight (its open rows' weighted coefficients, summed in row
+    order) into ``dem[k]``; returns how many open rows it has."""
     d = 0.0
+    c = 0
     for q in range(start[k], start[k + 1]):
         p = adj[q]
-        if state[p] == 0:
+        if state[p] == 0 and coef[q] > 0.0:
             d += coef[q] * w[p]
+            c += 1
     dem[k] = d
+    return c
 
 
 @njit

@@ -64,7 +64,7 @@ from ..instance import Instance
 from ..kernels.rates import csr_link_sum, csr_rows
 from ..schedule import Schedule, TiedPieces
 from .kernels import state as ks
-from .kernels.greedy import greedy_uniform_stretch
+from .kernels.greedy import greedy_csr_stretch, greedy_uniform_stretch
 
 if TYPE_CHECKING:  # pragma: no cover
     from .policies._base import Policy
@@ -291,6 +291,8 @@ class Engine:
             pairs = A.indices.reshape(-1, 2).astype(np.int64) if F else np.zeros((0, 2), np.int64)
             self.link_a = np.ascontiguousarray(pairs[:, 0])
             self.link_b = np.ascontiguousarray(pairs[:, 1])
+        else:  # what the stretch contract passes to kernels that read the routes instead
+            self.link_a = self.link_b = np.zeros(0, np.int64)
         # every first link below every second link (the big switch): a per-link sum
         # over a set of flows adds each link's terms in flow order however it is taken
         self.links_apart = bool(
@@ -356,7 +358,9 @@ class Engine:
         self.woke = False
         self.stalled = False
         self.prio: IntArray | None = None
-        self.kernel = False
+        self.kernel: Callable[..., Any] | None = None
+        """The compiled greedy stretch a priority order runs on, if any."""
+        self.kernel_args: tuple[Any, ...] = ()
         self.stretch: Stretch | None = None
         self.stretch_thr = 0.0
         self._last_report = 0.0
@@ -765,8 +769,8 @@ class Engine:
 
     def _set_priorities(self, order: IntArray) -> None:
         """A new priority order from the policy: zero the unlisted flows, then greedy rates."""
-        if self.kernel:
-            self._take_stretch(Stretch(greedy_uniform_stretch, order))
+        if self.kernel is not None:
+            self._take_stretch(Stretch(self.kernel, order, self.kernel_args))
             return
         if self.check and order.size:
             if self._repeats(order):
@@ -1057,16 +1061,15 @@ class Engine:
         # a policy that ignores single flow completions sees no difference if all of them
         # up to its next decision are processed in one batch
         self.batch = not (policy.on_flow_completion or policy.priority)
-        # priority policies that decide only on coflow events get the compiled greedy
-        # stretches on fabrics where the greedy allocation is a matching
-        self.kernel = bool(
-            self.compiled
-            and policy.priority
-            and not policy.on_flow_completion
-            and self.two_link
-            and self.F
-            and np.all(self.cap == self.cap[0])
-        )
+        # priority policies that decide only on coflow events get compiled greedy
+        # stretches: the incremental matching where the greedy allocation is one, a
+        # recomputation per event on other fabrics
+        self.kernel = None
+        if self.compiled and policy.priority and not policy.on_flow_completion and self.F:
+            if self.two_link and np.all(self.cap == self.cap[0]):
+                self.kernel = greedy_uniform_stretch
+            elif np.all(self.route_csr[2] > 0) and np.all(np.diff(self.route_csr[0]) > 0):
+                self.kernel, self.kernel_args = greedy_csr_stretch, self.route_csr
         wake = math.inf
         total = float(self.size.sum()) or 1.0
         t = self._next_admission()

@@ -16,8 +16,16 @@ greedy recomputation gives, at a cost proportional to the flows looked at
 rather than to all admitted flows.
 
 Scope: two-link routes with coefficient 1 and one capacity for all links
-(the big switch with uniform ports, e.g. the Facebook trace). The engine
-uses its reference path otherwise.
+(the big switch with uniform ports, e.g. the Facebook trace).
+
+On any other fabric (multi-hop routes, fractional coefficients, capacities that
+differ) a flow's greedy rate is a fraction of its links' residuals, and a
+completion can move any later rate: :func:`greedy_csr_stretch` keeps, for every
+flow and link of its route, the link's residual before the flow, and carries the
+change a completion makes down each link's later flows, in order, recomputing their
+rates with the arithmetic of :func:`coflowopt.alloc.greedy`, until a flow leaves the
+link as it was. On the Facebook trace placed on a 10:1 spine-leaf fabric a change
+dies out after a few flows where a recomputation would pass over all of them.
 """
 
 from __future__ import annotations
@@ -27,9 +35,10 @@ import heapq
 import numpy as np
 
 from ..._jit import njit
+from ...kernels.rates import FULL
 from ._common import EVENT, next_event, served
 
-__all__ = ["greedy_uniform_stretch"]
+__all__ = ["greedy_csr_stretch", "greedy_uniform_stretch"]
 
 
 @njit
@@ -202,6 +211,219 @@ def greedy_uniform_stretch(  # type: ignore[no-untyped-def]
             npc = served(f, tstart[i], t, c, fco, start, record, npc, pc_f, pc_t0, pc_t1, pc_r)
             sent[f] += c * (t - tstart[i])
             rate_out[f] = c
+        else:
+            rate_out[f] = 0.0
+    return t, thr, nd, npc, 0, nev, reason
+
+
+@njit
+def _greedy_rate(ptr, idx, val, i, before, after):  # type: ignore[no-untyped-def]
+    """Row ``i``'s greedy rate from its links' residuals ``before`` (one per entry of the
+    row, in row order), and the residuals it leaves (``after``): the arithmetic of
+    :func:`coflowopt.kernels.rates.greedy_csr` for one row without bound."""
+    lo = ptr[i]
+    hi = ptr[i + 1]
+    room = before[0] / val[lo]
+    for e in range(lo + 1, hi):
+        v = before[e - lo] / val[e]
+        if room == room and (v != v or v < room):
+            room = v
+    if not (room > 0):
+        room = 0.0
+    for e in range(lo, hi):
+        v0 = before[e - lo]
+        v = v0 - val[e] * room
+        after[e - lo] = v if not (v <= FULL * v0) else 0.0
+    return room
+
+
+@njit
+def greedy_csr_stretch(  # type: ignore[no-untyped-def]
+    t0, t_stop, tol, act, la, lb, L, cap, size, sent, fco, cf_left, start,
+    record, max_pieces, rate_out, done_f, done_t, pc_f, pc_t0, pc_t1, pc_r, lv_u, lv_t, lv_x,
+    indptr, indices, data,
+):
+    """Advance the greedy allocation of ``act`` (priority order) over routes
+    ``(indptr, indices, data)`` (CSR, positive coefficients, at least one link per
+    row) from ``t0``.
+
+    The stretch contract of :func:`greedy_uniform_stretch` (``la``/``lb`` unused). The
+    greedy allocation is kept up to date across completions with the arithmetic of a
+    recomputation over the whole order, but touching only what changes: every entry
+    of a row remembers its link's residual before that row, and a completion (or a
+    changed rate) changes the residual after its row on each of its links; the change
+    travels down the link's later rows, in position order, until a row leaves the
+    link with the residual it had before (bit for bit), and every row it reaches has
+    its rate recomputed. A flow whose rate changes closes its piece and restarts; the
+    others run on.
+    """
+    n = act.size
+    # the flows' rows, gathered once: position i is row i
+    ptr = np.zeros(n + 1, np.int64)
+    for i in range(n):
+        f = act[i]
+        ptr[i + 1] = ptr[i] + indptr[f + 1] - indptr[f]
+    nnz = ptr[n]
+    idx = np.empty(nnz, np.int64)
+    val = np.empty(nnz)
+    width = 1
+    for i in range(n):
+        f = act[i]
+        lo = indptr[f]
+        if indptr[f + 1] - lo > width:
+            width = indptr[f + 1] - lo
+        for e in range(indptr[f + 1] - lo):
+            idx[ptr[i] + e] = indices[lo + e]
+            val[ptr[i] + e] = data[lo + e]
+    # each link's entries in position order
+    lptr = np.zeros(L + 1, np.int64)
+    for e in range(nnz):
+        lptr[idx[e] + 1] += 1
+    for k in range(L):
+        lptr[k + 1] += lptr[k]
+    fill = lptr[:L].copy()
+    lent = np.empty(nnz, np.int64)  # entries, by link
+    nxt = np.full(nnz, -1, np.int64)  # the next entry on the same link
+    for i in range(n):
+        for e in range(ptr[i], ptr[i + 1]):
+            k = idx[e]
+            lent[fill[k]] = e
+            fill[k] += 1
+    for k in range(L):
+        for q in range(lptr[k], lptr[k + 1] - 1):
+            nxt[lent[q]] = lent[q + 1]
+    pos = np.empty(nnz, np.int64)  # the row of each entry
+    for i in range(n):
+        for e in range(ptr[i], ptr[i + 1]):
+            pos[e] = i
+    rb = np.empty(nnz)  # each entry's link residual before its row
+    before = np.empty(width)
+    after = np.empty(width)
+    pend = np.full(nnz, np.nan)  # a changed residual waiting at an entry
+    rate = np.zeros(n)
+    tstart = np.full(n, t0)
+    fin = np.full(n, np.inf)
+    alive = np.ones(n, np.bool_)
+    queued = np.zeros(n, np.bool_)
+    heap = [(np.inf, np.int64(-1))]
+    heap.pop()
+    todo = [np.int64(0)]
+    todo.pop()
+    t = t0
+    nd = 0
+    npc = np.int64(0)  # not the literal 0: its callees compile once, for int64
+    nev = 0
+    reason = 0
+
+    # the allocation at t0, from scratch
+    residual = cap.copy()
+    for i in range(n):
+        lo = ptr[i]
+        for e in range(lo, ptr[i + 1]):
+            rb[e] = residual[idx[e]]
+            before[e - lo] = rb[e]
+        r = _greedy_rate(ptr, idx, val, i, before, after)
+        for e in range(lo, ptr[i + 1]):
+            residual[idx[e]] = after[e - lo]
+        if r > 0:
+            rate[i] = r
+            f = act[i]
+            fin[i] = t + max(size[f] - sent[f], 0.0) / r
+            heapq.heappush(heap, (fin[i], np.int64(i)))
+
+    while True:
+        while len(heap) > 0 and (not alive[heap[0][1]] or heap[0][0] != fin[heap[0][1]]):
+            heapq.heappop(heap)
+        t_fin = heap[0][0] if len(heap) > 0 else np.inf
+        t_next, thr, why = next_event(t_fin, t_stop, tol)
+        if why != EVENT:
+            if why == 0:
+                t = t_next
+                nev += 1  # the engine's event at t_stop (an admission or a wake-up)
+            reason = why
+            break
+        nev += 1
+        t_new = t_next
+        coflow_done = False
+        while len(heap) > 0 and heap[0][0] <= thr:
+            tf, i = heapq.heappop(heap)
+            if not alive[i] or tf != fin[i]:
+                continue
+            f = act[i]
+            npc = served(f, tstart[i], tf, rate[i], fco, start, record, npc, pc_f, pc_t0,
+                         pc_t1, pc_r)
+            sent[f] = size[f]
+            fin[i] = np.inf
+            alive[i] = False
+            if not queued[i]:
+                queued[i] = True
+                heapq.heappush(todo, i)
+            done_f[nd] = f
+            done_t[nd] = tf
+            nd += 1
+            if tf > t_new:
+                t_new = tf
+            k = fco[f]
+            cf_left[k] -= 1
+            if cf_left[k] == 0:
+                coflow_done = True
+        t = t_new
+        if t_stop <= thr or coflow_done or (record and npc > max_pieces - 2 * n - 4):
+            # the engine decides (or admits) now; it restarts from the greedy allocation
+            reason = 0 if t_stop <= thr else (1 if coflow_done else 2)
+            break
+        # the changes travel down the links, rows in position order
+        while len(todo) > 0:
+            i = heapq.heappop(todo)
+            queued[i] = False
+            lo = ptr[i]
+            hi = ptr[i + 1]
+            for e in range(lo, hi):
+                if pend[e] == pend[e]:
+                    rb[e] = pend[e]
+                    pend[e] = np.nan
+                before[e - lo] = rb[e]
+            if alive[i]:
+                r = _greedy_rate(ptr, idx, val, i, before, after)
+            else:
+                r = 0.0
+                for e in range(lo, hi):
+                    after[e - lo] = before[e - lo]
+            if r != rate[i]:
+                f = act[i]
+                if alive[i]:
+                    if rate[i] > 0:
+                        npc = served(f, tstart[i], t, rate[i], fco, start, record, npc, pc_f,
+                                     pc_t0, pc_t1, pc_r)
+                        sent[f] += rate[i] * (t - tstart[i])
+                    tstart[i] = t
+                    if r > 0:
+                        fin[i] = t + max(size[f] - sent[f], 0.0) / r
+                        heapq.heappush(heap, (fin[i], np.int64(i)))
+                    else:
+                        fin[i] = np.inf
+                rate[i] = r
+            for e in range(lo, hi):
+                q = nxt[e]
+                if q < 0:
+                    continue
+                # what the next row on this link had before it, against what it has now
+                v = after[e - lo]
+                if v != rb[q] or pend[q] == pend[q]:
+                    pend[q] = v
+                    j = pos[q]
+                    if not queued[j]:
+                        queued[j] = True
+                        heapq.heappush(todo, j)
+
+    # close the running pieces at t; report the rates from t on
+    for i in range(n):
+        f = act[i]
+        if alive[i] and rate[i] > 0:
+            npc = served(f, tstart[i], t, rate[i], fco, start, record, npc, pc_f, pc_t0, pc_t1,
+                         pc_r)
+            sent[f] += rate[i] * (t - tstart[i])
+            rate_out[f] = rate[i]
         else:
             rate_out[f] = 0.0
     return t, thr, nd, npc, 0, nev, reason
