@@ -24,8 +24,8 @@ completion can move any later rate: :func:`greedy_csr_stretch` keeps, for every
 flow and link of its route, the link's residual before the flow, and carries the
 change a completion makes down each link's later flows, in order, recomputing their
 rates with the arithmetic of :func:`coflowopt.alloc.greedy`, until a flow leaves the
-link as it was. On the Facebook trace placed on a 10:1 spine-leaf fabric a change
-dies out after a few flows where a recomputation would pass over all of them.
+link as it was, where a recomputation would pass over every flow of the order at
+every completion.
 """
 
 from __future__ import annotations
