@@ -59,14 +59,13 @@ def uniform_two_link(inst: Instance) -> tuple[IntArray, IntArray, float] | None:
 @njit
 def _first_after(E, row, n, t):
     """Index of the first interval of ``row`` (``n`` intervals) that ends after ``t``."""
-    lo, hi = 0, n
-    while lo < hi:
-        mid = (lo + hi) // 2
-        if E[row, mid] <= t:
-            lo = mid + 1
-        else:
-            hi = mid
-    return lo
+    return _bisect_end(E[row], 0, n, t)
+
+
+@njit
+def _bisect_end(ends, lo, hi, t):
+    """First index in ``[lo, hi)`` of the sorted ``ends`` whose value exceeds ``t``."""
+    return lo + np.searchsorted(ends[lo:hi], t, side="right")
 
 
 @njit
@@ -268,14 +267,7 @@ def same(S, E, cnt, fs, fe, cnt2, tmin):
     off = 0
     for row in range(cnt.size):
         n2 = cnt2[row]
-        # the packed row, from its first interval ending after tmin
-        lo, hi = off, off + n2
-        while lo < hi:
-            mid = (lo + hi) // 2
-            if fe[mid] <= tmin:
-                lo = mid + 1
-            else:
-                hi = mid
+        lo = _bisect_end(fe, off, off + n2, tmin)  # the packed row, from tmin on
         i = _first_after(E, row, cnt[row], tmin)
         if cnt[row] - i != off + n2 - lo:
             return False
