@@ -14,6 +14,7 @@ wcct / time-indexed   best schedule on a time grid, and a valid lower bound
 wcct / permutation    best permutation schedule (one order, greedy rates)
 wcct / sincronia      Sincronia's order, greedy rates, certified ratio
 wcct / pairwise-order pairwise-LP order, greedy rates, certified ratio
+wcct / local-search   best start order improved by insert moves, greedy rates, certified
 makespan / exact      minimum makespan (closed form or LP), Maluca utilization
 deadlines / exact     most coflows (or weight) meeting deadlines (MILP), LP bound
 ====================  ==============================================================
@@ -34,6 +35,7 @@ from .bounds.simple import makespan_bound
 from .errors import CoflowoptError
 from .exact.certified import cheap_bounds, pairwise_order, sincronia_greedy
 from .exact.deadlines import max_deadlines
+from .exact.local_search import local_search
 from .exact.makespan import min_makespan
 from .exact.milp import solve_event_milp
 from .exact.permutation import best_permutation
@@ -55,6 +57,7 @@ SOLVERS: dict[str, dict[str, SolverFn]] = {
         "permutation": best_permutation,
         "sincronia": sincronia_greedy,
         "pairwise-order": pairwise_order,
+        "local-search": local_search,
     },
     "makespan": {"exact": min_makespan},
     "deadlines": {"exact": max_deadlines},
@@ -158,8 +161,9 @@ def _with_cheap_bound(inst: Instance, res: Result, rel_gap: float) -> Result:
 
 
 _GUARDED = {("wcct", "exact"), ("wcct", "exact-milp"), ("wcct", "time-indexed"),
-            ("wcct", "permutation"), ("makespan", "exact")}
-"""The methods whose schedules come from LPs or MILPs solved in floating point."""
+            ("wcct", "permutation"), ("wcct", "local-search"), ("makespan", "exact")}
+"""The methods whose schedules come from LPs or MILPs solved in floating point, or (the
+local search's) from a schedule builder other than the simulator."""
 
 
 def _guard(inst: Instance, objective: str, res: Result) -> Result:
