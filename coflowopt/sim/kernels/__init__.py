@@ -9,7 +9,10 @@ kernel:
 - input: the admitted, unfinished flows the rule applies to (for priority
   rules, in priority order), every flow's data sent so far (``sent``, exact
   at ``t0``), sizes, the two links of each flow, link capacities, the
-  coflow of each flow and each coflow's count of unfinished flows;
+  coflow of each flow and each coflow's count of unfinished flows (on
+  multi-hop fabrics there are no two links: ``la``/``lb`` are empty and a
+  kernel takes the route incidence as CSR among its own arguments,
+  :func:`.greedy.greedy_csr_stretch`);
 - a kernel may make the next admissions itself (``Stretch.admits``, a
   prefix of ``SimView.upcoming``): a listed coflow's flows are handed to it
   before they are admitted, it admits each at the first event within the
