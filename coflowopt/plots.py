@@ -26,6 +26,9 @@ __all__ = [
     "cct_cdf_figure",
     "compare_figure",
     "link_occupancy",
+    "sweep_bins_figure",
+    "sweep_cdf_figure",
+    "sweep_ratio_figure",
     "timeline_figure",
 ]
 
@@ -104,6 +107,14 @@ def cct_cdf_figure(ccts: Mapping[str, npt.ArrayLike], *, title: str = "",
     """
     fig = _figure(6.4, 4.2)
     ax = fig.subplots()
+    _cdf_lines(ax, ccts, unit)
+    if title:
+        ax.set_title(title, fontsize=11)
+    return fig
+
+
+def _cdf_lines(ax: Any, ccts: Mapping[str, npt.ArrayLike], unit: str) -> None:
+    """One step line per label on ``ax`` (see :func:`cct_cdf_figure`)."""
     for label, values in ccts.items():
         c = np.sort(np.asarray(values, dtype=np.float64).reshape(-1))
         if c.size == 0:
@@ -119,8 +130,150 @@ def cct_cdf_figure(ccts: Mapping[str, npt.ArrayLike], *, title: str = "",
     ax.set_ylabel("fraction of coflows")
     ax.grid(True, which="major", linewidth=0.4)
     ax.legend(fontsize=8)
+
+
+def _need(frame: Any, columns: Sequence[str], what: str) -> None:
+    """An :class:`InputError` naming the first of ``columns`` the table lacks."""
+    for col in columns:
+        if col not in frame.columns:
+            raise InputError(f"{what} needs the column '{col}'; the table has: "
+                             f"{', '.join(map(str, frame.columns))}")
+
+
+def sweep_cdf_figure(coflows: Any, *, by: str = "scheduler", panel: str | None = None,
+                     title: str = "", unit: str = "s") -> Any:
+    """The CCT distribution of a sweep, one step line per value of ``by``.
+
+    ``coflows``: a sweep's per-coflow table (``load(out, "coflows")``); the CCTs of
+    each value of ``by`` are pooled over every other column, or over all but ``panel``
+    when given (then one panel per value of ``panel``, for example ``"fabric"``).
+    """
+    _need(coflows, ["cct", by, *([panel] if panel else [])], "the CDF figure")
+    if len(coflows) == 0:
+        raise InputError("the table has no coflows to draw")
+    groups = list(coflows.groupby(panel, sort=False)) if panel else [(None, coflows)]
+    fig = _figure(1.0 + 5.4 * len(groups), 4.2)
+    axes = fig.subplots(1, len(groups), sharey=True, squeeze=False)[0]
+    for ax, (value, part) in zip(axes, groups, strict=True):
+        _cdf_lines(ax, {str(k): g["cct"].to_numpy(np.float64)
+                        for k, g in part.groupby(by, sort=False)}, unit)
+        if panel:
+            ax.set_title(f"{panel} {value}", fontsize=10)
     if title:
-        ax.set_title(title, fontsize=11)
+        fig.suptitle(title, fontsize=11)
+    return fig
+
+
+def sweep_bins_figure(frame: Any, *, baseline: str | None = None, title: str = "") -> Any:
+    """A sweep's mean CCT per bin (and over all coflows) over the baseline's, per scheduler.
+
+    ``frame``: the per-coflow table (pooled: the mean CCT of each scheduler's coflows in
+    a bin, over the baseline's; its bars are labelled with the baseline's coflow counts)
+    or the per-run table (the mean over runs of ``mean_cct`` and ``bin_mean_cct_<bin>``,
+    over the baseline's). Every other column is pooled. ``baseline``: as in
+    :func:`coflowopt.experiment.report`. Drawn by :func:`compare_figure`.
+    """
+    from .experiment.report import choose_baseline
+
+    per_coflow = "bin" in frame.columns
+    what = "the bins figure"
+    if per_coflow:
+        _need(frame, ["scheduler", "cct"], what)
+    else:
+        _need(frame, ["scheduler", "mean_cct", "status"], what)
+        if not any(f"bin_mean_cct_{b}" in frame.columns for b in BIN_NAMES):
+            raise InputError(f"{what} needs the column 'bin' (per-coflow table) or "
+                             f"'bin_mean_cct_SN' ... (per-run table); the table has: "
+                             f"{', '.join(map(str, frame.columns))}")
+        frame = frame[frame["status"] == "ok"]
+        if "kind" in frame.columns:
+            frame = frame[frame["kind"] == "run"]
+    labels = [str(v) for v in dict.fromkeys(frame["scheduler"])]
+    if not labels:
+        raise InputError("the table has no simulations to draw")
+    baseline = choose_baseline(labels, baseline)
+    means: dict[str, dict[str, float]] = {}
+    for label, g in frame.groupby("scheduler", sort=False):
+        if per_coflow:
+            by_bin = g.groupby("bin")["cct"].mean()
+            means[str(label)] = {"mean": float(g["cct"].mean()),
+                                 **{b: float(by_bin.get(b, math.nan)) for b in BIN_NAMES}}
+        else:
+            means[str(label)] = {"mean": float(g["mean_cct"].mean()), **{
+                b: float(g[f"bin_mean_cct_{b}"].mean()) if f"bin_mean_cct_{b}" in g
+                else math.nan for b in BIN_NAMES}}
+    base = means[baseline]
+    rows = [{"scheduler": label, **{f"norm_{k}": _over(v, base[k]) for k, v in m.items()}}
+            for label, m in means.items()]
+    counts = None
+    if per_coflow:
+        mine = frame[frame["scheduler"] == baseline]["bin"].value_counts()
+        counts = {b: int(mine.get(b, 0)) for b in BIN_NAMES}
+    return compare_figure(rows, baseline=baseline, title=title, bin_counts=counts)
+
+
+def _over(a: float, b: float) -> float:
+    return a / b if math.isfinite(a) and math.isfinite(b) and b > 0 else math.nan
+
+
+RATIO_VALUES = {"mean_cct": "mean CCT", "p95_cct": "p95 CCT",
+                "norm_mean": "mean CCT / {baseline}'s", "vs_bound": "sum w*CCT / lower bound"}
+"""What :func:`sweep_ratio_figure` can draw: columns of the report and their axis labels."""
+
+
+def sweep_ratio_figure(runs: Any, *, x: str = "load", y: str | None = None,
+                       baseline: str | None = None, level: float = 0.95,
+                       title: str = "") -> Any:
+    """A value of the report against a numeric configuration column, a line per scheduler.
+
+    ``runs``: a sweep's per-run table. ``x``: a column, or a generator's parameter
+    (``"load"`` reads ``instance_load``), constant within each instance, fabric and
+    background. ``y``: one of :data:`RATIO_VALUES` (default ``vs_bound`` when the
+    sweep ran a bound, else ``mean_cct``), as :func:`coflowopt.experiment.report`
+    computes it, with its confidence interval over seeds as error bars. Lines are per
+    scheduler, and per fabric and background when those vary.
+    """
+    from .experiment.report import SETTING, report
+
+    what = "the ratio figure"
+    col = x if x in runs.columns or f"instance_{x}" not in runs.columns else f"instance_{x}"
+    _need(runs, [col, "kind", "status", "scheduler", *SETTING], what)
+    sims = runs[runs["kind"] == "run"]
+    per = sims.groupby(list(SETTING), sort=False)[col].unique()
+    xs: dict[tuple[Any, ...], float] = {}
+    for setting, values in per.items():
+        if len(values) != 1:
+            raise InputError(f"{what}: the column '{col}' takes several values within one "
+                             f"instance, fabric and background ({', '.join(map(str, values))})")
+        try:
+            xs[setting] = float(values[0])
+        except (TypeError, ValueError):
+            raise InputError(f"{what}: the column '{col}' must be numeric, got "
+                             f"{values[0]!r}") from None
+    table = report(runs, baseline=baseline, level=level)
+    if y is None:
+        y = "vs_bound" if "vs_bound" in table else "mean_cct"
+    if y not in RATIO_VALUES:
+        raise InputError(f"{what}: y must be one of {', '.join(RATIO_VALUES)}, got {y!r}")
+    _need(table, [y], f"{what} of {y}")
+    rest = [k for k in SETTING[1:] if table[k].nunique() > 1]
+    fig = _figure(6.8, 4.4)
+    ax = fig.subplots()
+    for key, line in table.groupby(["scheduler", *rest], sort=False):
+        key = key if isinstance(key, tuple) else (key,)
+        at = [xs[tuple(r[k] for k in SETTING)] for _, r in line.iterrows()]
+        if len(set(at)) < len(at):
+            raise InputError(f"{what}: several instances have the same {col}; draw one "
+                             "generator at a time (select its rows first)")
+        order = np.argsort(at)
+        ax.errorbar(np.asarray(at)[order], line[y].to_numpy(np.float64)[order],
+                    yerr=line[f"{y}_ci"].to_numpy(np.float64)[order], marker="o",
+                    capsize=3, label=", ".join(map(str, key)))
+    ax.set_xlabel(col)
+    ax.set_ylabel(RATIO_VALUES[y].format(baseline=table.attrs["baseline"]))
+    ax.grid(True, linewidth=0.4)
+    ax.legend(fontsize=8)
+    ax.set_title(title or f"means over seeds, {100 * level:g}% intervals", fontsize=10)
     return fig
 
 

@@ -188,3 +188,102 @@ def test_a_timeline_of_too_many_links_is_refused_before_the_run(tmp_path, capsys
     assert code == 2
     assert f"more than the {TIMELINE_MAX_LINKS} a timeline draws" in err
     assert not (tmp_path / "t.png").exists()
+
+
+# --------------------------------------------------------------------------- sweeps
+
+
+@pytest.fixture(scope="module")
+def swept(tmp_path_factory):
+    """A tiny sweep: varys and fifo and a bound, at two loads, two seeds each."""
+    from coflowopt.experiment import Experiment, InstanceSpec, sweep
+
+    out = tmp_path_factory.mktemp("sweep")
+    exp = Experiment(instances=[InstanceSpec("synthetic", {"num_coflows": 8, "num_ports": 4,
+                                                           "load": load})
+                                for load in (0.5, 0.9)],
+                     schedulers=["varys", "fifo"], seeds=[0, 1], bounds=["isolation"])
+    sweep(exp, out, jobs=1)
+    return out
+
+
+def test_the_sweep_cdf_has_a_line_per_scheduler_and_a_panel_per_value(swept):
+    from coflowopt.experiment import load
+    from coflowopt.plots import sweep_cdf_figure
+
+    coflows = load(swept, "coflows")
+    ax = sweep_cdf_figure(coflows).axes[0]
+    varys = ax.get_lines()[0]
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["varys", "fifo"]
+    # pooled over loads and seeds: every coflow of varys's runs counts once
+    assert varys.get_ydata()[-1] == 1.0 and len(varys.get_xdata()) <= 2 * 2 * 8
+    fig = sweep_cdf_figure(coflows, panel="instance_load")
+    assert [a.get_title() for a in fig.axes] == ["instance_load 0.5", "instance_load 0.9"]
+    with pytest.raises(co.InputError, match="needs the column 'fabrik'; the table has: cell"):
+        sweep_cdf_figure(coflows, panel="fabrik")
+
+
+@pytest.mark.parametrize("rows", ["coflows", "runs"])
+def test_the_sweep_bins_put_the_baseline_at_one(swept, rows):
+    from coflowopt.experiment import load
+    from coflowopt.plots import sweep_bins_figure
+
+    frame = load(swept, rows)
+    ax = sweep_bins_figure(frame, baseline="fifo").axes[0]
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["varys", "fifo"]
+    heights = [p.get_height() for p in ax.patches]
+    assert len(heights) == 2 * (1 + len(BIN_NAMES))
+    fifo = [h for h in heights[1::2] if math.isfinite(h)]
+    assert len(fifo) >= 2 and fifo == [1.0] * len(fifo)
+    assert not all(h == 1.0 for h in heights[0::2] if math.isfinite(h))
+    with pytest.raises(co.InputError, match="needs the column 'scheduler'"):
+        sweep_bins_figure(frame.drop(columns="scheduler"))
+    with pytest.raises(co.InputError, match="the baseline 'sincronia' is not a scheduler"):
+        sweep_bins_figure(frame, baseline="sincronia")
+
+
+def test_the_sweep_ratio_draws_the_report_against_the_load(swept):
+    from coflowopt.experiment import load, report
+    from coflowopt.plots import sweep_ratio_figure
+
+    runs = load(swept)
+    ax = sweep_ratio_figure(runs).axes[0]
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["varys", "fifo"]
+    assert ax.get_xlabel() == "instance_load" and "lower bound" in ax.get_ylabel()
+    table = report(runs).set_index(["scheduler", "instance"])
+    fifo = ax.containers[1]  # the line, then its caps and bars, of fifo
+    assert list(fifo.lines[0].get_xdata()) == [0.5, 0.9]
+    assert list(fifo.lines[0].get_ydata()) == pytest.approx(list(table.loc["fifo", "vs_bound"]))
+    with pytest.raises(co.InputError, match="needs the column 'nope'; the table has: cell"):
+        sweep_ratio_figure(runs, x="nope")
+    with pytest.raises(co.InputError, match="'seed' takes several values"):
+        sweep_ratio_figure(runs, x="seed")
+    with pytest.raises(co.InputError, match="y must be one of"):
+        sweep_ratio_figure(runs, y="cct")
+
+
+@pytest.mark.parametrize("figure", ["bins", "cdf", "ratio"])
+def test_report_writes_each_sweep_figure(swept, tmp_path, capsys, figure):
+    out = tmp_path / f"{figure}.png"
+    code = main(["report", str(swept), "--plot", str(out), "--figure", figure])
+    assert code == 0
+    assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert f"figure written to {out}" in capsys.readouterr().out
+
+
+def test_report_refuses_a_bad_figure_with_exit_2(swept, tmp_path, capsys):
+    out = tmp_path / "r.png"
+    code = main(["report", str(swept), "--plot", str(out), "--figure", "ratio", "--x", "nope"])
+    assert code == 2 and "the ratio figure needs the column 'nope'" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as exc:
+        main(["report", str(swept), "--plot", str(out), "--figure", "pie"])
+    assert exc.value.code == 2 and "invalid choice: 'pie'" in capsys.readouterr().err
+    code = main(["report", str(swept), "--plot", str(tmp_path / "r.gif")])
+    assert code == 2 and "the file name must end in one of" in capsys.readouterr().err
+    assert not list(tmp_path.iterdir())
+
+
+def test_report_plot_without_matplotlib_names_the_extra(swept, tmp_path, capsys, monkeypatch):
+    monkeypatch.setitem(sys.modules, "matplotlib", None)
+    code = main(["report", str(swept), "--plot", str(tmp_path / "r.png")])
+    assert code == 2 and "coflowopt[plot]" in capsys.readouterr().err

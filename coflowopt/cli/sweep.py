@@ -9,12 +9,20 @@ import time
 from pathlib import Path
 from typing import Any, TextIO
 
-from ..experiment import SweepError, SweepProgress, load_experiment, report, sweep
+from ..experiment import SweepError, SweepProgress, load, load_experiment, report, sweep
 from ..experiment.report import SETTING
 from ..instance import BINS
 from ..io._common import atomic_writer
 from ..sim.batch import cpu_count
-from ._util import check_outputs, emit_json, format_table, nonnegative_int, plural
+from ._util import (
+    check_outputs,
+    check_plot,
+    emit_json,
+    format_table,
+    nonnegative_int,
+    plural,
+    save_plot,
+)
 
 __all__ = ["register", "run_report", "run_sweep"]
 
@@ -64,6 +72,16 @@ def register(sub: argparse._SubParsersAction) -> None:
                    "run, else the first)")
     r.add_argument("--level", type=_level, default=0.95, metavar="P",
                    help="confidence level of the intervals (default 0.95)")
+    r.add_argument("--plot", metavar="OUT",
+                   help="also draw a figure of the sweep (.png, .svg or .pdf; needs the plot "
+                   "extra); which one: --figure")
+    r.add_argument("--figure", choices=FIGURES, default="bins",
+                   help="the --plot figure: bins (mean CCT per bin over the baseline's, pooled; "
+                   "the default), cdf (CCT distribution per scheduler, a panel per fabric when "
+                   "several) or ratio (sum w*CCT over the bound, else mean CCT, against --x)")
+    r.add_argument("--x", default="load", metavar="COLUMN",
+                   help="the ratio figure's x axis: a numeric column of the runs table or a "
+                   "generator's parameter (default load)")
     out = r.add_mutually_exclusive_group()
     out.add_argument("--json", action="store_true", help="print the table as JSON")
     out.add_argument("--csv", metavar="OUT", help="write the whole table as CSV ('-' for stdout)")
@@ -161,10 +179,30 @@ METHOD = ("means over seeds; +- the half-width of the {pct:g}% Student-t interva
           "values (none with one seed); ratios are per seed, then averaged")
 
 
+FIGURES = ("bins", "cdf", "ratio")
+
+
+def _sweep_figure(args: argparse.Namespace) -> Any:
+    """The ``--figure`` of the sweep in ``args.dir``."""
+    from ..plots import sweep_bins_figure, sweep_cdf_figure, sweep_ratio_figure
+
+    if args.figure == "cdf":
+        coflows = load(args.dir, "coflows")
+        several = "fabric" in coflows and coflows["fabric"].nunique() > 1
+        return sweep_cdf_figure(coflows, panel="fabric" if several else None)
+    runs = load(args.dir, "runs")
+    if args.figure == "ratio":
+        return sweep_ratio_figure(runs, x=args.x, baseline=args.baseline, level=args.level)
+    return sweep_bins_figure(load(args.dir, "coflows"), baseline=args.baseline)
+
+
 def run_report(args: argparse.Namespace) -> int:
-    if args.csv and args.csv != "-":
-        check_outputs(args, [("--csv", args.csv)])
+    outputs = [("--csv", args.csv if args.csv != "-" else None), ("--plot", args.plot)]
+    check_outputs(args, outputs)
+    check_plot(args.plot, "--plot", "report --plot")
     table = report(args.dir, baseline=args.baseline, level=args.level)
+    if args.plot:
+        save_plot(_sweep_figure(args), args.plot)
     baseline = table.attrs["baseline"]
     method = METHOD.format(pct=100 * args.level)
     if args.json:
@@ -197,6 +235,8 @@ def run_report(args: argparse.Namespace) -> int:
               "and seed (sum w*C bound less sum w*r)")
     if args.csv:
         print(f"table written to {args.csv}")
+    if args.plot:
+        print(f"figure written to {args.plot}")
     return 0
 
 

@@ -39,7 +39,7 @@ from ..instance import BINS
 from ..io._common import atomic_writer
 from .spec import Cell
 
-__all__ = ["CONFIG_COLUMNS", "SETTING", "load", "report", "write_tables"]
+__all__ = ["CONFIG_COLUMNS", "SETTING", "choose_baseline", "load", "report", "write_tables"]
 
 TABLES = ("runs", "coflows")
 
@@ -131,6 +131,17 @@ def t_interval(values: Sequence[float], level: float = 0.95) -> tuple[float, flo
     return float(x.mean()), half, n
 
 
+def choose_baseline(labels: Sequence[str], baseline: str | None) -> str:
+    """The scheduler ratios are to: ``baseline`` if one of ``labels``, by default varys if
+    there, else the first."""
+    if baseline is None:
+        return "varys" if "varys" in labels else labels[0]
+    if baseline not in labels:
+        raise InputError(f"the baseline '{baseline}' is not a scheduler of the sweep "
+                         f"(they are: {', '.join(labels)})")
+    return baseline
+
+
 def report(runs: Any, *, baseline: str | None = None, level: float = 0.95) -> Any:
     """The means over seeds, per setting (:data:`SETTING`) and scheduler (see the module
     docstring), as a DataFrame; ``runs`` is the per-run table or a sweep's folder.
@@ -148,11 +159,7 @@ def report(runs: Any, *, baseline: str | None = None, level: float = 0.95) -> An
     labels = list(dict.fromkeys(sims["scheduler"]))
     if not labels:
         raise InputError("the table has no simulations to report")
-    if baseline is None:
-        baseline = "varys" if "varys" in labels else labels[0]
-    elif baseline not in labels:
-        raise InputError(f"the baseline '{baseline}' is not a scheduler of the sweep "
-                         f"(they are: {', '.join(labels)})")
+    baseline = choose_baseline(labels, baseline)
     ok = sims[sims["status"] == "ok"]
     key = [*SETTING, "seed"]
     base = {tuple(r[k] for k in key): r for _, r in ok[ok["scheduler"] == baseline].iterrows()}
