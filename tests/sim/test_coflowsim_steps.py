@@ -65,3 +65,23 @@ def test_step_must_be_a_time(name):
         simulate(inst, name, step=-1.0)
     with pytest.raises(SimulationError, match="step must be a finite number >= 0"):
         simulate(inst, name, step=float("inf"))
+
+
+def test_coflowsims_pfp_lists_compare_sizes_to_half_a_step():
+    # coflowsim's remaining bytes are whole steps' worth, so a listed flow has "more" left
+    # than a new flow only by at least a step: A (0.003 left at 1) and B (0.002, admitted
+    # at 1) are a tie at half a step (0.004 at rate 1): B goes after A
+    inst = co.Instance(co.Fabric.uniform(1), (
+        co.Coflow("A", [0], [0], [1.003]),
+        co.Coflow("B", [0], [0], [0.002], release=1.0),
+    ))
+    res = simulate(inst, "pfp", order="coflowsim")
+    assert res.completion.tolist() == pytest.approx([1.003, 1.005], rel=1e-12)
+    assert co.check_feasible(inst, res.schedule)
+    # more than half a step more: B goes first
+    inst = co.Instance(co.Fabric.uniform(1), (
+        co.Coflow("A", [0], [0], [1.010]),
+        co.Coflow("B", [0], [0], [0.002], release=1.0),
+    ))
+    assert simulate(inst, "pfp", order="coflowsim").completion.tolist() == pytest.approx(
+        [1.012, 1.002], rel=1e-12)

@@ -129,7 +129,7 @@ time a rack moves 1 MB): it moves data step by step and decides only between ste
 coflow completing inside a step leaves its capacity idle until the step ends and is recorded
 as completing then."""
 
-GRID_TOL = 1e-6
+GRID_TOL = 1e-3
 """A time within this fraction of a step from a step boundary is on it (event times carry
 rounding; coflowsim's sizes are whole megabytes, so many flows end exactly on a boundary)."""
 
