@@ -115,6 +115,7 @@ __all__ = [
     "backfill_proportional",
     "coflowsim_fair_share",
     "step_end",
+    "steps_up",
 ]
 
 BACKFILLS = ("proportional", "greedy", "none")
@@ -138,6 +139,12 @@ def step_end(t: float, step: float) -> float:
     """The end of the ``step``-long time step that ``t`` falls in: ``t`` itself on a boundary."""
     end = math.ceil(t / step - GRID_TOL) * step
     return t if end - t <= GRID_TOL * step else end
+
+
+def steps_up(t: np.ndarray, step: float = COFLOWSIM_STEP) -> np.ndarray:
+    """Times rounded up to the next step boundary (a time on one stays there): how coflowsim
+    records a completion, at the end of the step in which it happened."""
+    return np.ceil(np.asarray(t, float) / step - GRID_TOL) * step
 
 
 @dataclass(frozen=True, slots=True)
