@@ -5,10 +5,11 @@ simulator of the Varys and Aalo papers) printed for the bundled trace
 (provenance in ``instances/README.md``): a line per coflow, ``JOB-<id> <start ms>
 <finish ms> <mappers> <reducers> <bytes> <largest reducer bytes> <CCT ms> ...``.
 Read as coflowsim reads the trace (``format="coflowsim"``) at its rack rate, the
-policies that reproduce its rules match it coflow by coflow up to its 8 ms steps.
-The bounds below sit a little under what was measured (506, 494 and 239 coflows within
-1% for SEBF, DARK and FIFO; 517 for FAIR and 514 for PFP), so that they
-catch a change of rule, not of rounding.
+policies that reproduce its rules match it coflow by coflow. coflowsim records a
+completion at the end of its 8 ms step, so coflowopt's completions are rounded up to
+the step before comparing (:func:`coflowopt.sim.policies.varys.steps_up`). What is left
+is traced in ``models/simulator.md`` ("coflowsim's rules"); the bounds below sit at what
+was measured, so that they catch a change of rule.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import pytest
 from coflowopt import io
 from coflowopt.io.benchmark import COFLOWSIM_PORT_RATE
 from coflowopt.sim import simulate
+from coflowopt.sim.policies.varys import COFLOWSIM_STEP, steps_up
 
 pytestmark = pytest.mark.slow  # the whole trace, or most of it
 
@@ -41,8 +43,9 @@ def ccts(trace, java: str, name: str, params: dict | None = None) -> tuple[np.nd
     """``name``'s CCT of every coflow of the trace and coflowsim's ``java`` one, in order."""
     ref = coflowsim_cct(java)
     assert len(ref) == trace.num_coflows == 526
-    ours = simulate(trace, name, params or {}, record=False).cct
-    return ours, np.array([ref[i] for i in trace.ids])
+    res = simulate(trace, name, params or {}, record=False)
+    rel = np.asarray(trace.release, float)
+    return steps_up(rel + res.cct) - rel, np.array([ref[i] for i in trace.ids])
 
 
 @pytest.fixture(scope="module")
@@ -50,18 +53,48 @@ def trace():
     return io.read(ROOT / "FB2010-1Hr-150-0.txt", format="coflowsim", port_rate=COFLOWSIM_PORT_RATE)
 
 
-@pytest.mark.parametrize(("java", "name", "params", "within_1pct", "mean_rel"), [
-    ("SEBF", "varys", {"order": "static", "backfill": "coflowsim"}, 500, 0.05),
-    ("DARK", "dark", {}, 490, 0.005),
-    ("FIFO", "fifo", {"backfill": "coflowsim"}, 230, 0.10),
-    ("FAIR", "fair", {"rates": "coflowsim"}, 510, 0.001),
-    ("PFP", "pfp", {"order": "coflowsim"}, 505, 0.01),
+STEP = {"step": COFLOWSIM_STEP}
+
+
+def same_step(ours: np.ndarray, theirs: np.ndarray) -> int:
+    """How many coflows end in the step coflowsim records."""
+    return int((np.abs(ours - theirs) <= 1e-3 * COFLOWSIM_STEP).sum())
+
+
+@pytest.mark.parametrize(("java", "name", "params", "within_1pct", "in_step", "mean_rel"), [
+    # measured (within 1%, in coflowsim's step, mean CCT ratio): SEBF 512, 503, 0.9687;
+    # DARK 526, 526, 1.0000; FIFO 411, 372, 1.0601; FAIR 525, 469, 1.0000; PFP 520, 460,
+    # 0.9978. SEBF's and FIFO's remainder follows from coflowsim counting a rounding
+    # residue as capacity, PFP's from ties, FAIR's from its steps (models/simulator.md)
+    ("SEBF", "varys", {"order": "static", "backfill": "coflowsim", **STEP}, 510, 500, 0.035),
+    ("DARK", "dark", {}, 526, 526, 1e-9),
+    ("FIFO", "fifo", {"backfill": "coflowsim", **STEP}, 408, 368, 0.065),
+    ("FAIR", "fair", {"rates": "coflowsim"}, 524, 465, 1e-4),
+    ("PFP", "pfp", {"order": "coflowsim"}, 518, 455, 0.003),
 ])
-def test_the_coflowsim_rules_reproduce_coflowsim(trace, java, name, params, within_1pct, mean_rel):
+def test_the_coflowsim_rules_reproduce_coflowsim(trace, java, name, params, within_1pct,
+                                                 in_step, mean_rel):
     ours, theirs = ccts(trace, java, name, params)
     rel = np.abs(ours / theirs - 1)
     assert (rel <= 0.01).sum() >= within_1pct
+    assert same_step(ours, theirs) >= in_step
     assert abs(ours.mean() / theirs.mean() - 1) <= mean_rel
+
+
+def test_coflowsims_dark_step_by_step(trace):
+    # no rounding residue decides anything in DARK's one-pass shares: every coflow ends in
+    # the step coflowsim records
+    ours, theirs = ccts(trace, "DARK", "dark")
+    np.testing.assert_allclose(ours, theirs, rtol=0, atol=1e-3 * COFLOWSIM_STEP)
+
+
+def test_without_the_steps_fewer_coflows_end_in_coflowsims_step(trace):
+    # deciding at the exact completion (step=0) is not coflowsim's rule: the comparison
+    # above would catch a policy that lost it (measured: 349 and 504 against 372 and 526)
+    ours, theirs = ccts(trace, "FIFO", "fifo", {"backfill": "coflowsim"})
+    assert same_step(ours, theirs) < 360
+    ours, theirs = ccts(trace, "DARK", "dark", {"step": 0.0})
+    assert same_step(ours, theirs) < 515
 
 
 def test_the_default_rules_differ_from_coflowsims(trace):

@@ -24,9 +24,14 @@ that its published numbers can be reproduced coflow by coflow:
 - Decisions only when coflows are admitted or complete
   (``afterJobAdmission``, ``afterJobDeparture``): capacity a finished flow
   frees stays idle until then, and demotions wait for the next decision.
+- Decisions only between coflowsim's 8 ms steps (``step``,
+  :data:`.varys.COFLOWSIM_STEP`): a coflow that completes inside a step leaves
+  its capacity idle until the step ends (coflowsim records it as completing
+  then; the engine records the exact time). With it, on the trace as coflowsim
+  reads it, every coflow's completion rounded up to the step is coflowsim's
+  (``tests/sim/test_coflowsim_reference.py``).
 
-Not reproduced: coflowsim's 8 ms time steps (completions here are exact);
-when nothing runs while work is left, the engine asks again at once (a stall,
+Not reproduced: when nothing runs while work is left, the engine asks again at once (a stall,
 :mod:`coflowopt.sim.engine`), where coflowsim waits for the next admission;
 and its 10.24 s admission epochs and size rounding, which are in its reading of
 the trace (``--format coflowsim``, :func:`coflowopt.io.benchmark.loads_coflowsim`;
@@ -48,9 +53,9 @@ import numpy as np
 from ...instance import MB
 from ..engine import Allocation, SimView
 from . import register
-from ._base import Params, Policy
+from ._base import Params, Policy, check_positive
 from .aalo import check_ladder
-from .varys import coflowsim_fair_share
+from .varys import COFLOWSIM_STEP, coflowsim_fair_share, step_end
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,9 +66,12 @@ class DarkParams(Params):
     """``JOB_SIZE_MULT``: ratio between consecutive thresholds."""
     first_threshold: float = 10 * MB
     """``INIT_QUEUE_LIMIT`` in bytes (10 MB, MB = 2^20 bytes)."""
+    step: float = COFLOWSIM_STEP
+    """Decide only at multiples of ``step`` seconds (coflowsim's 8 ms step; 0: at once)."""
 
     def __post_init__(self) -> None:
         check_ladder(self.num_queues, self.multiplier, self.first_threshold)
+        check_positive(self.step, "step", allow_zero=True)
 
 
 @register
@@ -93,6 +101,11 @@ class Dark(Policy):
         return n
 
     def decide(self, view: SimView) -> Allocation:
+        p: DarkParams = self.params
+        if p.step > 0:
+            end = step_end(view.t, p.step)
+            if end > view.t:  # coflowsim decides between its steps only
+                return Allocation(wake=end)
         active = view.active_coflows
         live = np.zeros(view.num_coflows, bool)
         live[active] = True

@@ -46,17 +46,16 @@ by the engine at every flow completion and compiled on uniform ports
 (:func:`coflowopt.sim.kernels.greedy.greedy_uniform_stretch`); the order changes
 only at admissions. On ports of unequal capacity the greedy allocation lets a
 later flow use what the first leaves on a port, where coflowsim serves one flow
-per port (it has one rack rate). Remaining bytes within :data:`LIST_TIE` of a
-new flow's size count as equal (coflowsim's sizes are whole megabytes: such
-ties are everywhere, and the fluid model's remaining bytes carry rounding). On
-the Facebook trace as coflowsim reads it (``--format coflowsim --port-rate
-131072000``) 514 of 526 coflows are within 1% of coflowsim's own PFP output,
-mean CCT 98.76 s against 99.27 s (``tests/sim/test_coflowsim_reference.py``).
-The rest differ by ties: coflowsim's schedule stays on its 8 ms grid, while the
-fluid engine's event times drift from it (completions within its time
-tolerance are merged; measured on the trace's first 300 coflows: 1e-4 of a step
-by 92 s, a step's 1% by 867 s), and with whole-megabyte sizes a tie decided the
-other way reorders later flows. Small coflows wait behind large flows of
+per port (it has one rack rate). A listed flow has "more bytes left" than a new
+flow's size only by more than half of what the slowest port moves in one of
+coflowsim's 8 ms steps (:data:`.varys.COFLOWSIM_STEP`) and :data:`LIST_TIE` of
+the size: coflowsim's sizes are whole megabytes and its flows move a megabyte a
+step, so its remaining bytes are whole megabytes and such ties are everywhere,
+while the fluid engine's event times drift from the 8 ms grid (measured on the
+trace's first 300 coflows: 1e-4 of a step by 92 s, a step's 1% by 867 s) and
+its remaining bytes with them. A relative margin alone (the previous rule)
+decided ties by that drift: coflow 153 of the trace ended at 869 s instead of
+coflowsim's 1,049 s. Small coflows wait behind large flows of
 lower-numbered ports: its short-narrow coflows average 21.8 s against 0.1 s with
 ``order="remaining"``.
 """
@@ -76,6 +75,7 @@ from ..kernels.pfp import pfp_state, pfp_uniform_stretch
 from . import register
 from ._base import Params, Policy, check_choice
 from ._common import greedy_flows
+from .varys import COFLOWSIM_STEP
 
 TIE_ROUNDS = 50
 """At most this many re-sorts of the ties by rate (see the module docstring)."""
@@ -146,11 +146,14 @@ class ReceiverLists:
     the first listed flow whose remaining bytes exceed the new flow's size (after
     the ones with as many or fewer), compared at its admission, and keeps its place
     until it completes. The priority order is the lists of ports ``0, 1, ...`` one
-    after the other.
+    after the other. "Exceed" means by more than ``half_step`` bytes (and
+    :data:`LIST_TIE` of the size).
     """
 
-    def __init__(self, num_ports: int) -> None:
+    def __init__(self, num_ports: int, half_step: float = 0.0) -> None:
         self.lists: list[np.ndarray] = [_EMPTY] * num_ports
+        self.half_step = half_step
+        """Bytes by which a listed flow must exceed a new one's size (with :data:`LIST_TIE`)."""
 
     def admit(self, view: SimView, flows: np.ndarray) -> None:
         """Insert ``flows`` (in admission order) into their receivers' lists."""
@@ -159,7 +162,9 @@ class ReceiverLists:
             cur = self.lists[j]
             cur = cur[view.is_active(cur)]
             new = flows[dst == j]
-            self.lists[j] = _add_ascending(cur, view.remaining(cur), new, view.size(new), LIST_TIE)
+            size = view.size(new)
+            margin = np.maximum(LIST_TIE * size, self.half_step)
+            self.lists[j] = _add_ascending(cur, view.remaining(cur), new, size, margin)
 
     def order(self, view: SimView) -> np.ndarray:
         """The admitted, unfinished flows in priority order (completed ones leave the lists)."""
@@ -177,9 +182,9 @@ _EMPTY = np.zeros(0, np.int64)
 
 @njit
 def _add_ascending(cur: np.ndarray, rem: np.ndarray, new: np.ndarray, size: np.ndarray,
-                   tie: float) -> np.ndarray:
+                   margin: np.ndarray) -> np.ndarray:
     """``cur`` (with ``rem`` bytes left each) after inserting ``new`` one by one, each
-    before the first flow with more than its ``size`` (times ``1 + tie``) left."""
+    before the first flow with more than its ``size`` plus its ``margin`` left."""
     n = cur.size
     out = np.empty(n + new.size, np.int64)
     left = np.empty(n + new.size)
@@ -188,7 +193,7 @@ def _add_ascending(cur: np.ndarray, rem: np.ndarray, new: np.ndarray, size: np.n
     for q in range(new.size):
         s = size[q]
         k = 0
-        while k < n and not left[k] > s * (1.0 + tie):
+        while k < n and not left[k] > s + margin[q]:
             k += 1
         for i in range(n, k, -1):
             out[i] = out[i - 1]
@@ -224,7 +229,10 @@ class PFP(Policy):
         if self.params.order == "coflowsim":
             # a fixed order between admissions: the engine keeps the greedy allocation
             # through flow completions itself (compiled on uniform ports)
-            self._lists = ReceiverLists(view.num_ports)
+            # coflowsim's remaining bytes are whole steps' worth of a port (1 MB at its rack
+            # rate): "more" is at least a step more, so half a step tells it from rounding
+            self._lists = ReceiverLists(
+                view.num_ports, 0.5 * COFLOWSIM_STEP * float(view.capacity.min(initial=np.inf)))
             self.on_flow_completion = False
             return
         cap = view.capacity

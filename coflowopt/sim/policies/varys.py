@@ -56,14 +56,21 @@ the online rules of §5.6.2:
    coflows up to 2.9x slower. With ``backfill="coflowsim"`` on the trace as
    coflowsim reads it (format ``coflowsim``: its rounding and 10.24 s
    admission epochs, :func:`coflowopt.io.benchmark.loads_coflowsim`), 27.7 s
-   against coflowsim's 28.5 s, 506 of 526 coflows within 1% and 525 within 10%
-   (``benchmarks/results/simulator.md``). ``backfill="none"`` leaves
+   against coflowsim's 28.5 s, 506 of 526 coflows within 1% and 525 within 10%;
+   with coflowsim's 8 ms steps as well (``step``, item 4) and completions
+   rounded up to the step as coflowsim records them, 512 within 1% and 503 in
+   coflowsim's very step. The rest follows from coflowsim counting a rounding
+   residue of a saturated port as capacity (``models/simulator.md``, "coflowsim's
+   rules"; ``benchmarks/results/simulator.md``). ``backfill="none"`` leaves
    spare capacity idle.
 4. *When*: Varys reschedules "upon coflow arrival and completion events"
    (§5.6.2), so the default ``reschedule="coflow"`` re-allocates only then
    (and when the fabric would otherwise go idle); capacity freed by a single
    flow stays unused until the next such event. ``reschedule="flow"`` also
-   re-allocates at every flow completion.
+   re-allocates at every flow completion. ``step`` (seconds, default 0) decides
+   only at multiples of it, as coflowsim does between its 8 ms steps
+   (:data:`COFLOWSIM_STEP`): a decision due inside a step waits for its end, and
+   the rates stay as they are until then.
 5. *Starvation avoidance* (lines 19-27), off unless ``starvation_period``
    (T) is given: after each T-interval the coflows that received no
    service during it are treated as one coflow and get MADD for
@@ -103,6 +110,7 @@ from ._common import madd_flows, saturated
 
 __all__ = [
     "BACKFILLS",
+    "COFLOWSIM_STEP",
     "ORDERED_BACKFILLS",
     "OrderedMADD",
     "Varys",
@@ -110,6 +118,8 @@ __all__ = [
     "backfill_greedy",
     "backfill_proportional",
     "coflowsim_fair_share",
+    "step_end",
+    "steps_up",
 ]
 
 BACKFILLS = ("proportional", "greedy", "none")
@@ -117,6 +127,28 @@ BACKFILLS = ("proportional", "greedy", "none")
 
 ORDERED_BACKFILLS = (*BACKFILLS, "coflowsim")
 """Those of ``varys`` and the other ordered policies (fifo, scf, ncf, tcf)."""
+
+COFLOWSIM_STEP = 0.008
+"""coflowsim's time step in seconds (``SIMULATION_QUANTA``: 8 of its 1,024 ms "seconds", the
+time a rack moves 1 MB): it moves data step by step and decides only between steps, so a
+coflow completing inside a step leaves its capacity idle until the step ends and is recorded
+as completing then."""
+
+GRID_TOL = 1e-3
+"""A time within this fraction of a step from a step boundary is on it (event times carry
+rounding; coflowsim's sizes are whole megabytes, so many flows end exactly on a boundary)."""
+
+
+def step_end(t: float, step: float) -> float:
+    """The end of the ``step``-long time step that ``t`` falls in: ``t`` itself on a boundary."""
+    end = math.ceil(t / step - GRID_TOL) * step
+    return t if end - t <= GRID_TOL * step else end
+
+
+def steps_up(t: np.ndarray, step: float = COFLOWSIM_STEP) -> np.ndarray:
+    """Times rounded up to the next step boundary (a time on one stays there): how coflowsim
+    records a completion, at the end of the step in which it happened."""
+    return np.ceil(np.asarray(t, float) / step - GRID_TOL) * step
 
 
 @dataclass(frozen=True, slots=True)
@@ -132,8 +164,12 @@ class VarysParams(Params):
     """T of Pseudocode 1 (seconds); None turns starvation avoidance off."""
     starvation_delta: float = 0.2
     """δ of Pseudocode 1 (seconds); §5.7.1 default 200 ms."""
+    step: float = 0.0
+    """Decide only at multiples of ``step`` seconds (0: at every event); coflowsim's is
+    :data:`COFLOWSIM_STEP`."""
 
     def __post_init__(self) -> None:
+        check_positive(self.step, "step", allow_zero=True)
         check_choice(self.order, "order", ("remaining", "static"))
         check_choice(self.backfill, "backfill", ORDERED_BACKFILLS)
         check_choice(self.reschedule, "reschedule", ("coflow", "flow"))
@@ -471,7 +507,8 @@ class OrderedMADD(Policy):
 
         ``backfill="greedy"``: arrival order (admission time, then index).
         ``backfill="coflowsim"``: coflowsim's "EDF" (``updateRatesDynamicAlpha``):
-        by ``int(admitted + deadline - now)`` in milliseconds, ties in priority order,
+        by ``int(admitted + deadline - now)`` in milliseconds, ties in priority order
+        (with a ``step``, ``now`` is the start of the step that ended at a departure),
         where a coflow's deadline is its isolation time (its full coflow's largest port
         load over coflowsim's ``RACK_BYTES_PER_SEC`` = 2^27 bytes, times 1,000) times
         ``1 + U`` with ``U`` drawn from ``java.util.Random(17)``, one per coflow in
@@ -482,7 +519,11 @@ class OrderedMADD(Policy):
             return sorted(range(len(order)), key=lambda i: (adm[order[i].k], order[i].k))
         if self._deadline_ms is None:
             self._deadline_ms = coflowsim_deadlines(_peak_loads(view), view.coflow_release)
-        now = view.t * 1000.0
+        now = view.t
+        if self.params.step > 0 and not view.arrived_coflows:
+            # after a departure coflowsim decides with the time of the step it has just run
+            now -= self.params.step
+        now *= 1000.0
         dl = self._deadline_ms
         return sorted(range(len(order)),
                       key=lambda i: int(adm[order[i].k] * 1000.0 + dl[order[i].k] - now))
@@ -525,6 +566,10 @@ class OrderedMADD(Policy):
             self.served = set()
             self.phase, self.phase_end = "T", math.inf  # the next T-interval starts on arrival
             return Allocation()
+        if p.step > 0:
+            end = step_end(view.t, p.step)
+            if end > view.t:  # rates stay as they are until the step ends
+                return Allocation(wake=end)
         if p.starvation_period is not None:
             return self._decide_starvation(view, p)
         f, r = self.allocate(view, self.order(view))

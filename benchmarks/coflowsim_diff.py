@@ -1,0 +1,95 @@
+"""coflowopt's coflowsim-rule variants against coflowsim's own per-coflow output.
+
+coflowsim (the Java simulator of the Varys and Aalo papers) printed, for the bundled
+Facebook trace, a line per coflow (``instances/fb2010/coflowsim/*.txt``, provenance in
+``instances/README.md``). This script simulates the trace as coflowsim reads it
+(``format="coflowsim"`` at its rack rate) with each variant and compares coflow by coflow.
+coflowsim records a completion at the end of its 8 ms step, so each coflowopt completion is
+rounded up to the step first (:func:`coflowopt.sim.policies.varys.steps_up`).
+
+    python benchmarks/coflowsim_diff.py [--only FIFO,SEBF] [--list N] [--trace FILE --reference DIR]
+
+``--list N`` lists each variant's N coflows furthest from coflowsim's, in release order.
+``--trace`` and ``--reference`` compare on another trace (a prefix of the bundled one, say)
+with coflowsim's outputs for it (``DIR/<NAME>.txt``). Prints a Markdown table, the wall and
+CPU time of each run and the load average.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import time
+from pathlib import Path
+
+import numpy as np
+
+from coflowopt import io
+from coflowopt.io.benchmark import COFLOWSIM_PORT_RATE
+from coflowopt.sim import simulate
+from coflowopt.sim.policies.varys import COFLOWSIM_STEP, steps_up
+
+ROOT = Path(__file__).resolve().parents[1] / "instances" / "fb2010"
+
+VARIANTS = {
+    "SEBF": ("varys", {"order": "static", "backfill": "coflowsim", "step": COFLOWSIM_STEP}),
+    "DARK": ("dark", {}),
+    "FAIR": ("fair", {"rates": "coflowsim"}),
+    "FIFO": ("fifo", {"backfill": "coflowsim", "step": COFLOWSIM_STEP}),
+    "PFP": ("pfp", {"order": "coflowsim"}),
+}
+"""coflowsim's name -> coflowopt's policy and parameters that follow its rules."""
+
+
+def coflowsim_ccts(path: Path) -> dict[str, float]:
+    """coflowsim's CCT in seconds per coflow id, from its printed statistics."""
+    out = {}
+    for line in path.read_text().splitlines():
+        t = line.split()
+        if len(t) >= 8 and t[0].startswith("JOB-"):
+            out[t[0][4:]] = float(t[7]) / 1000.0
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--only", default=",".join(VARIANTS), help="coflowsim names, comma-separated")
+    parser.add_argument("--list", type=int, default=0, help="list the N furthest coflows")
+    parser.add_argument("--trace", type=Path, default=ROOT / "FB2010-1Hr-150-0.txt")
+    parser.add_argument("--reference", type=Path, default=ROOT / "coflowsim")
+    args = parser.parse_args()
+    inst = io.read(args.trace, format="coflowsim", port_rate=COFLOWSIM_PORT_RATE)
+    print(f"{args.trace.name}: {inst.num_coflows} coflows; load average {os.getloadavg()[0]:.2f}")
+    print()
+    print("| coflowsim | coflowopt | within 1% | within 5% | same 8 ms step | mean CCT ratio "
+          "| wall s | CPU s |")
+    print("|---|---|---|---|---|---|---|---|")
+    listed = []
+    for java in args.only.split(","):
+        name, params = VARIANTS[java]
+        ref = coflowsim_ccts(args.reference / f"{java}.txt")
+        theirs = np.array([ref[c] for c in inst.ids])
+        w, c = time.perf_counter(), time.process_time()
+        res = simulate(inst, name, params, record=False)
+        wall, cpu = time.perf_counter() - w, time.process_time() - c
+        rel = np.asarray(inst.release, float)
+        ours = steps_up(rel + res.cct) - rel
+        ratio = np.abs(ours / theirs - 1)
+        same = np.abs(ours - theirs) <= 1e-3 * COFLOWSIM_STEP
+        label = name + (":" + ",".join(f"{k}={v}" for k, v in params.items()) if params else "")
+        print(f"| {java} | `{label}` | {(ratio <= 0.01).sum()} | {(ratio <= 0.05).sum()} "
+              f"| {same.sum()} | {ours.mean() / theirs.mean():.4f} | {wall:.1f} | {cpu:.1f} |")
+        if args.list:
+            far = np.argsort(-ratio, kind="stable")[: args.list]
+            far = far[ratio[far] > 0.01]
+            listed.append((java, [(inst.ids[k], rel[k], ours[k], theirs[k])
+                                  for k in sorted(far.tolist(), key=lambda k: (rel[k], k))]))
+    for java, rows in listed:
+        print(f"\n{java}: coflows beyond 1% (id, release s, coflowopt CCT s, coflowsim CCT s)")
+        for cid, r, o, t in rows:
+            print(f"  {cid:>5} {r:9.2f} {o:11.3f} {t:11.3f}")
+    print(f"\nload average after: {os.getloadavg()[0]:.2f}")
+
+
+if __name__ == "__main__":
+    main()
