@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import heapq
+
 import numpy as np
 
 from ..._jit import njit
 
-__all__ = ["EVENT", "next_event", "served"]
+__all__ = ["EVENT", "earliest", "next_event", "served"]
 
 EVENT = -1
 """``next_event``'s answer when the kernel must process completions now."""
@@ -47,3 +49,12 @@ def served(f, t0, t1, r, fco, start, record, npc, pc_f, pc_t0, pc_t1, pc_r):  # 
             pc_r[npc] = r
             npc += 1
     return npc
+
+
+@njit
+def earliest(heap, ok, fin):  # type: ignore[no-untyped-def]
+    """The earliest predicted completion in ``heap`` (``(time, position)`` entries), after
+    dropping stale entries: a position no longer ``ok`` or whose ``fin`` has moved."""
+    while len(heap) > 0 and (not ok[heap[0][1]] or heap[0][0] != fin[heap[0][1]]):
+        heapq.heappop(heap)
+    return heap[0][0] if len(heap) > 0 else np.inf

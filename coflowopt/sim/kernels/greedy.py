@@ -36,7 +36,7 @@ import numpy as np
 
 from ..._jit import njit
 from ...kernels.rates import FULL
-from ._common import EVENT, next_event, served
+from ._common import EVENT, earliest, next_event, served
 
 __all__ = ["greedy_csr_stretch", "greedy_uniform_stretch"]
 
@@ -111,9 +111,7 @@ def greedy_uniform_stretch(  # type: ignore[no-untyped-def]
 
     reason = 0
     while True:
-        while len(heap) > 0 and (not running[heap[0][1]] or heap[0][0] != fin[heap[0][1]]):
-            heapq.heappop(heap)
-        t_fin = heap[0][0] if len(heap) > 0 else np.inf
+        t_fin = earliest(heap, running, fin)
         t_next, thr, why = next_event(t_fin, t_stop, tol)
         if why != EVENT:
             if why == 0:
@@ -332,9 +330,7 @@ def greedy_csr_stretch(  # type: ignore[no-untyped-def]
             heapq.heappush(heap, (fin[i], np.int64(i)))
 
     while True:
-        while len(heap) > 0 and (not alive[heap[0][1]] or heap[0][0] != fin[heap[0][1]]):
-            heapq.heappop(heap)
-        t_fin = heap[0][0] if len(heap) > 0 else np.inf
+        t_fin = earliest(heap, alive, fin)
         t_next, thr, why = next_event(t_fin, t_stop, tol)
         if why != EVENT:
             if why == 0:
