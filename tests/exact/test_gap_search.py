@@ -1,0 +1,143 @@
+"""The adversarial gap search: its ratio is what the instance gives, bounds stay below the
+optimum and heuristics above it, one seed gives one answer, and time limits stop it."""
+
+from __future__ import annotations
+
+import json
+from fractions import Fraction
+
+import pytest
+
+import coflowopt
+from coflowopt import _budget
+from coflowopt.bounds import compute_bound
+from coflowopt.cli import main
+from coflowopt.errors import CoflowoptError
+from coflowopt.exact.gap_search import exact_ratio, gap_ratio, gap_search
+from coflowopt.exact.wcct import solve_exact
+from coflowopt.io import native
+from coflowopt.result import Status
+from coflowopt.sim import simulate
+
+from ..clock import JumpingClock
+
+SMALL = {"ports": 2, "coflows": 3, "max_flows": 2, "max_size": 6, "max_release": 2}
+
+
+def test_the_ratio_is_recomputed_from_the_returned_instance():
+    res = gap_search(bound="isolation", iterations=15, seed=3, **SMALL)
+    assert res.instance is not None and res.stopped == "iterations"
+    opt = solve_exact(res.instance)
+    assert opt.status is Status.OPTIMAL
+    low = compute_bound(res.instance, "isolation").bound
+    assert res.numerator == pytest.approx(opt.objective, rel=1e-9)
+    assert res.denominator == pytest.approx(low, rel=1e-9)
+    assert res.ratio == pytest.approx(opt.objective / low, rel=1e-9)
+    assert res.ratio == pytest.approx(max(r for _, r in res.history), rel=1e-9)
+    # integer data: both sums are rationals, and so is the ratio
+    assert res.fraction == Fraction(opt.objective).limit_denominator(10**4) / Fraction(
+        low).limit_denominator(10**4)
+
+
+@pytest.mark.parametrize("target", [{"bound": "pairwise"}, {"bound": "best"},
+                                    {"scheduler": "varys"}, {"scheduler": "fifo"}])
+def test_bounds_never_exceed_the_optimum_and_heuristics_never_beat_it(target):
+    res = gap_search(**target, iterations=12, seed=1, **SMALL)
+    assert res.instance is not None
+    assert all(r >= 1 - 1e-9 for _, r in res.history)
+    assert [r for _, r in res.history] == sorted(r for _, r in res.history)
+    num, den = gap_ratio(res.instance, **target)
+    assert (num, den) == pytest.approx((res.numerator, res.denominator), rel=1e-9)
+    if "scheduler" in target:
+        sim = simulate(res.instance, target["scheduler"], record=False)
+        assert num == pytest.approx(sim.summary.weighted_completion, rel=1e-12)
+
+
+def test_the_search_finds_fifo_far_from_optimal():
+    # FIFO ignores sizes and weights: a short heavy coflow behind a long light one costs it
+    # dearly, and a search that could not climb would stay near its first random ratio
+    res = gap_search(scheduler="fifo", iterations=30, seed=0, **SMALL)
+    assert res.ratio > 1.05
+
+
+def test_one_seed_one_answer_and_prefixes_agree():
+    a = gap_search(bound="isolation", iterations=20, seed=7, **SMALL)
+    b = gap_search(bound="isolation", iterations=20, seed=7, **SMALL)
+    assert a.instance is not None and b.instance is not None
+    assert native.dumps(a.instance) == native.dumps(b.instance)
+    assert a.history == b.history and a.ratio == b.ratio
+    # the first N iterations do not depend on how many follow
+    short = gap_search(bound="isolation", iterations=8, seed=7, **SMALL)
+    assert short.history == tuple(h for h in a.history if h[0] <= 8)
+
+
+def test_a_time_limit_that_has_run_out_stops_before_any_candidate(expired_clock):
+    res = gap_search(bound="isolation", iterations=50, time_limit=1.0, **SMALL)
+    assert (res.instance, res.iterations, res.stopped) == (None, 0, "time_limit")
+
+
+def test_the_time_limit_stops_the_search_where_the_clock_says(monkeypatch):
+    clock = JumpingClock(1e-3)  # a thousand readings a second: a few candidates fit in 1 s
+    monkeypatch.setattr(_budget, "_clock", clock)
+    res = gap_search(bound="isolation", iterations=100_000, time_limit=1.0, **SMALL)
+    assert res.stopped == "time_limit"
+    assert 1 <= res.iterations < 100_000
+    assert res.instance is not None  # the best so far, re-checked
+    assert res.ratio >= 1 - 1e-9
+
+
+def test_exact_ratio_of_rationals_and_of_other_numbers():
+    assert exact_ratio(174.0, 104.0) == Fraction(87, 52)
+    assert exact_ratio(1 / 3, 2 / 3) == Fraction(1, 2)
+    assert exact_ratio(2 ** 0.5, 1.0) is None  # no denominator up to 10^4 within 1e-11
+    assert exact_ratio(1.0, 0.0) is None
+    assert exact_ratio(float("inf"), 1.0) is None
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    ({}, "exactly one target"),
+    ({"bound": "isolation", "scheduler": "varys"}, "exactly one target"),
+    ({"bound": "nope"}, "unknown bound 'nope'"),
+    ({"scheduler": "nope"}, "unknown scheduler 'nope'"),
+    ({"bound": "isolation", "ports": 0}, "ports must be an integer >= 1"),
+    ({"bound": "isolation", "time_limit": 0}, "time_limit must be"),
+    ({"bound": "isolation", "temperature": -1}, "temperature must be"),
+])
+def test_bad_options_are_refused(kwargs, match):
+    with pytest.raises(CoflowoptError, match=match):
+        gap_search(**kwargs)
+
+
+def test_cli_writes_a_witness_that_reads_back_with_its_ratio(capsys, tmp_path):
+    out = tmp_path / "worst.json"
+    code = main(["search", "gap", "--scheduler", "varys", "--ports", "2", "--coflows", "3",
+                 "--max-flows", "2", "--iterations", "10", "--seed", "2", "--out", str(out),
+                 "--json"])
+    report = json.loads(capsys.readouterr().out)
+    assert code == 0
+    inst = coflowopt.read(out)
+    assert inst.num_coflows == 3 and inst.num_ports == 2
+    doc = json.loads(out.read_text())
+    num, den = gap_ratio(inst, scheduler="varys")
+    assert doc["_ratio"]["ratio"] == pytest.approx(num / den, rel=1e-9)
+    assert report["ratio"] == pytest.approx(num / den, rel=1e-9)
+    assert report["fraction"] is None or Fraction(report["fraction"]) == pytest.approx(num / den)
+    assert report["fraction"] in doc["name"] or f"{num / den:.6g}" in doc["name"]
+
+
+def test_cli_table_and_final_ratio(capsys):
+    code = main(["search", "gap", "--bound", "isolation", "--ports", "2", "--coflows", "2",
+                 "--iterations", "5"])
+    out = capsys.readouterr().out
+    assert code == 0
+    assert "iteration" in out and "best ratio" in out and "OPT / isolation = " in out
+
+
+@pytest.mark.parametrize("option", ["--bound", "--scheduler"])
+def test_cli_unknown_target_exits_2_with_a_message(capsys, tmp_path, option):
+    out = tmp_path / "w.json"
+    code = main(["search", "gap", option, "nope", "--out", str(out)])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert f"unknown {option[2:]} 'nope'" in err and "Traceback" not in err
+    assert not out.exists()
