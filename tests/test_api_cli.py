@@ -14,6 +14,7 @@ import pytest
 import coflowopt as co
 from coflowopt import MB, io
 from coflowopt.cli import build_parser, main
+from coflowopt.exact.gap_search import gap_search
 from coflowopt.fairness import allocate, lie_search, load_problem
 from coflowopt.io import generate as gen
 from coflowopt.mcs import build_model, classify, single_model, sncf, solve_thresholds
@@ -73,6 +74,9 @@ PAIRS = [
     (["mcs", "validate", "F"], "seed", None, validate, "seed"),
     (["mcs", "validate", "F"], "aalo_sharing", None, validate, "aalo_sharing"),
     (["mcs", "validate", "F"], "configs", lambda text: tuple(text.split(",")), validate, "configs"),
+    *((["search", "gap", "--bound", "isolation"], name, None, gap_search, name)
+      for name in ("ports", "coflows", "max_flows", "max_size", "max_release", "max_weight",
+                   "iterations", "restart", "temperature", "seed", "time_limit")),
 ]
 
 
