@@ -97,8 +97,12 @@ def _labels(res: GapSearchResult) -> tuple[str, str]:
 
 def _metadata(args: argparse.Namespace, res: GapSearchResult) -> dict[str, object]:
     top, bottom = _labels(res)
+    exact = "" if res.fraction is None else f" = {res.fraction}"
     return {
         "_source": "coflowopt search gap " + " ".join(_command(args)),
+        "_description": f"A worst case found by the gap search: {top} / {bottom} of sum w_k C_k "
+        f"is {res.numerator:.10g} / {res.denominator:.10g}{exact} = {res.ratio:.6g}, with the "
+        "optimum proven by the exact solver and the other side recomputed on this instance.",
         "_ratio": {"what": f"{top} / {bottom} of sum w_k C_k", "ratio": res.ratio,
                    "fraction": None if res.fraction is None else str(res.fraction),
                    top: res.numerator, bottom: res.denominator},

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from fractions import Fraction
+from pathlib import Path
 
 import pytest
 
@@ -20,6 +21,9 @@ from coflowopt.result import Status
 from coflowopt.sim import simulate
 
 from ..clock import JumpingClock
+
+ROOT = Path(__file__).resolve().parents[2]
+WITNESSES = sorted((ROOT / "instances" / "worst_cases").glob("*.json"))
 
 SMALL = {"ports": 2, "coflows": 3, "max_flows": 2, "max_size": 6, "max_release": 2}
 
@@ -141,3 +145,15 @@ def test_cli_unknown_target_exits_2_with_a_message(capsys, tmp_path, option):
     assert code == 2
     assert f"unknown {option[2:]} 'nope'" in err and "Traceback" not in err
     assert not out.exists()
+
+
+@pytest.mark.parametrize("path", WITNESSES, ids=lambda p: p.name)
+def test_the_bundled_worst_cases_have_the_ratios_they_state(path):
+    doc = json.loads(path.read_text())
+    source = doc["_source"].split()
+    target = {"bound": source[source.index("--bound") + 1]} if "--bound" in source else {
+        "scheduler": source[source.index("--scheduler") + 1]}
+    num, den = gap_ratio(coflowopt.read(path), **target)
+    assert num / den == pytest.approx(doc["_ratio"]["ratio"], rel=1e-9)
+    fraction = exact_ratio(num, den)
+    assert (None if fraction is None else str(fraction)) == doc["_ratio"]["fraction"]
