@@ -217,7 +217,8 @@ def gap_search(
     for what, value, low in (("ports", ports, 1), ("coflows", coflows, 1),
                              ("max_flows", max_flows, 1), ("max_size", max_size, 1),
                              ("max_release", max_release, 0), ("max_weight", max_weight, 1),
-                             ("iterations", iterations, 1), ("restart", restart, 1)):
+                             ("iterations", iterations, 1), ("restart", restart, 1),
+                             ("seed", seed, 0)):
         if isinstance(value, bool) or not isinstance(value, int) or value < low:
             raise CoflowoptError(f"{what} must be an integer >= {low}, got {value!r}")
     for what, x in (("time_limit", time_limit), ("eval_limit", eval_limit)):

@@ -104,6 +104,7 @@ def test_exact_ratio_of_rationals_and_of_other_numbers():
     ({"bound": "nope"}, "unknown bound 'nope'"),
     ({"scheduler": "nope"}, "unknown scheduler 'nope'"),
     ({"bound": "isolation", "ports": 0}, "ports must be an integer >= 1"),
+    ({"bound": "isolation", "seed": -1}, "seed must be an integer >= 0"),
     ({"bound": "isolation", "time_limit": 0}, "time_limit must be"),
     ({"bound": "isolation", "temperature": -1}, "temperature must be"),
 ])
