@@ -8,7 +8,7 @@ import numpy as np
 
 from ..._jit import njit
 
-__all__ = ["EVENT", "earliest", "next_event", "served"]
+__all__ = ["EVENT", "completed", "earliest", "next_event", "served"]
 
 EVENT = -1
 """``next_event``'s answer when the kernel must process completions now."""
@@ -58,3 +58,17 @@ def earliest(heap, ok, fin):  # type: ignore[no-untyped-def]
     while len(heap) > 0 and (not ok[heap[0][1]] or heap[0][0] != fin[heap[0][1]]):
         heapq.heappop(heap)
     return heap[0][0] if len(heap) > 0 else np.inf
+
+
+@njit
+def completed(f, t0, tf, r, fco, start, record, npc, pc_f, pc_t0, pc_t1, pc_r, sent, size,  # type: ignore[no-untyped-def]
+              cf_left, done_f, done_t, nd):
+    """Flow ``f``, run at ``r`` since ``t0``, completes at ``tf``: its last piece, its data,
+    the completion list and its coflow's count. Returns ``(npc, nd, coflow_done)``."""
+    npc = served(f, t0, tf, r, fco, start, record, npc, pc_f, pc_t0, pc_t1, pc_r)
+    sent[f] = size[f]
+    done_f[nd] = f
+    done_t[nd] = tf
+    k = fco[f]
+    cf_left[k] -= 1
+    return npc, nd + 1, cf_left[k] == 0

@@ -36,7 +36,7 @@ import numpy as np
 
 from ..._jit import njit
 from ...kernels.rates import FULL
-from ._common import EVENT, earliest, next_event, served
+from ._common import EVENT, completed, earliest, next_event, served
 
 __all__ = ["greedy_csr_stretch", "greedy_uniform_stretch"]
 
@@ -127,24 +127,17 @@ def greedy_uniform_stretch(  # type: ignore[no-untyped-def]
             tf, i = heapq.heappop(heap)
             if not running[i] or tf != fin[i]:
                 continue
-            f = act[i]
             running[i] = False
             alive[i] = False
-            npc = served(f, tstart[i], tf, c, fco, start, record, npc, pc_f, pc_t0, pc_t1, pc_r)
-            sent[f] = size[f]
-            done_f[nd] = f
-            done_t[nd] = tf
-            nd += 1
+            npc, nd, last = completed(act[i], tstart[i], tf, c, fco, start, record, npc, pc_f,
+                                      pc_t0, pc_t1, pc_r, sent, size, cf_left, done_f, done_t, nd)
+            coflow_done |= last
             if tf > t_new:
                 t_new = tf
             owner[A[i]] = -1
             owner[B[i]] = -1
             heapq.heappush(offers, (np.int64(i), A[i]))
             heapq.heappush(offers, (np.int64(i), B[i]))
-            k = fco[f]
-            cf_left[k] -= 1
-            if cf_left[k] == 0:
-                coflow_done = True
         t = t_new
         if t_stop <= thr or coflow_done or (record and npc > max_pieces - 2 * n - 4):
             # the engine decides (or admits) now; it restarts from the greedy allocation
@@ -345,24 +338,17 @@ def greedy_csr_stretch(  # type: ignore[no-untyped-def]
             tf, i = heapq.heappop(heap)
             if not alive[i] or tf != fin[i]:
                 continue
-            f = act[i]
-            npc = served(f, tstart[i], tf, rate[i], fco, start, record, npc, pc_f, pc_t0,
-                         pc_t1, pc_r)
-            sent[f] = size[f]
+            npc, nd, last = completed(act[i], tstart[i], tf, rate[i], fco, start, record, npc,
+                                      pc_f, pc_t0, pc_t1, pc_r, sent, size, cf_left, done_f,
+                                      done_t, nd)
+            coflow_done |= last
             fin[i] = np.inf
             alive[i] = False
             if not queued[i]:
                 queued[i] = True
                 heapq.heappush(todo, i)
-            done_f[nd] = f
-            done_t[nd] = tf
-            nd += 1
             if tf > t_new:
                 t_new = tf
-            k = fco[f]
-            cf_left[k] -= 1
-            if cf_left[k] == 0:
-                coflow_done = True
         t = t_new
         if t_stop <= thr or coflow_done or (record and npc > max_pieces - 2 * n - 4):
             # the engine decides (or admits) now; it restarts from the greedy allocation
