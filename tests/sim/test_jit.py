@@ -131,6 +131,27 @@ def test_adaptive_mode_interprets_what_would_compile_and_compiles_once_the_rent_
     assert [s is None for _, s in heard] == [True, False] and heard[1][1] > 0
 
 
+def test_a_kernel_called_with_constants_and_variables_compiles_once(tmp_path):
+    # Numba alone compiles a callee once per constant it is passed (Literal[int](0) and
+    # int64 here): every kernel helper called both ways would compile twice
+    path = tmp_path / f"callee_{random.SystemRandom().randrange(1 << 40)}.py"
+    path.write_text(
+        "from coflowopt._jit import njit\n\n\n@njit\ndef part(a, i, flag):\n"
+        "    return a[i] if flag else -a[i]\n\n\n@njit\ndef outer(a, k):\n"
+        "    return part(a, 0, True) + part(a, k, False) + part(a, 1, True)\n")
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(path.stem, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[path.stem] = module
+    spec.loader.exec_module(module)
+    a = np.array([1.0, 2.0, 4.0])
+    with _jit.compiling():
+        assert module.outer(a, 2) == 1.0 - 4.0 + 2.0
+    assert len(module.part.signatures) == 1
+    assert str(module.part.signatures[0][1]) == "int64"
+
+
 def test_interpreting_runs_python_even_with_machine_code_at_hand(tmp_path):
     kernel, const = _fresh_kernel(tmp_path)
     a = np.arange(3.0)

@@ -326,12 +326,12 @@ def _levels(slot, ci, kv, split, ra, rb, rbl, rc, cl, adj, cch, lrow, co_r0, nli
         waterfill(
             capv[:split], capv[split:], Wd[g], WdT[g], dsl[g], dsr[g], ra, rbl, rc, rc,
             gz[:split], gz[:split], al, gz[:L - split], gz[:L - split], ar, nob, mark, ctr[0],
-            lam_l, lam_r, True,
+            lam_l, lam_r, True, False,
         )
     else:
         waterfill(
             capv[:split], capv[split:], W, W, dm[:split], dm[split:], ra, rbl, rc, rc,
-            sl[ci], acl[ci], al, sr[ci], acr[ci], ar, nob, mark, ctr[0], lam_l, lam_r, True,
+            sl[ci], acl[ci], al, sr[ci], acr[ci], ar, nob, mark, ctr[0], lam_l, lam_r, True, False,
         )
     for j in range(split):
         lam[j] = lam_l[j] if kv[j] >= 0.0 else 0.0

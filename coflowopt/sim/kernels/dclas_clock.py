@@ -355,7 +355,7 @@ def _solve(  # type: ignore[no-untyped-def]
     ctr[0] += 1
     waterfill(
         capv[:split], capv[split:], W, W, dm[:split], dm[split:], ra, rbl, rc, rc,
-        sl[ci], acl[ci], al, sr[ci], acr[ci], ar, nob, mark, ctr[0], lam_l, lam_r, True,
+        sl[ci], acl[ci], al, sr[ci], acr[ci], ar, nob, mark, ctr[0], lam_l, lam_r, True, False,
     )
     for j in range(split):
         lam[j] = lam_l[j] if kv[j] >= 0.0 else 0.0

@@ -116,8 +116,10 @@ def new_pair_state(
     meta[_ONEPASS] = bool(one_pass)
     return (
         np.int64(s),
-        np.ascontiguousarray(cap[:s], dtype=np.float64),
-        np.ascontiguousarray(cap[s:], dtype=np.float64),
+        # copies, writeable as the other callers' capacities (read-only ones would have
+        # maxmin.waterfill compiled a second time)
+        np.array(cap[:s], dtype=np.float64),
+        np.array(cap[s:], dtype=np.float64),
         np.ascontiguousarray(weight, dtype=np.float64),  # fw: per flow
         float(change_tol),
         np.ascontiguousarray(stop_at, dtype=np.bool_),
