@@ -414,7 +414,11 @@ class FairnessTimeline:
 
 
 def fairness_timeline(instance: Instance, schedule: Schedule) -> FairnessTimeline:
-    """The :class:`FairnessTimeline` of a recorded schedule (``simulate(..., record=True)``)."""
+    """The :class:`FairnessTimeline` of a recorded schedule (``simulate(..., record=True)``).
+
+    Each interval between rate changes costs a pass over the flows and their links: meant
+    for instances of up to a few hundred coflows (a prefix of a trace), not whole traces.
+    """
     import scipy.sparse as sp
 
     from .fairness import FairnessProblem, correlation_vectors, progress
