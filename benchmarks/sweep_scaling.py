@@ -175,14 +175,25 @@ def main() -> None:
     base = runs["--jobs 1"]
     compute = float(np.nansum(load(base[2], "runs")["wall_s"]))
     rows = []
+    same_as_base = {}
     for label, (wall, used, out) in runs.items():
         speed = base[0] / wall
-        same = "-" if label == "--jobs 1" else same_tables(base[2], out)
+        same = same_as_base[label] = "-" if label == "--jobs 1" else same_tables(base[2], out)
         rows.append(f"| `{label}` | {wall:.1f} | {used:.1f} | {used / base[1]:.2f} | {speed:.2f}x | "
                     f"{100 * speed / (1 if label == '--jobs 1' else 2):.0f}% | {same} |")
         print(rows[-1], flush=True)
     kr = kill_and_resume(exp, work, base[2])
     print(kr, flush=True)
+    speedups = [base[0] / runs[k][0] for k in ("--jobs 2", "--dask local:2")]
+    sames = [same_as_base[k] for k in ("--jobs 2", "--dask local:2")]
+    verdict = [
+        f"- identical tables (`--jobs 2`, `--dask local:2`, resumed): "
+        f"{'yes' if sames == ['identical'] * 2 and kr['tables'] == 'identical' else 'NO'}",
+        f"- at least 80% of linear speed-up on 2 cores (1.6x): "
+        f"{'yes' if min(speedups) >= 1.6 else 'NO'} ({speedups[0]:.2f}x, {speedups[1]:.2f}x)",
+        f"- no finished cell recomputed on resume: "
+        f"{'yes' if kr['cached'] == kr['finished_when_killed'] and kr['rewritten'] == 0 else 'NO'}",
+    ]
     load1 = os.getloadavg()
     if args.keep is None:
         shutil.rmtree(work, ignore_errors=True)
@@ -209,6 +220,10 @@ def main() -> None:
         f"reused {kr['cached']}, computed {kr['computed']}, rewrote {kr['rewritten']} of the "
         f"finished cells' files, took {kr['resume_wall']:.1f} s; its tables vs `--jobs 1`: "
         f"{kr['tables']}.",
+        "",
+        "Targets:",
+        "",
+        *verdict,
         "",
     ])
     print(report)
