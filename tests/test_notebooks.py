@@ -91,14 +91,17 @@ def test_heuristics_vs_optimum(monkeypatch):
     assert co.check_feasible(inst, ns["runs"][name].schedule).ok
 
 
-def test_heuristics_across_loads(monkeypatch):
+def test_heuristics_across_loads(monkeypatch, tmp_path):
+    import tempfile
+
     pytest.importorskip("pandas")
     pytest.importorskip("distributed")
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # the sweep's folder
     ns = run_notebook(ROOT / "notebooks" / "heuristics_across_loads.ipynb", monkeypatch)
     runs, table, schedulers = ns["runs"], ns["table"], ns["SCHEDULERS"]
     assert ns["COFLOWS"] == 40 and ns["result"].computed == len(runs) == 3 * 6 * 3
     assert (runs["status"] == "ok").all() and set(runs["instance_num_coflows"]) == {40}
-    assert ns["cluster"].status.name == "closed"
+    assert ns["cluster"].status.name == "closed" and ns["OUT"].parent == tmp_path
     # one row per load and scheduler over 3 seeds, with the interval's half-width
     assert len(table) == 3 * 6 and (table["seeds"] == 3).all()
     assert {"norm_mean", "norm_mean_ci", "mean_cct", "mean_cct_ci"} <= set(table.columns)
