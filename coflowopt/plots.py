@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -23,12 +24,16 @@ if TYPE_CHECKING:
 __all__ = [
     "BIN_NAMES",
     "TIMELINE_MAX_LINKS",
+    "FairnessTimeline",
     "cct_cdf_figure",
     "compare_figure",
+    "fairness_figure",
+    "fairness_timeline",
     "link_occupancy",
     "sweep_bins_figure",
     "sweep_cdf_figure",
     "sweep_ratio_figure",
+    "thresholds_figure",
     "timeline_figure",
 ]
 
@@ -302,31 +307,67 @@ def link_occupancy(instance: Instance, schedule: Schedule, link: int
     return times, share
 
 
-def timeline_figure(instance: Instance, schedule: Schedule, *,
+def _crossed(instance: Instance, schedule: Schedule) -> set[int]:
+    """The links some piece of ``schedule`` crosses."""
+    if not len(schedule.flow):
+        return set()
+    return {int(x) for x in instance.routes.tocsr()[schedule.flow].indices}
+
+
+def timeline_figure(instance: Instance, schedule: Schedule | Mapping[str, Schedule], *,
                     links: Sequence[int] | None = None, title: str = "") -> Any:
     """A schedule as a timeline: one row per link, coloured by coflow.
 
     Within its row each link's height is its capacity; over each interval where rates
     are constant the coflows' shares (:func:`link_occupancy`) are stacked from the
-    bottom in coflow order, so an idle or part-used link shows as white. ``links``: the
-    rows to draw (default every link some piece crosses, at most
-    ``TIMELINE_MAX_LINKS``). Meant for small
-    instances, to put an optimal and a heuristic schedule side by side.
+    bottom in coflow order, so an idle or part-used link shows as white. ``schedule``:
+    one schedule, or label -> schedule to draw several side by side (a panel each, with
+    the same rows and time axis: an optimal and a heuristic schedule of a small
+    instance). ``links``: the rows to draw (default every link some piece crosses, at
+    most ``TIMELINE_MAX_LINKS``).
     """
+    schedules = dict(schedule) if isinstance(schedule, Mapping) else {"": schedule}
+    if not schedules:
+        raise InputError("no schedule to draw")
     L = instance.fabric.num_links
     if links is None:
-        used = np.unique(instance.routes.tocsr()[schedule.flow].indices) if len(
-            schedule.flow) else np.zeros(0, np.int64)
-        links = [int(x) for x in used]
+        links = sorted(set().union(*(_crossed(instance, s) for s in schedules.values())))
         if len(links) > TIMELINE_MAX_LINKS:
-            raise InputError(f"the schedule crosses {len(links)} links; pass at most "
+            raise InputError(f"the schedules cross {len(links)} links; pass at most "
                              f"{TIMELINE_MAX_LINKS} as links=")
     for link in links:
         if not 0 <= int(link) < L:
             raise InputError(f"link {link} does not exist (the fabric has {L} links)")
-    fig = _figure(8.0, 0.9 + 0.45 * max(len(links), 1))
-    ax = fig.subplots()
+    n = len(schedules)
+    fig = _figure(8.0 if n == 1 else 1.5 + 4.6 * n, 0.9 + 0.45 * max(len(links), 1))
+    axes = fig.subplots(1, n, sharex=True, sharey=True, squeeze=False)[0]
     colors = [f"C{k % 10}" for k in range(instance.num_coflows)]
+    end = max((float(s.end.max()) for s in schedules.values() if len(s.end)), default=1.0)
+    for ax, (label, sched) in zip(axes, schedules.items(), strict=True):
+        _timeline_rows(ax, instance, sched, links, colors)
+        ax.set_xlim(0.0, end * 1.02)
+        ax.set_xlabel("time")
+        if label:
+            ax.set_title(label, fontsize=10)
+    axes[0].set_yticks(range(len(links)), [instance.fabric.link_name(int(x)) for x in links],
+                       fontsize=8)
+    axes[0].set_ylim(len(links) - 0.5, -0.5)
+    handles = [_rect(0, 0, 0, 0, colors[k]) for k in range(instance.num_coflows)]
+    legend = dict(fontsize=8, ncols=min(instance.num_coflows, 8), frameon=False)
+    if n == 1:
+        axes[0].legend(handles, [c.id for c in instance.coflows], loc="lower center",
+                       bbox_to_anchor=(0.5, 1.0), **legend)
+    else:
+        fig.legend(handles, [c.id for c in instance.coflows], loc="outside lower center",
+                   **legend)
+    if title:
+        fig.suptitle(title, fontsize=11)
+    return fig
+
+
+def _timeline_rows(ax: Any, instance: Instance, schedule: Schedule, links: Sequence[int],
+                   colors: Sequence[str]) -> None:
+    """The rows of :func:`timeline_figure` for one schedule, on ``ax``."""
     for row, link in enumerate(links):
         times, share = link_occupancy(instance, schedule, int(link))
         base = np.zeros(share.shape[0])
@@ -337,18 +378,6 @@ def timeline_figure(instance: Instance, schedule: Schedule, *,
                 ax.add_patch(_rect(times[j], row + 0.4 - (base[j] + h[j]) * 0.8,
                                    times[j + 1] - times[j], h[j] * 0.8, colors[k]))
             base += h
-    ax.set_yticks(range(len(links)), [instance.fabric.link_name(int(x)) for x in links],
-                  fontsize=8)
-    ax.set_ylim(len(links) - 0.5, -0.5)
-    end = float(schedule.end.max()) if len(schedule.end) else 1.0
-    ax.set_xlim(0.0, end * 1.02)
-    ax.set_xlabel("time")
-    handles = [_rect(0, 0, 0, 0, colors[k]) for k in range(instance.num_coflows)]
-    ax.legend(handles, [c.id for c in instance.coflows], fontsize=8, ncols=min(
-        instance.num_coflows, 8), loc="lower center", bbox_to_anchor=(0.5, 1.0), frameon=False)
-    if title:
-        fig.suptitle(title, fontsize=11)
-    return fig
 
 
 def _rect(x: float, y: float, w: float, h: float, color: str) -> Any:
@@ -356,3 +385,171 @@ def _rect(x: float, y: float, w: float, h: float, color: str) -> Any:
 
     return Rectangle((float(x), float(y)), float(w), float(h), facecolor=color,
                      edgecolor="none")
+
+
+@dataclass(frozen=True, slots=True)
+class FairnessTimeline:
+    """How fair and how full a schedule is over time (the dissertation's §7.7.3 metrics,
+    measured along a run instead of on one snapshot).
+
+    Over each interval ``[times[j], times[j+1])`` rates are constant; a coflow is active
+    there when it has a released flow with bytes left at ``times[j]``. Its correlation
+    vector is that of its remaining bytes (MADD's view, as the simulator's ``hug``,
+    ``drf`` and ``psp`` policies build them) and its allocation is what its flows use of
+    each link, so ``progress[j, k]`` is :func:`coflowopt.fairness.progress` of the two.
+    """
+
+    times: npt.NDArray[np.float64]
+    """``m + 1`` instants where some rate changes."""
+    progress: npt.NDArray[np.float64]
+    """``(m, K)``: each active coflow's progress ``P_k`` over the interval (nan: not active)."""
+    isolation: npt.NDArray[np.float64]
+    """``(m,)``: the isolation guarantee ``min_k P_k / w_k`` over the active coflows (nan: none)."""
+    utilization: npt.NDArray[np.float64]
+    """``(m,)``: the rate on all links over their total capacity."""
+
+    def __post_init__(self) -> None:
+        for name in ("times", "progress", "isolation", "utilization"):
+            getattr(self, name).setflags(write=False)
+
+
+def fairness_timeline(instance: Instance, schedule: Schedule) -> FairnessTimeline:
+    """The :class:`FairnessTimeline` of a recorded schedule (``simulate(..., record=True)``).
+
+    Each interval between rate changes costs a pass over the flows and their links: meant
+    for instances of up to a few hundred coflows (a prefix of a trace), not whole traces.
+    """
+    import scipy.sparse as sp
+
+    from .fairness import FairnessProblem, correlation_vectors, progress
+
+    mine = schedule.end > schedule.start
+    flow, start, end = schedule.flow[mine], schedule.start[mine], schedule.end[mine]
+    rate = schedule.rate[mine]
+    times = np.unique(np.concatenate([start, end]))
+    m, K, F = max(times.size - 1, 0), instance.num_coflows, instance.num_flows
+    first, last = np.searchsorted(times, start), np.searchsorted(times, end)
+    by_first, by_last = np.argsort(first, kind="stable"), np.argsort(last, kind="stable")
+    cut_first = np.searchsorted(first[by_first], np.arange(m + 1))
+    cut_last = np.searchsorted(last[by_last], np.arange(m + 1))
+    cap = np.asarray(instance.fabric.capacity, dtype=np.float64)
+    routes = instance.routes.tocsr()
+    per_coflow = sp.csr_array((np.ones(F), (instance.flow_coflow, np.arange(F))), shape=(K, F))
+    size = np.asarray(instance.flow_size, dtype=np.float64)
+    left = size.copy()
+    now = np.zeros(F)  # each flow's rate over the current interval
+    prog = np.full((m, K), np.nan)
+    isolation = np.full(m, np.nan)
+    util = np.zeros(m)
+    for j in range(m):
+        on = by_first[cut_first[j]:cut_first[j + 1]]
+        off = by_last[cut_last[j]:cut_last[j + 1]]
+        np.add.at(now, flow[off], -rate[off])
+        np.add.at(now, flow[on], rate[on])
+        util[j] = float((routes.T @ now).sum() / cap.sum())
+        # a flow within rounding of its size is done: its last piece ended here
+        waiting = (left > 1e-9 * size) & (instance.flow_release <= times[j])
+        load = (per_coflow @ routes.multiply(np.where(waiting, left, 0.0)[:, None])).toarray()
+        active = np.flatnonzero(load.max(axis=1) > 0)
+        if active.size:
+            use = (per_coflow @ routes.multiply(now[:, None])).toarray()[active] / cap
+            truth = FairnessProblem(correlation_vectors(load[active], cap), capacity=cap,
+                                    weights=instance.weight[active], exact=False)
+            prog[j, active] = progress(use, truth)
+            isolation[j] = float(np.min(prog[j, active] / instance.weight[active]))
+        left -= now * (times[j + 1] - times[j])
+    return FairnessTimeline(times, prog, isolation, util)
+
+
+def fairness_figure(timelines: Mapping[str, FairnessTimeline], *, title: str = "") -> Any:
+    """Isolation guarantee and utilization over time, a step line per schedule.
+
+    ``timelines``: label -> :func:`fairness_timeline` (say HUG's and DRF's runs of one
+    instance). DRF holds every active coflow at the same progress; HUG guarantees the
+    same and uses spare capacity on top (dissertation §7.7.3: equal progress, higher
+    utilization).
+    """
+    if not timelines:
+        raise InputError("no timeline to draw")
+    fig = _figure(7.2, 5.2)
+    top, bottom = fig.subplots(2, 1, sharex=True)
+    for label, tl in timelines.items():
+        if tl.times.size < 2:
+            raise InputError(f"the schedule '{label}' has no piece to draw")
+        # a step per interval: the value holds from times[j] to times[j + 1]
+        for ax, values in ((top, tl.isolation), (bottom, tl.utilization)):
+            ax.step(tl.times, np.append(values, values[-1]), where="post", label=label)
+    top.set_ylabel("isolation guarantee\n(least progress of an active coflow)")
+    bottom.set_ylabel("utilization\n(rate / total capacity)")
+    bottom.set_xlabel("time")
+    bottom.set_ylim(0.0, None)
+    top.set_ylim(0.0, None)
+    for ax in (top, bottom):
+        ax.grid(True, linewidth=0.4)
+    top.legend(fontsize=8)
+    if title:
+        fig.suptitle(title, fontsize=11)
+    return fig
+
+
+def thresholds_figure(sweep: Any, *, solution: Any = None, default: float | None = None,
+                      title: str = "") -> Any:
+    """Queue thresholds: the model against the simulation over a sweep, and the model's
+    optimal thresholds beside the defaults.
+
+    ``sweep``: a :func:`coflowopt.mcs.validate.threshold_sweep` table; both of its
+    relative columns (the M/M/1 model's mean CCT and the simulated mean CCT, each over
+    its first row's) are drawn against the swept value, each line's minimum marked: the
+    value the model would choose and the one the simulation prefers. ``default``: a
+    value to mark (Aalo's ``Q1 = 10`` MB, say). ``solution``: a
+    :class:`~coflowopt.mcs.ThresholdSolution`, drawn in a second panel as each family's
+    thresholds per queue (MB, log scale), the optimum solid and the defaults dashed.
+    """
+    x = next((c for c in ("value_mb", "value") if c in sweep.columns), None)
+    if x is None or not {"predicted_relative", "simulated_relative"} <= set(sweep.columns):
+        raise InputError("the thresholds figure needs a threshold_sweep table (columns "
+                         "value or value_mb, predicted_relative, simulated_relative); it has: "
+                         f"{', '.join(sweep.columns)}")
+    if not sweep.rows:
+        raise InputError("the sweep has no rows to draw")
+    fig = _figure(11.0 if solution is not None else 6.4, 4.2)
+    axes = fig.subplots(1, 2 if solution is not None else 1, squeeze=False)[0]
+    ax = axes[0]
+    xs = np.asarray(sweep.column(x), dtype=np.float64)
+    order = np.argsort(xs)
+    for col, label in (("predicted_relative", "model (M/M/1, Eqs. 4-5)"),
+                       ("simulated_relative", "simulation")):
+        ys = np.asarray(sweep.column(col), dtype=np.float64)[order]
+        (line,) = ax.plot(xs[order], ys, marker="o", label=label)
+        best = int(np.nanargmin(ys))
+        ax.plot([xs[order][best]], [ys[best]], marker="*", markersize=14, linestyle="none",
+                color=line.get_color(), label=f"{label}: best at {xs[order][best]:g}")
+    if default is not None:
+        ax.axvline(float(default), color="black", linewidth=0.8, linestyle=":",
+                   label=f"default {default:g}")
+    ax.set_xscale("log")
+    ax.set_xlabel(f"{x} (log scale)" if x == "value" else "first threshold (MB, log scale)")
+    ax.set_ylabel("mean CCT / the first value's")
+    ax.grid(True, which="major", linewidth=0.4)
+    ax.legend(fontsize=8)
+    ax.set_title(sweep.title, fontsize=10)
+    if solution is not None:
+        from .instance import MB
+
+        ax2 = axes[1]
+        for f, family in enumerate(solution.families):
+            queues = np.arange(1, solution.thresholds.shape[1] + 1)
+            (line,) = ax2.step(queues, solution.thresholds[f] / MB, where="mid", marker="o",
+                               label=f"{family}: optimum")
+            ax2.step(queues, solution.default_thresholds[f] / MB, where="mid", linestyle="--",
+                     color=line.get_color(), label=f"{family}: default")
+        ax2.set_yscale("log")
+        ax2.set_xlabel("queue j (demoted past theta_j)")
+        ax2.set_ylabel("threshold theta_j (MB, log scale)")
+        ax2.grid(True, which="major", linewidth=0.4)
+        ax2.legend(fontsize=8)
+        ax2.set_title(f"model objective {solution.objective:.4g} vs "
+                      f"{solution.default_objective:.4g} with the defaults", fontsize=10)
+    if title:
+        fig.suptitle(title, fontsize=11)
+    return fig

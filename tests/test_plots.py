@@ -287,3 +287,124 @@ def test_report_plot_without_matplotlib_names_the_extra(swept, tmp_path, capsys,
     monkeypatch.setitem(sys.modules, "matplotlib", None)
     code = main(["report", str(swept), "--plot", str(tmp_path / "r.png")])
     assert code == 2 and "coflowopt[plot]" in capsys.readouterr().err
+
+
+def test_several_schedules_draw_side_by_side_on_the_same_rows_and_time_axis():
+    from coflowopt.plots import link_occupancy, timeline_figure
+    from coflowopt.sim import simulate
+
+    inst = co.read(ROOT / "instances" / "examples"
+                   / "dissertation_5_1_varys_motivating_reconstructed.json")
+    scheds = {"optimal": co.solve(inst).schedule, "fair": simulate(inst, "fair").schedule}
+    for s in scheds.values():
+        assert co.check_feasible(inst, s).ok
+    fig = timeline_figure(inst, scheds, title="t")
+    assert [ax.get_title() for ax in fig.axes] == ["optimal", "fair"]
+    ends = [float(s.end.max()) for s in scheds.values()]
+    for ax, sched in zip(fig.axes, scheds.values(), strict=True):
+        # the same time axis (the later schedule's end) and rows in both panels
+        assert ax.get_xlim() == pytest.approx((0.0, 1.02 * max(ends)))
+        assert ax.get_ylim() == fig.axes[0].get_ylim()
+        # each panel's area per row is the data its link carried over its capacity
+        rows = [t.get_text() for t in fig.axes[0].get_yticklabels()]
+        names = [inst.fabric.link_name(x) for x in range(inst.fabric.num_links)]
+        for row, name in enumerate(rows):
+            times, share = link_occupancy(inst, sched, names.index(name))
+            mine = [p for p in ax.patches if row - 0.4 - 1e-9 <= p.get_y() < row + 0.4]
+            drawn = sum(p.get_width() * p.get_height() / 0.8 for p in mine)
+            assert drawn == pytest.approx(float((np.diff(times) @ share).sum()))
+    with pytest.raises(co.InputError, match="no schedule to draw"):
+        timeline_figure(inst, {})
+
+
+def _fair_pair():
+    # three coflows released together on 3 ports: DRF gives each the same progress
+    return co.Instance(co.Fabric.uniform(3, 1.0), (
+        co.Coflow("a", [0, 0], [1, 2], [2.0, 1.0]),
+        co.Coflow("b", [1], [2], [3.0]),
+        co.Coflow("c", [2, 1], [0, 0], [1.0, 1.0])))
+
+
+def test_the_fairness_timeline_starts_at_the_libraries_drf_and_hug_allocations():
+    from coflowopt.fairness import FairnessProblem, drf, evaluate
+    from coflowopt.plots import fairness_timeline
+    from coflowopt.sim import simulate
+
+    inst = _fair_pair()
+    problem = FairnessProblem.from_instance(inst, exact=False)
+    star = float(evaluate(drf(problem)).isolation_guarantee)
+    lines = {}
+    for name in ("drf", "hug"):
+        res = simulate(inst, name, record=True)
+        assert co.check_feasible(inst, res.schedule).ok
+        tl = fairness_timeline(inst, res.schedule)
+        lines[name] = tl
+        assert tl.times[0] == 0.0 and tl.progress.shape == (tl.times.size - 1, 3)
+        # at the start every coflow is active and gets DRF's progress P* (HUG's guarantee)
+        assert tl.isolation[0] == pytest.approx(star)
+        assert np.nanmin(tl.progress[0]) == pytest.approx(star)
+        # a coflow is active until its last flow ends, then its progress is nan
+        done = res.completion
+        for j in range(tl.times.size - 1):
+            assert np.isnan(tl.progress[j]).tolist() == list(tl.times[j] >= done - 1e-12)
+        # utilization integrates to the data carried on every link (each flow crosses 2)
+        moved = float(np.diff(tl.times) @ tl.utilization) * 6.0
+        assert moved == pytest.approx(2 * float(inst.flow_size.sum()))
+    drf_first = lines["drf"].progress[0]
+    assert drf_first == pytest.approx(np.full(3, star))  # DRF: equal progress
+    # HUG: the same guarantee, and at least DRF's utilization
+    assert lines["hug"].utilization[0] >= lines["drf"].utilization[0] - 1e-12
+
+
+def test_the_fairness_figure_draws_each_timelines_steps():
+    from coflowopt.plots import fairness_figure, fairness_timeline
+    from coflowopt.sim import simulate
+
+    inst = _fair_pair()
+    tls = {n: fairness_timeline(inst, simulate(inst, n, record=True).schedule)
+           for n in ("hug", "drf")}
+    fig = fairness_figure(tls, title="t")
+    top, bottom = fig.axes
+    for ax, field in ((top, "isolation"), (bottom, "utilization")):
+        lines = ax.get_lines()
+        assert [ln.get_label() for ln in lines] == ["hug", "drf"]
+        for ln, tl in zip(lines, tls.values(), strict=True):
+            values = getattr(tl, field)
+            assert list(ln.get_xdata()) == list(tl.times)
+            np.testing.assert_array_equal(ln.get_ydata(), np.append(values, values[-1]))
+    with pytest.raises(co.InputError, match="no timeline"):
+        fairness_figure({})
+
+
+def test_the_thresholds_figure_marks_the_best_value_of_the_model_and_the_simulation():
+    from coflowopt.io.generate import synthetic
+    from coflowopt.mcs import double_model
+    from coflowopt.mcs.validate import optimum, threshold_sweep
+    from coflowopt.plots import thresholds_figure
+
+    inst = synthetic(30, 6, load=0.6, seed=3)
+    values = [1 * co.MB, 10 * co.MB, 100 * co.MB]
+    table = threshold_sweep(inst, kind="aalo", values=values, queues=4, load=0.6)
+    solution = optimum(double_model(inst, queues=4, load=0.6))
+    fig = thresholds_figure(table, solution=solution, default=10, title="t")
+    left, right = fig.axes
+    model, model_best, sim, sim_best, default = left.get_lines()
+    assert list(model.get_xdata()) == [1.0, 10.0, 100.0]
+    assert list(model.get_ydata()) == table.column("predicted_relative")
+    assert list(sim.get_ydata()) == table.column("simulated_relative")
+    for line, best in ((model_best, model), (sim_best, sim)):
+        i = int(np.argmin(best.get_ydata()))
+        assert list(line.get_xdata()) == [best.get_xdata()[i]]
+    assert list(default.get_xdata()) == [10.0, 10.0]
+    # the second panel: each family's optimum and defaults, per queue, in MB
+    steps = right.get_lines()
+    assert len(steps) == 2 * len(solution.families)
+    for f in range(len(solution.families)):
+        np.testing.assert_allclose(steps[2 * f].get_ydata(), solution.thresholds[f] / co.MB)
+        np.testing.assert_allclose(steps[2 * f + 1].get_ydata(),
+                                   solution.default_thresholds[f] / co.MB)
+    assert solution.objective <= solution.default_objective
+    with pytest.raises(co.InputError, match="needs a threshold_sweep table"):
+        from coflowopt.mcs import Table
+
+        thresholds_figure(Table(("a",), ((1,),)))
