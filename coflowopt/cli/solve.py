@@ -164,12 +164,12 @@ def run_solve(args: argparse.Namespace) -> int:
         opts.setdefault("progress", report)
     if args.objective == "wcct" and args.method == "best" and not args.json:
         # the portfolio's log, a line per better schedule or bound, as a MIP solver's
-        print(f"{'time s':>8}  {'method':<36} {'incumbent':>16} {'bound':>16} {'gap':>9}",
+        print(f"{'time s':>8}  {'method':<44} {'incumbent':>16} {'bound':>16} {'gap':>9}",
               flush=True)
 
         def log_line(entry: Mapping[str, Any]) -> None:
             gap = entry["gap"]
-            print(f"{entry['time']:8.1f}  {entry['method']:<36.36} {_fmt(entry['incumbent']):>16} "
+            print(f"{entry['time']:8.1f}  {entry['method']:<44.44} {_fmt(entry['incumbent']):>16} "
                   f"{floor_text(entry['bound'], 10):>16} "
                   f"{'-' if not math.isfinite(gap) else f'{100 * gap:.4g}%':>9}", flush=True)
 

@@ -28,8 +28,10 @@ The result: the best schedule found and the best bound proven (``info["incumbent
 and ``info["bound_from"]`` name the methods), the gap between them, ``OPTIMAL`` when the
 bound meets the schedule's value within ``rel_gap``, else ``TIME_LIMIT`` when the clock cut
 a phase short and ``FEASIBLE`` when every phase ended by itself. ``info["log"]`` lists
-every improvement of the incumbent or the bound (elapsed seconds, method, incumbent,
-bound, gap), and ``progress`` is called with each entry as it happens.
+every improvement of the incumbent or the bound (elapsed seconds, method, event,
+incumbent, bound, gap; the event is ``incumbent``, ``bound``, or ``bound withdrawn`` when
+the branch and bound's schedule fails the feasibility check and its bounds are dropped
+with it), and ``progress`` is called with each entry as it happens.
 
 Determinism: same instance, options and seed, same result, as long as the time limit
 does not decide where a phase stops (then, as for every search here, a faster or slower
@@ -114,6 +116,14 @@ class _State:
             return True
         return False
 
+    def withdraw(self, method: str) -> None:
+        """Forget ``method``'s bounds (and log the bound left)."""
+        if self.bounds.pop(method, None) is None:
+            return
+        self.bound_from = max(self.bounds, key=lambda n: self.bounds[n], default="")
+        self.bound = self.bounds.get(self.bound_from, -math.inf)
+        self.emit(method, "bound withdrawn")
+
     def offer_bound(self, method: str, value: float) -> None:
         if not math.isfinite(value):
             return
@@ -136,7 +146,7 @@ def portfolio(
     Parameters
     ----------
     inst
-        The instance (no coflow dependencies).
+        An instance without coflow dependencies.
     time_limit
         Seconds, shared among the phases by the module's budget rule.
     seed
@@ -206,17 +216,21 @@ def portfolio(
     # 3. LP bounds (and the pairwise LP's order)
     bound_end = min(now() + BOUND_SHARE * time_limit, end)
     lp_info: dict[str, Any] = {}
+    bounds_cut = False  # a bound (or the LP's order) stopped by the clock
     if bound_end - now() > 0:
-        lp_bound, C, lp_info = pairwise_lp(inst, time_limit=bound_end - now())
+        try:
+            lp_bound, C, lp_info = pairwise_lp(inst, time_limit=bound_end - now())
+        except CoflowoptError as exc:  # too large an LP: the other bounds stand
+            C, phases["pairwise LP"] = None, str(exc)
         if C is not None:
             st.offer_bound("pairwise LP", lp_bound)
             ev.deadline = bound_end
             try:
                 consider("pairwise LP", np.lexsort((np.arange(K), C)).astype(np.int64))
             except _OutOfTime:
-                st.timed_out = True
-        else:
-            st.timed_out = True
+                bounds_cut = True
+        elif "pairwise LP" not in phases:  # not refused for its size: stopped by the clock
+            bounds_cut = True
         left = bound_end - now()
         if left > 0:
             try:
@@ -227,8 +241,11 @@ def portfolio(
                 if res.status is Status.BOUND:
                     st.offer_bound("interval LP", res.bound)
                 else:
-                    st.timed_out = True
-        phases["bounds"] = "done" if not st.timed_out else "time limit"
+                    bounds_cut = True
+        else:
+            bounds_cut = True
+        st.timed_out |= bounds_cut
+        phases["bounds"] = "time limit" if bounds_cut else "done"
     else:
         phases["bounds"] = "skipped: no time left"
         st.timed_out = True
@@ -250,14 +267,18 @@ def portfolio(
             else:
                 phases["exact"] = res.status.value
                 st.timed_out |= res.status is Status.TIME_LIMIT
-                if res.schedule is not None and check_feasible(inst, res.schedule) and \
-                        st.offer_value("exact", res.objective):
-                    final = res
-                    assert res.completion is not None
-                    start_order = _by_completion(np.asarray(res.completion, dtype=np.float64))
-                # the bound of a search whose schedule is checked only: it bounds the optimum
-                st.offer_bound("exact", min(res.bound, res.objective) if math.isfinite(
-                    res.objective) else res.bound)
+                if res.schedule is not None and not check_feasible(inst, res.schedule):
+                    # LPs in floating point that lost a flow: neither the schedule nor the
+                    # bounds that came with them are trusted (as solve's guard does)
+                    phases["exact"] += ", schedule failed the feasibility check: not used"
+                    st.withdraw("exact")
+                else:
+                    if res.schedule is not None and st.offer_value("exact", res.objective):
+                        final = res
+                        assert res.completion is not None
+                        start_order = _by_completion(np.asarray(res.completion, dtype=np.float64))
+                    st.offer_bound("exact", min(res.bound, res.objective) if math.isfinite(
+                        res.objective) else res.bound)
         else:
             phases["exact"] = "skipped: no time left"
 

@@ -68,7 +68,9 @@ def test_on_tiny_instances_the_portfolio_finds_the_exact_optimum(inst):
 @SLOW
 @given(instances(max_ports=4, max_coflows=16, max_flows=3, uniform=True))
 def test_the_bound_is_below_the_schedule_which_is_feasible(inst):
-    res = solve(inst, method="best", time_limit=600)
+    # a short limit keeps the branch and bound on 10-12 coflows from taking minutes; what
+    # is checked holds wherever the clock stops a phase
+    res = solve(inst, method="best", time_limit=2)
     assert_sound(inst, res)
     if res.status is Status.OPTIMAL:
         assert res.gap <= 1e-6
@@ -148,6 +150,17 @@ def test_out_of_time_at_once_still_returns_the_first_order_and_the_cheap_bounds(
     assert res.info["incumbent_from"] == "sincronia order"
     assert res.info["phases"]["local-search"].startswith("skipped")
     assert_sound(inst, res)
+
+
+def test_an_exact_schedule_that_fails_the_check_is_dropped_with_its_bounds(monkeypatch):
+    real = pf.check_feasible
+    monkeypatch.setattr(pf, "check_feasible", lambda inst, sched: False)  # as if LPs lost a flow
+    inst = synthetic(6, 3, load=0.9, seed=2)
+    res = pf.portfolio(inst, time_limit=600)
+    assert "failed the feasibility check" in res.info["phases"]["exact"]
+    assert "exact" not in res.info["bounds"] and res.info["bound_from"] != "exact"
+    assert res.info["incumbent_from"] != "exact"
+    assert real(inst, res.schedule) and res.bound <= res.objective
 
 
 def test_refusals():
