@@ -169,7 +169,9 @@ def run_solve(args: argparse.Namespace) -> int:
 
         def log_line(entry: Mapping[str, Any]) -> None:
             gap = entry["gap"]
-            print(f"{entry['time']:8.1f}  {entry['method']:<44.44} {_fmt(entry['incumbent']):>16} "
+            what = entry["method"] if entry["event"] in ("incumbent", "bound") else (
+                f"{entry['method']} ({entry['event']})")
+            print(f"{entry['time']:8.1f}  {what:<44.44} {_fmt(entry['incumbent']):>16} "
                   f"{floor_text(entry['bound'], 10):>16} "
                   f"{'-' if not math.isfinite(gap) else f'{100 * gap:.4g}%':>9}", flush=True)
 

@@ -29,9 +29,11 @@ and ``info["bound_from"]`` name the methods), the gap between them, ``OPTIMAL`` 
 bound meets the schedule's value within ``rel_gap``, else ``TIME_LIMIT`` when the clock cut
 a phase short and ``FEASIBLE`` when every phase ended by itself. ``info["log"]`` lists
 every improvement of the incumbent or the bound (elapsed seconds, method, event,
-incumbent, bound, gap; the event is ``incumbent``, ``bound``, or ``bound withdrawn`` when
+incumbent, bound, gap; the event is ``incumbent``, ``bound``, ``bound withdrawn`` when
 the branch and bound's schedule fails the feasibility check and its bounds are dropped
-with it), and ``progress`` is called with each entry as it happens.
+with it, or ``started, until S s`` when the branch and bound or the local search starts,
+``S`` seconds from the start being its end: the local search reports only at its end),
+and ``progress`` is called with each entry as it happens.
 
 Determinism: same instance, options and seed, same result, as long as the time limit
 does not decide where a phase stops (then, as for every search here, a faster or slower
@@ -254,11 +256,14 @@ def portfolio(
     final: Result | None = None  # a sub-method's result whose schedule is the incumbent's
     start_order = best.order  # the local search's
     if K <= EXACT_MAX_COFLOWS and not proves_optimal(st.value, st.bound, rel_gap):
-        left = EXACT_SHARE * (end - now())
-        if left > 0:
+        t = now()
+        exact_end = t + EXACT_SHARE * (end - t)
+        if exact_end > t:
             def on_exact(frac: float, inc_value: float, low: float) -> None:
                 st.offer_bound("exact", low)
 
+            st.emit("exact", f"started, until {exact_end - start:.4g} s")
+            left = exact_end - now()  # the log's reading of the clock counts too
             try:
                 res = solve_exact(inst, time_limit=left, rel_gap=rel_gap,
                                   initial_orders=[[int(k) for k in best.order]], progress=on_exact)
@@ -284,9 +289,10 @@ def portfolio(
 
     # 5. local search from the best order
     if not proves_optimal(st.value, st.bound, rel_gap):
-        left = end - now()
-        if left > 0:
+        if end > now():
             start_name = st.incumbent_from
+            st.emit("local-search", f"started, until {end - start:.4g} s")
+            left = end - now()
             res = local_search(inst, time_limit=left, seed=seed, starts=(),
                                initial_orders=[[int(k) for k in start_order]], lp_share=0.0,
                                rel_gap=rel_gap)
