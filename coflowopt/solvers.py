@@ -15,6 +15,7 @@ wcct / permutation    best permutation schedule (one order, greedy rates)
 wcct / sincronia      Sincronia's order, greedy rates, certified ratio
 wcct / pairwise-order pairwise-LP order, greedy rates, certified ratio
 wcct / local-search   best start order improved by insert moves, greedy rates, certified
+wcct / best           portfolio: bounds, heuristic orders, exact (small) or local search
 makespan / exact      minimum makespan (closed form or LP), Maluca utilization
 deadlines / exact     most coflows (or weight) meeting deadlines (MILP), LP bound
 ====================  ==============================================================
@@ -39,6 +40,7 @@ from .exact.local_search import local_search
 from .exact.makespan import min_makespan
 from .exact.milp import solve_event_milp
 from .exact.permutation import best_permutation
+from .exact.portfolio import portfolio
 from .exact.time_indexed import time_indexed
 from .exact.wcct import solve_exact
 from .instance import Instance
@@ -58,6 +60,7 @@ SOLVERS: dict[str, dict[str, SolverFn]] = {
         "sincronia": sincronia_greedy,
         "pairwise-order": pairwise_order,
         "local-search": local_search,
+        "best": portfolio,
     },
     "makespan": {"exact": min_makespan},
     "deadlines": {"exact": max_deadlines},
@@ -101,6 +104,10 @@ def solve(
     try:
         fn = methods[method]
     except (KeyError, TypeError):
+        if method == "best":  # the portfolio's phases (orders, local search) are wcct's
+            raise CoflowoptError(
+                f"method 'best' (the portfolio) supports only objective 'wcct', not "
+                f"'{objective}'; choose one of {', '.join(methods)}") from None
         raise CoflowoptError(
             f"method '{method}' is not available for objective '{objective}'; "
             f"choose one of {', '.join(methods)}") from None
@@ -161,9 +168,10 @@ def _with_cheap_bound(inst: Instance, res: Result, rel_gap: float) -> Result:
 
 
 _GUARDED = {("wcct", "exact"), ("wcct", "exact-milp"), ("wcct", "time-indexed"),
-            ("wcct", "permutation"), ("wcct", "local-search"), ("makespan", "exact")}
+            ("wcct", "permutation"), ("wcct", "local-search"), ("wcct", "best"),
+            ("makespan", "exact")}
 """The methods whose schedules come from LPs or MILPs solved in floating point, or (the
-local search's) from a schedule builder other than the simulator."""
+local search's and the portfolio's) from a schedule builder other than the simulator."""
 
 
 def _guard(inst: Instance, objective: str, res: Result) -> Result:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import math
 import sys
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -161,6 +162,20 @@ def run_solve(args: argparse.Namespace) -> int:
             progress.update(frac * progress.total)
 
         opts.setdefault("progress", report)
+    if args.objective == "wcct" and args.method == "best" and not args.json:
+        # the portfolio's log, a line per better schedule or bound, as a MIP solver's
+        print(f"{'time s':>8}  {'method':<44} {'incumbent':>16} {'bound':>16} {'gap':>9}",
+              flush=True)
+
+        def log_line(entry: Mapping[str, Any]) -> None:
+            gap = entry["gap"]
+            what = entry["method"] if entry["event"] in ("incumbent", "bound") else (
+                f"{entry['method']} ({entry['event']})")
+            print(f"{entry['time']:8.1f}  {what:<44.44} {_fmt(entry['incumbent']):>16} "
+                  f"{floor_text(entry['bound'], 10):>16} "
+                  f"{'-' if not math.isfinite(gap) else f'{100 * gap:.4g}%':>9}", flush=True)
+
+        opts.setdefault("progress", log_line)
     try:
         res = solve(inst, method=args.method, objective=args.objective,
                     time_limit=args.time_limit, **opts)
@@ -205,10 +220,16 @@ def run_solve(args: argparse.Namespace) -> int:
     if res.completion is not None and np.all(np.isfinite(res.completion)):
         rows.append(["sum of w_k (C_k - r_k)",
                      _fmt(float(np.dot(inst.weight, res.completion - inst.release)))])
+        if res.method == "best" and math.isfinite(res.bound):  # the gap on the CCTs
+            rows.append(["bound on sum of w_k (C_k - r_k)",
+                         floor_text(res.bound - float(np.dot(inst.weight, inst.release)), 10)])
     elif res.completion is not None:
         done = np.isfinite(res.completion)
         rows.append(["sum of w_k (C_k - r_k), served coflows",
                      _fmt(float(np.dot(inst.weight[done], (res.completion - inst.release)[done])))])
+    for key in ("incumbent_from", "bound_from"):
+        if res.method == "best" and res.info.get(key):
+            rows.append([key.replace("_", " "), str(res.info[key])])
     for key in ("certified_ratio", "utilization", "crossbar_makespan", "lp_relaxation",
                 "lower_lp", "lower_milp", "step", "nodes"):
         if key in res.info:
