@@ -62,7 +62,7 @@ the returned schedule is one and a half evaluations of the first order.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -326,6 +326,7 @@ def local_search(
     perturbations: int = 10,
     stride: int = 8,
     rel_gap: float = 1e-9,
+    progress: Callable[[float], None] | None = None,
 ) -> Result:
     """The best permutation schedule that insert moves reach from the best start order.
 
@@ -350,6 +351,9 @@ def local_search(
         optimum is reached (while time is left).
     stride
         Coflows between the incumbent's checkpoints.
+    progress
+        Called with the search's value (``sum w_k C_k`` of its current order, as the
+        evaluator computes it) each time a move takes it below every value before.
     """
     _reject_dependencies(inst, "the local search")
     if neighbourhood not in NEIGHBOURHOODS:
@@ -436,6 +440,7 @@ def local_search(
     moves_tried = moves_taken = passes = kicks = 0
     best_is_local = False  # a whole pass around the best order found no better one
     incumbent = best
+    lowest = best.value  # the lowest value reported (progress)
     try:
         while not timed_out:
             improved = False
@@ -454,6 +459,9 @@ def local_search(
                         incumbent = cand
                         moves_taken += 1
                         improved = True
+                        if progress is not None and cand.value < lowest:
+                            lowest = cand.value
+                            progress(lowest)
                         if nb is not None:  # spans changed: neighbours afresh
                             nb = _neighbours(inst, incumbent.comp)
                         break

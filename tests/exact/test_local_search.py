@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import numpy as np
@@ -95,6 +96,16 @@ def test_the_search_improves_on_its_start_on_a_loaded_instance():
     # the free lists' value is the simulator's for the returned order
     _, comp = permutation_schedule(inst, positions(inst, res))
     assert res.objective == pytest.approx(float(inst.weight @ comp), rel=1e-9)
+
+
+def test_progress_hears_each_value_below_every_earlier_one():
+    inst = synthetic(30, 6, load=0.9, seed=4)
+    heard: list[float] = []
+    res = local_search(inst, time_limit=600, starts=("sincronia",), perturbations=2,
+                       progress=heard.append)
+    assert heard and all(b < a for a, b in itertools.pairwise(heard))
+    assert heard[0] < res.info["start_value"]
+    assert heard[-1] == res.info["search_value"]  # the best order's value, as evaluated
 
 
 def test_same_seed_same_result_and_seeds_matter_only_through_perturbations():

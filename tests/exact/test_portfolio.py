@@ -113,6 +113,26 @@ def test_progress_gets_each_log_entry_as_it_is_made():
     assert last["incumbent"] >= res.objective * (1 - 1e-9) or last["event"] == "bound"
 
 
+@pytest.mark.parametrize("step", [0.0, 1e-5])
+def test_the_local_search_is_logged_on_its_way(monkeypatch, step):
+    monkeypatch.setattr(pf, "SEARCH_LOG_STEP", step)  # (0.1% by default: few steps here)
+    inst = synthetic(60, 6, load=0.9, seed=2)
+    res = solve(inst, method="best", time_limit=600)
+    log = res.info["log"]
+    steps = [e for e in log if e["event"] == "improving"]
+    assert steps, [(e["method"], e["event"]) for e in log]
+    start = log.index(next(e for e in log if e["event"].startswith("started")))
+    before = log[start]["incumbent"]
+    for e in steps:
+        assert e["method"] == "local-search" and log.index(e) > start
+        assert e["incumbent"] < before * (1 - pf.SEARCH_LOG_STEP)
+        assert e["gap"] == pytest.approx((e["incumbent"] - e["bound"]) / e["incumbent"])
+        before = e["incumbent"]
+    # the search's schedule is the incumbent once it returns, logged as such
+    assert log[-1]["event"] == "incumbent" and log[-1]["method"].startswith("local-search")
+    assert log[-1]["incumbent"] == res.objective <= steps[-1]["incumbent"] * (1 + 1e-9)
+
+
 def test_every_phase_ends_before_the_reserve(monkeypatch):
     # the clock moves 1 ms at every reading: the phases take "time" in proportion to the
     # work they do, the same on any machine; each sub-method must be given no more than
