@@ -7,12 +7,15 @@ Facebook trace, a line per coflow (``instances/fb2010/coflowsim/*.txt``, provena
 coflowsim records a completion at the end of its 8 ms step, so each coflowopt completion is
 rounded up to the step first (:func:`coflowopt.sim.policies.varys.steps_up`).
 
-    python benchmarks/coflowsim_diff.py [--only FIFO,SEBF] [--list N] [--trace FILE --reference DIR]
+    python benchmarks/coflowsim_diff.py [--only FIFO,SEBF] [--list N] [--first N]
+        [--trace FILE --reference DIR]
 
 ``--list N`` lists each variant's N coflows furthest from coflowsim's, in release order.
 ``--trace`` and ``--reference`` compare on another trace (a prefix of the bundled one, say)
-with coflowsim's outputs for it (``DIR/<NAME>.txt``). Prints a Markdown table, the wall and
-CPU time of each run and the load average.
+with coflowsim's outputs for it (``DIR/<NAME>.txt``); ``--first N`` keeps the trace's first
+N coflows. coflowsim's SCF, NCF and LCF output for the first 160 coflows is in
+``tests/sim/coflowsim_fb2010_first160/`` (``--first 160 --reference`` that directory).
+Prints a Markdown table, the wall and CPU time of each run and the load average.
 """
 
 from __future__ import annotations
@@ -24,8 +27,8 @@ from pathlib import Path
 
 import numpy as np
 
-from coflowopt import io
-from coflowopt.io.benchmark import COFLOWSIM_PORT_RATE
+from coflowopt import Instance, io
+from coflowopt.io.benchmark import COFLOWSIM_PORT_RATE, loads_coflowsim
 from coflowopt.sim import simulate
 from coflowopt.sim.policies.varys import COFLOWSIM_STEP, steps_up
 
@@ -37,6 +40,8 @@ VARIANTS = {
     "FAIR": ("fair", {"rates": "coflowsim"}),
     "FIFO": ("fifo", {"backfill": "coflowsim", "step": COFLOWSIM_STEP}),
     "PFP": ("pfp", {"order": "coflowsim"}),
+    **{java: (name, {"order": "coflowsim", "backfill": "coflowsim", "step": COFLOWSIM_STEP})
+       for java, name in (("SCF", "scf"), ("NCF", "ncf"), ("LCF", "tcf"))},
 }
 """coflowsim's name -> coflowopt's policy and parameters that follow its rules."""
 
@@ -51,14 +56,24 @@ def coflowsim_ccts(path: Path) -> dict[str, float]:
     return out
 
 
+def read_trace(path: Path, first: int = 0) -> Instance:
+    """The trace as coflowsim reads it; with ``first``, its first ``first`` coflows only."""
+    if not first:
+        return io.read(path, format="coflowsim", port_rate=COFLOWSIM_PORT_RATE)
+    head, *lines = path.read_text().splitlines()
+    text = "\n".join([f"{head.split()[0]} {first}", *lines[:first]]) + "\n"
+    return loads_coflowsim(text, path=f"{path} (first {first})", port_rate=COFLOWSIM_PORT_RATE)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--only", default=",".join(VARIANTS), help="coflowsim names, comma-separated")
     parser.add_argument("--list", type=int, default=0, help="list the N furthest coflows")
     parser.add_argument("--trace", type=Path, default=ROOT / "FB2010-1Hr-150-0.txt")
     parser.add_argument("--reference", type=Path, default=ROOT / "coflowsim")
+    parser.add_argument("--first", type=int, default=0, help="the trace's first N coflows only")
     args = parser.parse_args()
-    inst = io.read(args.trace, format="coflowsim", port_rate=COFLOWSIM_PORT_RATE)
+    inst = read_trace(args.trace, args.first)
     print(f"{args.trace.name}: {inst.num_coflows} coflows; load average {os.getloadavg()[0]:.2f}")
     print()
     print("| coflowsim | coflowopt | within 1% | within 5% | same 8 ms step | mean CCT ratio "

@@ -30,6 +30,13 @@ The ordered-MADD family (``fifo``, ``scf``, ``ncf``, ``tcf``, ``varys``):
   ==========  ============================================  ========================
 
   computed at each decision from the data at that instant;
+  ``order="coflowsim"`` (coflowsim's list): each coflow is inserted once, when
+  admitted (release, then index), before the first listed coflow whose key is
+  larger than its own (keys compared at 30 significant bits), and the list is
+  never re-sorted. A new coflow's key is its ``static`` one, except ``ncf``'s:
+  the smaller of its numbers of distinct ingress and egress ports. A listed
+  coflow's key is the one it was inserted with, except ``tcf``'s: its
+  remaining bytes when the new coflow is inserted;
 - *MADD* (Pseudocode 1, lines 7-10): in that order each coflow's unfinished
   flows get ``remaining / Γ'``, Γ' = max over its links of its remaining load
   there over what the coflows before it left of the link; a coflow that
@@ -180,6 +187,24 @@ def order_key(world: World, policy: str, static: bool, k: int) -> Fraction:
     raise ValueError(policy)
 
 
+def coflowsim_insert(world: World, policy: str, listed: list[int], new: list[int]) -> None:
+    """coflowsim's list: ``new`` coflows (in admission order) inserted into ``listed``."""
+    def inserted_key(k: int) -> Fraction:
+        if policy == "ncf":
+            ports = [world.links[f] for f in world.members[k]]
+            return Fraction(min(len({a for a, _ in ports}), len({b for _, b in ports})))
+        return order_key(world, policy, True, k)
+
+    keys = {k: inserted_key(k) for k in listed}
+    for k in new:
+        mine = tie_key(inserted_key(k))
+        if policy == "tcf":  # coflowsim's LCF: the listed coflows' bytes left now
+            keys = {j: order_key(world, policy, False, j) for j in listed}
+        pos = next((i for i, j in enumerate(listed) if tie_key(keys[j]) > mine), len(listed))
+        listed.insert(pos, k)
+        keys[k] = inserted_key(k)
+
+
 def java_doubles(seed: int, n: int) -> list[float]:
     """``java.util.Random(seed).nextDouble()``, ``n`` times (its documented 48-bit LCG)."""
     m = (1 << 48) - 1
@@ -208,10 +233,15 @@ def coflowsim_deadlines(world: World) -> list[Fraction]:
 
 
 def allocate_ordered(world: World, policy: str, params: dict, active: list[int],
-                     now: Fraction = ZERO) -> dict[int, Fraction]:
-    """One decision at time ``now``: order, MADD in that order on what is left, backfilling."""
+                     now: Fraction = ZERO, listed: list[int] | None = None) -> dict[int, Fraction]:
+    """One decision at time ``now``: order (coflowsim's ``listed`` with ``order="coflowsim"``),
+    MADD in that order on what is left, backfilling."""
     static = params["order"] == "static"
-    ranked = sorted(active, key=lambda k: (tie_key(order_key(world, policy, static, k)), world.release[k], k))
+    if listed is not None:
+        ranked = [k for k in listed if k in active]
+    else:
+        ranked = sorted(active, key=lambda k: (tie_key(order_key(world, policy, static, k)),
+                                               world.release[k], k))
     left = dict(world.cap)
     rate: dict[int, Fraction] = {}
     skipped = []
@@ -275,13 +305,19 @@ def run_ordered(world: World, policy: str, params: dict) -> list[Fraction]:
     t = min(world.release)
     decide = True
     due = t  # coflows released by this are admitted (the event's window, :func:`.oracle.simultaneous`)
+    listed: list[int] | None = [] if params["order"] == "coflowsim" else None
     while True:
+        new = []
         for k in range(m):
             if not admitted[k] and world.release[k] <= due:  # flow sizes are positive
                 admitted[k] = decide = True
+                new.append(k)
         active = [k for k in range(m) if admitted[k] and finish[k] is None]
+        if listed is not None:
+            listed[:] = [k for k in listed if finish[k] is None]
+            coflowsim_insert(world, policy, listed, sorted(new, key=lambda k: (world.release[k], k)))
         if decide and active:
-            rate = allocate_ordered(world, policy, params, active, t)
+            rate = allocate_ordered(world, policy, params, active, t, listed)
         decide = False
         steps = [world.release[k] - t for k in range(m) if not admitted[k]]
         steps += [world.rem[f] / v for f, v in rate.items()]

@@ -56,7 +56,8 @@ def check(case: tuple, name: str, params: dict | None, want: list[float]) -> Non
 
 @pytest.mark.parametrize("name", ORDERS)
 @settings(max_examples=40, deadline=None)
-@given(case=cases(), order=st.sampled_from(["remaining", "static"]), compiled=st.booleans())
+@given(case=cases(), order=st.sampled_from(["remaining", "static", "coflowsim"]),
+       compiled=st.booleans())
 def test_order_policies_agree_with_the_oracle(name, case, order, compiled):
     assert_agrees(case, name, {"order": order}, compiled)
 
@@ -66,7 +67,7 @@ def test_order_policies_agree_with_the_oracle(name, case, order, compiled):
     case=cases(),
     name=st.sampled_from([*ORDERS, "varys"]),
     params=st.fixed_dictionaries({
-        "order": st.sampled_from(["remaining", "static"]),
+        "order": st.sampled_from(["remaining", "static", "coflowsim"]),
         "backfill": st.sampled_from(["proportional", "greedy", "coflowsim", "none"]),
         "reschedule": st.sampled_from(["coflow", "flow"]),
     }),
@@ -126,6 +127,50 @@ def test_tcf_measures_remaining_bytes_or_total_size():
     check(case, "tcf", None, [2.0, 5.5])
     # static: c1 first; c0's flow 1->1 is backfilled and ends at 2, its 0->0 waits until 4.5
     check(case, "tcf", {"order": "static"}, [5.5, 4.5])
+
+
+def test_coflowsims_ncf_counts_senders_and_receivers():
+    # c0: one sender, two receivers (min 1, 2 flows); c1: one flow (min 1). static: c1 first
+    # (1 flow against 2), ends at 1, then c0 at 1/2 on each flow to 5; coflowsim: a tie, c0
+    # first in index order: MADD gives c0's flows 1/2 each, ingress 0 is full, c1 waits to 4
+    case = (UNIT, UNIT, [(0.0, [(0, 0, 2.0), (0, 1, 2.0)]), (0.0, [(0, 0, 1.0)])])
+    check(case, "ncf", {"order": "static"}, [5.0, 1.0])
+    check(case, "ncf", {"order": "coflowsim"}, [4.0, 5.0])
+
+
+def test_coflowsims_lcf_compares_a_newcomer_with_the_bytes_left():
+    # at t = 1 c0 has 3 left of 4 and c1 brings 3.5: coflowsim lists c1 after c0 (static:
+    # before)
+    case = (UNIT, UNIT, [(0.0, [(0, 0, 4.0)]), (1.0, [(0, 0, 3.5)])])
+    check(case, "tcf", {"order": "static"}, [7.5, 4.5])
+    check(case, "tcf", {"order": "coflowsim"}, [4.0, 7.5])
+
+
+def test_coflowsims_lcf_never_resorts_its_list():
+    # c0 (4 bytes) is listed before c1 (4.25); c1's flows 1->1 and 2->2 are backfilled at
+    # rate 1, so at c2's arrival (t = 1) c1 has 2.25 left against c0's 3. The remaining
+    # order puts c1 first then (MADD: 1/4 on 0->0, 1 on the others; c0 gets 3/4), c1 ends
+    # at 2 and c0 at 4.25; coflowsim's list keeps c0 first, c1 needs its ingress 0 and is
+    # skipped by MADD, c2 (10 bytes, last) takes link 1 by MADD: c1's 1->1 waits until c0
+    # ends at 4, then c1 (Γ = 1, 0->0 backfilled to 1) ends at 5, and c2 at 12
+    three = [1.0, 1.0, 1.0]
+    case = (three, three, [(0.0, [(0, 0, 4.0)]),
+                           (0.0, [(1, 1, 2.0), (2, 2, 2.0), (0, 0, 0.25)]),
+                           (1.0, [(1, 1, 10.0)])])
+    check(case, "tcf", None, [4.25, 2.0, 12.0])
+    check(case, "tcf", {"order": "coflowsim"}, [4.0, 5.0, 12.0])
+
+
+@pytest.mark.parametrize("name", ["fifo", "scf", "varys"])
+@settings(max_examples=25, deadline=None)
+@given(case=cases())
+def test_coflowsims_list_is_the_static_order_for_fixed_keys(name, case):
+    # coflowsim's FIFO, SCF and SEBF comparators read keys fixed at admission: its list is
+    # the static order
+    up, down, coflows = case
+    runs = [simulate(instance(up, down, coflows), name, params={"order": o}).completion
+            for o in ("static", "coflowsim")]
+    np.testing.assert_array_equal(*runs)
 
 
 def test_fifo_blocks_a_small_late_coflow_behind_a_large_one():

@@ -3,8 +3,10 @@
 "Shortest" is the coflow's length: its largest flow. With the default
 ``order="remaining"`` that is the largest remaining flow (the online,
 shortest-remaining-time reading); ``order="static"`` uses the original
-length, as coflowsim's SCF comparator does. Rates, backfilling and
-re-allocation events are Varys' (:mod:`.varys`).
+length; ``order="coflowsim"`` the same length (coflowsim's SCF comparator: the
+largest reducer's bytes over the mappers, the longest flow of a shuffle) in
+coflowsim's list (:meth:`~.varys.OrderedMADD.coflowsim_order`). Rates,
+backfilling and re-allocation events are Varys' (:mod:`.varys`).
 """
 
 from __future__ import annotations

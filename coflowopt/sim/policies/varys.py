@@ -9,7 +9,9 @@ the online rules of §5.6.2:
    send, the online reading of "SORT_ASC using SEBF" at every call and of
    SEBF as the coflow analogue of shortest-remaining-time-first;
    ``order="static"`` uses the full coflow, fixed at arrival, as the Varys
-   simulator (coflowsim) did. Ties keep admission order; keys are compared
+   simulator (coflowsim) did; ``order="coflowsim"`` keeps coflowsim's list
+   (:meth:`OrderedMADD.coflowsim_order`: for SEBF the static order, for
+   ``tcf`` and ``ncf`` coflowsim's LCF and NCF). Ties keep admission order; keys are compared
    at 30 significant bits, so rounding in a served coflow's remaining data
    does not break an exact tie (:func:`coflowopt.kernels.ties.order_with_ties`).
 2. *MADD* (lines 7-10). In that order each coflow gets rates
@@ -101,7 +103,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ... import alloc
-from ...kernels.ties import order_with_ties
+from ...kernels.ties import order_with_ties, tie_keys
 from ..engine import Allocation, SimView, check_time_parameter
 from ..kernels import varys as kv
 from . import register
@@ -154,7 +156,8 @@ def steps_up(t: np.ndarray, step: float = COFLOWSIM_STEP) -> np.ndarray:
 @dataclass(frozen=True, slots=True)
 class VarysParams(Params):
     order: str = "remaining"
-    """Order key on the data still to send ("remaining") or fixed at arrival ("static")."""
+    """Order key on the data still to send ("remaining"), fixed at arrival ("static"), or
+    coflowsim's list ("coflowsim": :meth:`OrderedMADD.coflowsim_order`)."""
     backfill: str = "proportional"
     """Spare capacity: "proportional" (dissertation text), "greedy" (coflowsim's refill),
     "coflowsim" (coflowsim's pass for skipped coflows, then its refill), "none"."""
@@ -170,7 +173,7 @@ class VarysParams(Params):
 
     def __post_init__(self) -> None:
         check_positive(self.step, "step", allow_zero=True)
-        check_choice(self.order, "order", ("remaining", "static"))
+        check_choice(self.order, "order", ("remaining", "static", "coflowsim"))
         check_choice(self.backfill, "backfill", ORDERED_BACKFILLS)
         check_choice(self.reschedule, "reschedule", ("coflow", "flow"))
         check_positive(self.starvation_period, "starvation_period", allow_none=True)
@@ -384,6 +387,7 @@ class OrderedMADD(Policy):
         p: VarysParams = self.params
         self.on_flow_completion = p.reschedule == "flow"
         self.static_key: dict[int, float] = {}
+        self.listed: list[int] = []  # order="coflowsim": coflowsim's list of coflows
         self.states: dict[int, _CoflowState] = {}
         self.served: set[int] = set()
         # starvation avoidance state
@@ -420,16 +424,31 @@ class OrderedMADD(Policy):
             st.links_a = np.bincount(view.link_a[f], minlength=view.num_links) > 0
             st.links_b = np.bincount(view.link_b[f], minlength=view.num_links) > 0
         p: VarysParams = self.params
-        if p.order == "static":
-            if k not in self.static_key:  # the whole coflow: later waves and a held-back
-                fa = view.all_flows_of(k)   # anchor too (its first wave alone: a review)
-                size = view.size(fa)
-                self.static_key[k] = self.key(view, st, size, view.link_sum(fa, size))
-            st.key = self.static_key[k]
-        else:
+        if p.order != "remaining" and k not in self.static_key:
+            self.static_key[k] = (self.coflowsim_key(view, st) if p.order == "coflowsim"
+                                  else self.whole_key(view, st))
+        if p.order == "remaining" or (p.order == "coflowsim" and self.coflowsim_remaining):
             st.key = self.key(view, st, rem, st.load)
+        else:
+            st.key = self.static_key[k]
         self.states[k] = st
         return st
+
+    def whole_key(self, view: SimView, st: _CoflowState) -> float:
+        """The key of the whole coflow: its later waves and a held-back anchor too (its first
+        wave alone: a review)."""
+        fa = view.all_flows_of(st.k)
+        size = view.size(fa)
+        return self.key(view, st, size, view.link_sum(fa, size))
+
+    coflowsim_remaining = False
+    """coflowsim's comparator reads a listed coflow's key from its remaining data at a newcomer's
+    admission (its LCF) instead of the key fixed at the listed coflow's own admission."""
+
+    def coflowsim_key(self, view: SimView, st: _CoflowState) -> float:
+        """The key coflowsim's comparator gives a coflow at its admission: the whole coflow's
+        (:meth:`whole_key`) unless the policy reads coflowsim otherwise."""
+        return self.whole_key(view, st)
 
     def order(self, view: SimView) -> list[_CoflowState]:
         """Active coflows in priority order (ties: admission order)."""
@@ -438,8 +457,34 @@ class OrderedMADD(Policy):
         for k in [k for k in self.states if k not in live]:
             del self.states[k]
         states = [self.state(view, k, float(sent[k])) for k in view.active_coflows]
+        if self.params.order == "coflowsim":
+            return self.coflowsim_order(states)
         keys = np.array([st.key for st in states], dtype=float)
         return [states[i] for i in order_with_ties(keys)]
+
+    def coflowsim_order(self, states: list[_CoflowState]) -> list[_CoflowState]:
+        """coflowsim's list (``CoflowSimulator.addToSortedJobs``): each coflow, once, at its
+        admission (in admission order, then index), goes before the first listed coflow whose
+        key is greater than its :meth:`coflowsim_key`, and the list is never re-sorted.
+
+        A listed coflow's key is the one fixed at its own admission, or, with
+        :attr:`coflowsim_remaining`, its key on the data it has left at that moment (keys
+        compared as :func:`coflowopt.kernels.ties.order_with_ties` compares them, so drift
+        in remaining data does not break an exact tie). With fixed keys this is the
+        ``static`` order up to those ties.
+        """
+        by_k = {st.k: st for st in states}
+        self.listed = [k for k in self.listed if k in by_k]
+        known = set(self.listed)
+        for st in states:  # admission order (the engine's), then index
+            if st.k in known:
+                continue
+            new = tie_keys(np.array([self.static_key[st.k]]))[0]
+            later = tie_keys(np.array([by_k[k].key for k in self.listed], dtype=float))
+            after = np.flatnonzero(later > new)
+            self.listed.insert(int(after[0]) if after.size else len(self.listed), st.k)
+            known.add(st.k)
+        return [by_k[k] for k in self.listed]
 
     # -------------------------------------------------------------- allocation
 
