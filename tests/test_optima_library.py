@@ -117,16 +117,21 @@ def test_the_optimum_is_proven_again(name):
         assert res.objective == pytest.approx(opt, rel=REL)
 
 
+def _exact_and_milp(witness: str) -> tuple[coflowopt.Result, coflowopt.Result]:
+    """``exact``'s result (optimal, its schedule checked at 1e-9) and ``exact-milp``'s, each
+    with a time limit far above the seconds they take (the limit decides nothing)."""
+    inst = native.read(LIB / witness)
+    best = solve(inst, method="exact", time_limit=600.0)
+    assert best.status is Status.OPTIMAL and best.schedule is not None
+    assert check_feasible(inst, best.schedule, 1e-9)
+    return best, solve(inst, method="exact-milp", time_limit=600.0)
+
+
 @pytest.mark.xfail(strict=True, reason=(
     "exact-milp reports a bound above a feasible schedule's value: HiGHS's branch and bound "
     "closes off the optimum of a valid model (see the witness file's _description)"))
 def test_exact_milp_never_bounds_above_a_feasible_schedule():
-    inst = native.read(LIB / "exact_milp_bound_above_optimum.json")
-    # limits far above the seconds these take: the time limit decides nothing
-    best = solve(inst, method="exact", time_limit=600.0)
-    assert best.status is Status.OPTIMAL and best.schedule is not None
-    assert check_feasible(inst, best.schedule)
-    milp = solve(inst, method="exact-milp", time_limit=600.0)
+    best, milp = _exact_and_milp("exact_milp_bound_above_optimum.json")
     assert _below(milp.bound, best.objective), (milp.status, milp.objective, milp.bound)
 
 
@@ -135,10 +140,6 @@ def test_exact_milp_never_bounds_above_a_feasible_schedule():
     "exact-milp calls a schedule of 1884 optimal where exact's checked schedule has 1875 (when "
     "HiGHS finishes within the limit; at a time limit it says so, and this test passes)"))
 def test_exact_milp_never_calls_a_worse_schedule_optimal():
-    inst = native.read(LIB / "exact_milp_optimal_above_feasible.json")
-    best = solve(inst, method="exact", time_limit=300.0)
-    assert best.status is Status.OPTIMAL and best.schedule is not None
-    assert check_feasible(inst, best.schedule, 1e-9)
-    milp = solve(inst, method="exact-milp", time_limit=300.0)
+    best, milp = _exact_and_milp("exact_milp_optimal_above_feasible.json")
     assert not (milp.status is Status.OPTIMAL and milp.objective > best.objective * (1 + REL))
     assert _below(milp.bound, best.objective)
