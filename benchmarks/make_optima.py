@@ -350,8 +350,15 @@ def prove(entry: Entry, directory: Path | None) -> tuple[dict[str, Any] | None, 
     sched = res.schedule
     if directory is not None:
         (directory / entry.shape).mkdir(parents=True, exist_ok=True)
+        frac = exact_ratio(res.objective, 1.0)
+        description = (
+            f"An instance of the library of proven optima (shape {entry.shape}, variant "
+            f"{entry.variant}): the optimal sum w_k C_k is {res.objective:.12g}"
+            f"{'' if frac is None else f' (= {frac})'}, proven by method='exact' and "
+            f"confirmed by method='exact-milp'; an optimal schedule is "
+            f"{entry.name}.schedule.json (instances/optima/README.md)")
         native.write(inst.replace(name=entry.name), directory / inst_file,
-                     metadata={"_source": entry.source})
+                     metadata={"_source": entry.source, "_description": description})
         write_schedule(sched, inst, directory / sched_file,
                        metadata={"_proved_by": "coflowopt solve --method exact"})
         inst = native.read(directory / inst_file)
