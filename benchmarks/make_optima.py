@@ -4,8 +4,10 @@ Each instance is proven optimal by the branch and bound over event orders
 (``solve(method="exact")``) and confirmed by the event-position MILP (``exact-milp``),
 an independent model solved by HiGHS: both must prove optimality and agree within 1e-9
 (relative). The optimal schedule is written beside the instance, read back and checked
-by ``check_feasible``; the recorded optimum is that file's sum w_k C_k. Everything is
-seeded: a rerun on the same machine writes the same bytes.
+by ``check_feasible``; the recorded optimum is that file's sum w_k C_k. A candidate that
+the MILP does not confirm is skipped and listed in the manifest (the next seed of its
+shape and variant takes its place). Everything is seeded: a rerun on the same machine
+writes the same bytes.
 
 Shapes (``SHAPES``): the Facebook trace's coflows subsampled onto a few ports and
 rescaled to integer sizes, synthetic MapReduce shuffles, incasts, broadcasts, random
