@@ -200,8 +200,12 @@ def solve_event_milp(inst: Instance, *, time_limit: float = 60.0, rel_gap: float
     if start_value < value:  # a MILP solution (early, or "optimal" within tolerances) worse
         sched, comp, value = start_sched, start_comp, start_value
     # the bound is HiGHS's dual bound (not the value of the order it chose: "optimal" holds
-    # within its tolerances, and a better schedule can lie within them)
-    bound = max(lb, iso) if math.isfinite(lb) else iso
+    # within its tolerances, and a better schedule can lie within them). A dual bound above
+    # a schedule checked here is refuted: with its tight tolerances HiGHS can cut off the
+    # optimum of this (valid) model (instances/optima/exact_milp_bound_above_optimum.json:
+    # bound 739, a schedule of 624), and then its bound is worth nothing
+    refuted = math.isfinite(lb) and not proves_optimal(value, lb, 0.0) and lb > value
+    bound = iso if refuted or not math.isfinite(lb) else max(lb, iso)
     if proves_optimal(value, bound, rel_gap):
         status = Status.OPTIMAL
     else:
@@ -209,7 +213,8 @@ def solve_event_milp(inst: Instance, *, time_limit: float = 60.0, rel_gap: float
     bound = min(bound, value)
     return Result(status, value, float(bound), now() - start, "exact-milp",
                   schedule=sched, completion=comp,
-                  info={"termination": term, "big_m": M * tu})
+                  info={"termination": term, "big_m": M * tu,
+                        **({"refuted_bound": lb} if refuted else {})})
 
 
 def _build_model(pyo: Any, g: Any, elp: Any, M: float, *, expired: Callable[[], bool]) -> Any:
