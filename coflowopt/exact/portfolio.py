@@ -103,8 +103,11 @@ class _State:
         self.log: list[LogEntry] = []
         self.timed_out = False
 
-    def emit(self, method: str, event: str) -> None:
-        inc = self.value if math.isfinite(self.value) else math.nan
+    def emit(self, method: str, event: str, value: float | None = None) -> None:
+        """Log an entry (and pass it to ``progress``); ``value``: the incumbent it shows, if
+        not the current one."""
+        value = self.value if value is None else value
+        inc = value if math.isfinite(value) else math.nan
         low = self.bound if math.isfinite(self.bound) else math.nan
         gap = (inc - low) / abs(inc) if math.isfinite(inc) and math.isfinite(low) and inc else (
             0.0 if inc == low == 0 else math.nan)
@@ -124,12 +127,7 @@ class _State:
         def note(value: float) -> None:
             nonlocal last
             if value < last * (1 - SEARCH_LOG_STEP):
-                kept = self.value
-                self.value = value  # the entry shows the search's value and its gap
-                try:
-                    self.emit(method, "improving")
-                finally:
-                    self.value = kept
+                self.emit(method, "improving", value)  # the search's value and its gap
                 last = value
         return note
 
