@@ -4,6 +4,7 @@ optimum (:func:`coflowopt.exact.gap_search.gap_search`)."""
 from __future__ import annotations
 
 import argparse
+import inspect
 import sys
 
 from ..exact.gap_search import GapSearchResult, gap_search
@@ -35,27 +36,25 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "names them, or best): maximize OPT / bound")
     target.add_argument("--scheduler", metavar="NAME",
                         help="a simulator policy: maximize its sum w_k C_k / OPT")
-    g.add_argument("--ports", type=positive_int, default=3, metavar="P", help="ports (default 3)")
-    g.add_argument("--coflows", type=positive_int, default=3, metavar="K",
-                   help="coflows (default 3)")
-    g.add_argument("--max-flows", type=positive_int, default=3, metavar="F",
-                   help="most flows per coflow (default 3)")
-    g.add_argument("--max-size", type=positive_int, default=10, metavar="N",
-                   help="flow sizes are integers 1..N (default 10)")
-    g.add_argument("--max-release", type=nonnegative_int, default=3, metavar="N",
-                   help="releases are integers 0..N (default 3; 0: all at time 0)")
-    g.add_argument("--max-weight", type=positive_int, default=3, metavar="N",
-                   help="weights are integers 1..N (default 3; 1: unweighted)")
-    g.add_argument("--iterations", type=positive_int, default=200, metavar="N",
-                   help="candidates to evaluate (default 200)")
-    g.add_argument("--restart", type=positive_int, default=40, metavar="N",
-                   help="a new random instance after N moves without improvement (default 40)")
-    g.add_argument("--temperature", type=nonnegative_float, default=0.05, metavar="T",
-                   help="the annealing's temperature at each restart, in units of the ratio "
-                   "(default 0.05; 0: hill climbing)")
-    g.add_argument("--seed", type=nonnegative_int, default=0, help="random seed (default 0)")
-    g.add_argument("--time-limit", type=positive_float, default=60.0, metavar="S",
-                   help="seconds for the whole search (default 60)")
+    d = {k: v.default for k, v in inspect.signature(gap_search).parameters.items()}
+    options = (  # name, type, metavar, help, note after the default (the defaults: gap_search's)
+        ("ports", positive_int, "P", "ports", ""),
+        ("coflows", positive_int, "K", "coflows", ""),
+        ("max_flows", positive_int, "F", "most flows per coflow", ""),
+        ("max_size", positive_int, "N", "flow sizes are integers 1..N", ""),
+        ("max_release", nonnegative_int, "N", "releases are integers 0..N", "; 0: all at time 0"),
+        ("max_weight", positive_int, "N", "weights are integers 1..N", "; 1: unweighted"),
+        ("iterations", positive_int, "N", "candidates to evaluate", ""),
+        ("restart", positive_int, "N", "a new random instance after N moves without improvement",
+         ""),
+        ("temperature", nonnegative_float, "T", "the annealing's temperature at each restart, in "
+         "units of the ratio", "; 0: hill climbing"),
+        ("seed", nonnegative_int, None, "random seed", ""),
+        ("time_limit", positive_float, "S", "seconds for the whole search", ""),
+    )
+    for name, kind, metavar, text, note in options:
+        g.add_argument("--" + name.replace("_", "-"), type=kind, default=d[name], metavar=metavar,
+                       help=f"{text} (default {d[name]:g}{note})")
     g.add_argument("--out", metavar="FILE", default=None,
                    help="write the worst instance found (native JSON, the ratio in its name)")
     add_json_argument(g)

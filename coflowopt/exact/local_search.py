@@ -28,19 +28,8 @@ improvement) or at the time limit. At a local optimum the best order is perturbe
 (a few coflows moved a few positions, drawn from ``seed``) and searched again,
 ``perturbations`` times, keeping the best order found (iterated local search).
 
-Cheap moves. Strict priority makes the schedule of an order's first ``p`` coflows
-independent of the rest, so a move whose first changed position is ``p`` is
-evaluated from the state after the first ``p`` coflows. On a uniform big switch
-(every flow two links with coefficient 1, one capacity: the Facebook trace) the
-state is the list of free intervals of every link (:mod:`._freelists`), kept for
-the incumbent every ``stride`` positions; an evaluation starts from the checkpoint
-before ``p``, stops as soon as its partial cost plus the coflows' isolation bounds
-reaches the incumbent's value, and stops early with the incumbent's remaining cost
-when, at a checkpoint after the move, its free lists are those of the incumbent
-again from the earliest release of a flow still to come on (the rest of the schedule
-is then the incumbent's: with release times a move's effect usually dies out at the
-end of a busy period). Other instances are
-evaluated from scratch by :func:`~coflowopt.exact.permutation.order_completion`.
+Cheap moves: an order is evaluated from checkpoints of the incumbent, and stops early
+when it can no longer win (:mod:`._order_eval`).
 
 Deviation from the usual permutation-schedule evaluation: on the uniform big
 switch the schedule is built from the free lists, not by the simulator. It is the
@@ -63,7 +52,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
@@ -75,15 +63,9 @@ from ..errors import CoflowoptError
 from ..instance import Instance
 from ..result import Result, Status, proves_optimal
 from ..schedule import Schedule
-from . import _freelists as fls
+from ._order_eval import IMPROVES, Incumbent, OrderEvaluator, OutOfTime, by_completion, online_order
 from .certified import cheap_bounds
-from .permutation import (
-    PermutationTimeout,
-    _check_order,
-    _reject_dependencies,
-    order_completion,
-    permutation_schedule,
-)
+from .permutation import check_order, reject_dependencies
 
 __all__ = ["NEIGHBOURHOODS", "START_ORDERS", "local_search"]
 
@@ -97,187 +79,6 @@ port with it and overlap it in time; ``all`` at every position."""
 START_ORDERS = ("sincronia", "online-sincronia", "online-varys", "pairwise", "smallest",
                 "release")
 """The starting orders, by name (see the module docstring)."""
-
-_IMPROVES = 1e-9  # a move must lower the value by this share: rounding is no improvement
-
-
-class _OutOfTime(Exception):
-    pass
-
-
-@dataclass(slots=True)
-class _Data:
-    """The instance's arrays, as the free-list kernel reads them."""
-
-    ptr: IntArray
-    la: IntArray
-    lb: IntArray
-    frel: FloatArray
-    dur: FloatArray
-    w: FloatArray
-    lbk: FloatArray
-    cap: float
-    L: int
-
-
-@dataclass(slots=True)
-class _Incumbent:
-    order: IntArray
-    comp: FloatArray  # by coflow
-    value: float
-    snaps: list  # free lists after the first c * stride coflows, c = 0, 1, ...
-
-
-class _Evaluator:
-    """Evaluates orders and moves; on the uniform big switch from checkpoints."""
-
-    def __init__(self, inst: Instance, stride: int, deadline: float) -> None:
-        self.inst = inst
-        self.K = inst.num_coflows
-        self.stride = stride
-        self.deadline = deadline
-        self.w = np.asarray(inst.weight, dtype=np.float64)
-        self.evaluations = 0
-        self.converged = 0
-        self.first_flow = np.minimum.reduceat(inst.flow_release, inst.ptr[:-1]) if (
-            inst.num_flows and np.all(np.diff(inst.ptr) > 0)) else np.asarray(inst.release)
-        uni = fls.uniform_two_link(inst)
-        self.data: _Data | None = None
-        if uni is not None:
-            la, lb, cap = uni
-            self.data = _Data(
-                np.ascontiguousarray(inst.ptr, dtype=np.int64), la, lb,
-                np.ascontiguousarray(inst.flow_release, dtype=np.float64),
-                np.ascontiguousarray(inst.flow_size, dtype=np.float64) / cap, self.w,
-                np.asarray(inst.release + inst.gamma, dtype=np.float64), cap,
-                int(inst.routes.shape[1]))
-
-    def _empty(self) -> tuple[FloatArray, FloatArray, IntArray]:
-        assert self.data is not None
-        L = self.data.L
-        return np.zeros((L, 8)), np.full((L, 8), np.inf), np.ones(L, np.int64)
-
-    def _run(self, S, E, cnt, order, q0, q1, comp, limit, record=False, rec=None):
-        d = self.data
-        assert d is not None
-        if rec is None:
-            rec = (np.zeros(0, np.int64), np.zeros(0), np.zeros(0))
-        return fls.run_order(S, E, cnt, order, q0, q1, d.ptr, d.la, d.lb, d.frel, d.dur, d.w,
-                             d.lbk, comp, limit, record, *rec)
-
-    def full(self, order: IntArray, *, timed: bool = True) -> _Incumbent:
-        """An order's completion times and checkpoints (``timed``: raises
-        :class:`_OutOfTime` past the deadline)."""
-        self.evaluations += 1
-        K = self.K
-        comp = np.zeros(K)
-        if self.data is None:
-            left = self.deadline - now() if timed else None
-            if left is not None and left <= 0:
-                raise _OutOfTime
-            try:
-                comp = order_completion(self.inst, order, time_limit=left)
-            except PermutationTimeout:
-                raise _OutOfTime from None
-            return _Incumbent(order, comp, float(np.dot(self.w, comp)), [])
-        S, E, cnt = self._empty()
-        snaps = [fls.pack(S, E, cnt)]
-        for q in range(0, K, self.stride):
-            if timed and now() > self.deadline:
-                raise _OutOfTime
-            q1 = min(q + self.stride, K)
-            _, _, S, E, *_ = self._run(S, E, cnt, order, q, q1, comp, math.inf)
-            if q1 < K:
-                snaps.append(fls.pack(S, E, cnt))
-        return _Incumbent(order, comp, float(np.dot(self.w, comp)), snaps)
-
-    def move(self, inc: _Incumbent, order: IntArray, p: int, end: int) -> _Incumbent | None:
-        """``order`` (equal to the incumbent's before position ``p`` and from ``end`` on,
-        as a set of coflows) if it is better than the incumbent, else ``None``."""
-        self.evaluations += 1
-        K = self.K
-        target = inc.value * (1 - _IMPROVES)
-        if self.data is None:
-            left = self.deadline - now()
-            if left <= 0:
-                raise _OutOfTime
-            try:
-                comp = order_completion(self.inst, order, time_limit=left)
-            except PermutationTimeout:
-                raise _OutOfTime from None
-            value = float(np.dot(self.w, comp))
-            return _Incumbent(order, comp, value, []) if value < target else None
-        st = self.stride
-        c0 = p // st
-        S, E, cnt = fls.unpack(*inc.snaps[c0])
-        comp = inc.comp.copy()
-        wl = self.w[order] * self.data.lbk[order]
-        lb_after = np.concatenate([np.cumsum(wl[::-1])[::-1], [0.0]])  # by position
-        wc = self.w[inc.order] * inc.comp[inc.order]
-        cost_after = np.concatenate([np.cumsum(wc[::-1])[::-1], [0.0]])
-        total = float(inc.value - cost_after[c0 * st])  # the unchanged prefix
-        # the earliest release of a flow of order[q:]: the lists before it no longer matter
-        tmin = np.minimum.accumulate(self.first_flow[inc.order][::-1])[::-1]
-        snaps = list(inc.snaps[: c0 + 1])
-        q = c0 * st
-        while q < K:
-            if now() > self.deadline:
-                raise _OutOfTime
-            q1 = min(q + st, K)
-            done, part, S, E, *_ = self._run(S, E, cnt, order, q, q1, comp,
-                                              target - total - lb_after[q1])
-            total += part
-            if not done:
-                return None
-            q = q1
-            if q < K:
-                fs, fe, c2 = inc.snaps[q // st]
-                if q >= end and fls.same(S, E, cnt, fs, fe, c2, float(tmin[q])):
-                    # the incumbent's state again: the rest of its schedule follows
-                    self.converged += 1
-                    rest = inc.order[q:]
-                    comp[rest] = inc.comp[rest]
-                    total += float(cost_after[q])
-                    snaps.extend(inc.snaps[q // st:])
-                    break
-                snaps.append(fls.pack(S, E, cnt))
-        value = float(np.dot(self.w, comp))
-        return _Incumbent(order, comp, value, snaps) if value < target else None
-
-    def schedule(self, order: IntArray) -> tuple[Schedule, FloatArray]:
-        """The schedule of ``order`` (no time limit: every run returns one)."""
-        if self.data is None:
-            return permutation_schedule(self.inst, order)
-        S, E, cnt = self._empty()
-        comp = np.zeros(self.K)
-        rec = (np.zeros(self.inst.num_flows, np.int64), np.zeros(self.inst.num_flows),
-               np.zeros(self.inst.num_flows))
-        _, _, S, E, rf, rs, re, n = self._run(S, E, cnt, order, 0, self.K, comp, math.inf,
-                                              True, rec)
-        sched = Schedule._adopt(rf[:n].copy(), rs[:n].copy(), re[:n].copy(),
-                                np.full(n, self.data.cap))
-        return sched, comp
-
-
-def _by_completion(comp: FloatArray) -> IntArray:
-    return np.lexsort((np.arange(comp.size), comp)).astype(np.int64)
-
-
-def _online_order(inst: Instance, policy: str, deadline: float) -> IntArray | None:
-    """The order in which the simulator's ``policy`` completes the coflows, or ``None``
-    when the simulation does not finish by ``deadline``."""
-    from ..sim import simulate
-
-    def progress(delivered: float) -> None:
-        if delivered < 1.0 and now() > deadline:
-            raise _OutOfTime
-
-    try:
-        res = simulate(inst, policy, progress=progress, record=False)
-    except _OutOfTime:
-        return None
-    return _by_completion(np.asarray(res.completion, dtype=np.float64))
-
 
 def _neighbours(inst: Instance, comp: FloatArray) -> npt.NDArray[np.bool_]:
     """``[k, j]``: coflows ``k`` and ``j`` share a port and their spans ``[r, C]`` overlap."""
@@ -355,7 +156,7 @@ def local_search(
         Called with the search's value (``sum w_k C_k`` of its current order, as the
         evaluator computes it) each time a move takes it below every value before.
     """
-    _reject_dependencies(inst, "the local search")
+    reject_dependencies(inst, "the local search")
     if neighbourhood not in NEIGHBOURHOODS:
         raise CoflowoptError(
             f"neighbourhood must be one of {', '.join(NEIGHBOURHOODS)}, got {neighbourhood!r}")
@@ -375,13 +176,13 @@ def local_search(
         return Result(Status.OPTIMAL, 0.0, 0.0, 0.0, "local-search", schedule=Schedule.empty(),
                       completion=np.zeros(0))
     deadline = start + time_limit
-    ev = _Evaluator(inst, stride, deadline)
+    ev = OrderEvaluator(inst, stride, deadline)
     bounds = cheap_bounds(inst)
     rng = np.random.default_rng(seed)
 
     # --- starting orders, evaluated as they come (the first always: every run has one)
     orders: list[tuple[str, IntArray]] = [
-        (f"initial {n}", _check_order(inst, o)) for n, o in enumerate(initial_orders)]
+        (f"initial {n}", check_order(inst, o)) for n, o in enumerate(initial_orders)]
     ratio = inst.weight / np.maximum(inst.gamma, 1e-300)
     makers = {
         "sincronia": lambda: sincronia_order(inst),
@@ -389,7 +190,7 @@ def local_search(
         "release": lambda: np.lexsort((-ratio, inst.release)),
     }
     values: dict[str, float] = {}
-    best: _Incumbent | None = None
+    best: Incumbent | None = None
     best_name = ""
     timed_out = False
     lp_info: dict = {}
@@ -402,13 +203,13 @@ def local_search(
             # time kept for the returned schedule: one more pass over the order, recorded
             ev.deadline = deadline - 1.5 * (now() - t0)
         values[name] = inc.value
-        if best is None or inc.value < best.value * (1 - _IMPROVES):
+        if best is None or inc.value < best.value * (1 - IMPROVES):
             best, best_name = inc, name
-        resorted = _by_completion(inc.comp)
+        resorted = by_completion(inc.comp)
         if not np.array_equal(resorted, inc.order):
             inc2 = ev.full(resorted)
             values[name + ", re-sorted"] = inc2.value
-            if inc2.value < best.value * (1 - _IMPROVES):
+            if inc2.value < best.value * (1 - IMPROVES):
                 best, best_name = inc2, name + ", re-sorted"
 
     try:
@@ -421,9 +222,9 @@ def local_search(
             consider(name, o)
         for name in starts:
             if name.startswith("online-"):
-                online = _online_order(inst, name.removeprefix("online-"), ev.deadline)
+                online = online_order(inst, name.removeprefix("online-"), ev.deadline)
                 if online is None:
-                    raise _OutOfTime
+                    raise OutOfTime
                 consider(name, online)
         if "pairwise" in starts and lp_share > 0:
             lp_bound, C, lp_info = pairwise_lp(
@@ -431,7 +232,7 @@ def local_search(
             if C is not None:
                 bounds["pairwise"] = lp_bound
                 consider("pairwise", np.lexsort((np.arange(K), C)).astype(np.int64))
-    except _OutOfTime:
+    except OutOfTime:
         timed_out = True
     assert best is not None
     start_name, start_value = best_name, best.value
@@ -481,7 +282,7 @@ def local_search(
                 j = int(np.clip(i + rng.integers(-8, 9), 0, K - 1))
                 order = _moved(order, i, j)
             incumbent = ev.full(order)
-    except _OutOfTime:
+    except OutOfTime:
         timed_out = True
     if incumbent.value < best.value:
         best, best_is_local = incumbent, False

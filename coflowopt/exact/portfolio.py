@@ -57,9 +57,10 @@ from ..errors import CoflowoptError
 from ..instance import Instance
 from ..result import Result, Status, proves_optimal
 from ..schedule import Schedule, check_feasible
+from ._order_eval import Incumbent, OrderEvaluator, OutOfTime, by_completion, online_order
 from .certified import cheap_bounds
-from .local_search import _by_completion, _Evaluator, _Incumbent, _online_order, _OutOfTime, local_search
-from .permutation import _reject_dependencies
+from .local_search import local_search
+from .permutation import reject_dependencies
 from .wcct import solve_exact
 
 __all__ = ["BOUND_SHARE", "EXACT_MAX_COFLOWS", "EXACT_SHARE", "HEURISTIC_SHARE",
@@ -80,7 +81,7 @@ EXACT_MAX_COFLOWS = 12
 RESERVE_SHARE = 0.03
 """Share of the time limit kept for the returned schedule and its feasibility check."""
 
-_IMPROVES = 1e-9  # a value must be lower by this share to count as a new incumbent
+IMPROVES = 1e-9  # a value must be lower by this share to count as a new incumbent
 
 SEARCH_LOG_STEP = 1e-3
 """The local search's better values on its way are logged when they are this much (relative)
@@ -134,7 +135,7 @@ class _State:
     def offer_value(self, method: str, value: float) -> bool:
         if not math.isfinite(value):
             return False
-        if not math.isfinite(self.value) or value < self.value * (1 - _IMPROVES):
+        if not math.isfinite(self.value) or value < self.value * (1 - IMPROVES):
             self.value, self.incumbent_from = value, method
             self.emit(method, "incumbent")
             return True
@@ -181,7 +182,7 @@ def portfolio(
         Called with each log entry (a mapping: ``time``, ``method``, ``event``,
         ``incumbent``, ``bound``, ``gap``) as it is made.
     """
-    _reject_dependencies(inst, "the portfolio (method 'best')")
+    reject_dependencies(inst, "the portfolio (method 'best')")
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
         raise CoflowoptError(f"seed must be an integer >= 0, got {seed!r}")
     start = now()
@@ -199,16 +200,16 @@ def portfolio(
         st.offer_bound(f"{name} bound", value)
 
     # 2. heuristic orders
-    ev = _Evaluator(inst, 8, min(start + HEURISTIC_SHARE * time_limit, end))
+    ev = OrderEvaluator(inst, 8, min(start + HEURISTIC_SHARE * time_limit, end))
     values: dict[str, float] = {}  # each heuristic order's value
-    best: _Incumbent | None = None
+    best: Incumbent | None = None
 
     def consider(name: str, order: np.ndarray, *, timed: bool = True) -> None:
         nonlocal best
         inc = ev.full(np.asarray(order, dtype=np.int64), timed=timed)
         for label, cand in ((name, inc), (name + ", re-sorted", None)):
             if cand is None:  # the order of the schedule just evaluated, by completion time
-                resorted = _by_completion(inc.comp)
+                resorted = by_completion(inc.comp)
                 if np.array_equal(resorted, inc.order):
                     return
                 cand = ev.full(resorted)
@@ -220,8 +221,8 @@ def portfolio(
     ratio = inst.weight / np.maximum(inst.gamma, 1e-300)
     makers: dict[str, Callable[[], np.ndarray | None]] = {
         "sincronia": lambda: sincronia_order(inst),
-        "online-sincronia": lambda: _online_order(inst, "sincronia", ev.deadline),
-        "online-varys": lambda: _online_order(inst, "varys", ev.deadline),
+        "online-sincronia": lambda: online_order(inst, "sincronia", ev.deadline),
+        "online-varys": lambda: online_order(inst, "varys", ev.deadline),
         "smallest": lambda: np.argsort(-ratio, kind="stable"),
         "release": lambda: np.lexsort((-ratio, inst.release)),
     }
@@ -230,9 +231,9 @@ def portfolio(
         try:  # one that does not finish in time gives way to the next, which may be quicker
             order = make()
             if order is None:
-                raise _OutOfTime
+                raise OutOfTime
             consider(name, order, timed=best is not None)  # the first: always
-        except _OutOfTime:
+        except OutOfTime:
             phases["heuristics"] = "time limit"
             st.timed_out = True
     assert best is not None
@@ -251,7 +252,7 @@ def portfolio(
             ev.deadline = bound_end
             try:
                 consider("pairwise LP", np.lexsort((np.arange(K), C)).astype(np.int64))
-            except _OutOfTime:
+            except OutOfTime:
                 bounds_cut = True
         elif "pairwise LP" not in phases:  # not refused for its size: stopped by the clock
             bounds_cut = True
@@ -303,7 +304,7 @@ def portfolio(
                     if res.schedule is not None and st.offer_value("exact", res.objective):
                         final = res
                         assert res.completion is not None
-                        start_order = _by_completion(np.asarray(res.completion, dtype=np.float64))
+                        start_order = by_completion(np.asarray(res.completion, dtype=np.float64))
                     st.offer_bound("exact", min(res.bound, res.objective) if math.isfinite(
                         res.objective) else res.bound)
         else:
