@@ -326,8 +326,7 @@ def _fair_pair():
 
 
 def test_the_fairness_timeline_starts_at_the_libraries_drf_and_hug_allocations():
-    from coflowopt.fairness import FairnessProblem, drf, evaluate
-    from coflowopt.plots import fairness_timeline
+    from coflowopt.fairness import FairnessProblem, drf, evaluate, fairness_timeline
     from coflowopt.sim import simulate
 
     inst = _fair_pair()
@@ -357,7 +356,8 @@ def test_the_fairness_timeline_starts_at_the_libraries_drf_and_hug_allocations()
 
 
 def test_the_fairness_figure_draws_each_timelines_steps():
-    from coflowopt.plots import fairness_figure, fairness_timeline
+    from coflowopt.fairness import fairness_timeline
+    from coflowopt.plots import fairness_figure
     from coflowopt.sim import simulate
 
     inst = _fair_pair()

@@ -4,7 +4,8 @@ Data flows one way: :class:`FairnessProblem` (correlation vectors, from a
 file, arrays or an instance) -> a mechanism (:func:`drf`, :func:`hug`,
 :func:`psp`, ... or :func:`allocate` by name) -> :class:`FairAllocation` ->
 :func:`evaluate` (progress, isolation guarantee, utilisation, consumption,
-min-cut proportionality). :mod:`~coflowopt.fairness.lp` cross-checks the
+min-cut proportionality); :func:`fairness_timeline` measures the same along a
+simulated run. :mod:`~coflowopt.fairness.lp` cross-checks the
 closed forms with HiGHS; :func:`lie_search` looks for profitable lies.
 Inputs given as integers, ``Fraction`` or ``"p/q"`` strings are computed
 exactly.
@@ -30,6 +31,7 @@ from .problem import FairnessProblem, correlation_vectors
 from .sharing import equal_share, psp, wfq_equilibrium
 from .spare import SPARE_POLICIES, drf_work_conserving
 from .strategy import LieSearchResult, lie_search, payoffs
+from .timeline import FairnessTimeline, fairness_timeline
 
 __all__ = [
     "DEMANDS_FORMAT",
@@ -41,6 +43,7 @@ __all__ = [
     "FairAllocation",
     "FairnessProblem",
     "FairnessReport",
+    "FairnessTimeline",
     "IncrementalDRF",
     "LieSearchResult",
     "Mechanism",
@@ -55,6 +58,7 @@ __all__ = [
     "drf_work_conserving",
     "equal_share",
     "evaluate",
+    "fairness_timeline",
     "hug",
     "hug_stage2_lp",
     "lexicographic_max_min_lp",
