@@ -181,3 +181,26 @@ def test_worker_processes_write_no_terminal_codes():
     out = b"".join(chunks)
     assert proc.returncode == 0 and b"varys" in out
     assert b"\x1b[0m" not in out
+
+
+def test_offline_releases_every_coflow_at_zero_and_solves_that_problem(tmp_path, capsys):
+    import coflowopt as co
+    from coflowopt.sim import simulate
+
+    doc = {"format": "coflowopt-instance/1", "name": "r", "ports": {"ingress": [1, 1], "egress": [1, 1]},
+           "coflows": [{"id": "a", "release": 0.0, "flows": [[0, 0, 4], [1, 1, 1]]},
+                       {"id": "b", "release": 1.0, "flows": [[0, 1, 1]]},
+                       {"id": "c", "release": 2.0, "deadline": 9.0, "flows": [[1, 0, 2], [0, 0, 1]]}]}
+    path = tmp_path / "r.json"
+    path.write_text(json.dumps(doc))
+    inst = io.read(path)
+    offline = inst.with_releases(0.0)
+    code, out, _ = run(capsys, "solve", path, "--offline", "--json")
+    got = json.loads(out)
+    assert code == 0 and got["status"] == "optimal"
+    assert got["objective"] == pytest.approx(co.solve(offline).objective, rel=1e-12)
+    assert got["objective"] < co.solve(inst).objective  # releasing early helps here
+    code, out, _ = run(capsys, "simulate", path, "-s", "sincronia", "--offline", "--json")
+    assert code == 0
+    assert json.loads(out)["summary"]["weighted_completion"] == pytest.approx(
+        simulate(offline, "sincronia", record=False).summary.weighted_completion, rel=1e-12)

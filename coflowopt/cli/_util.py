@@ -71,6 +71,11 @@ def add_input_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="R",
         help="capacity of every port in bytes/s for trace formats (default 1.25e8 = 1 Gbit/s)",
     )
+    parser.add_argument(
+        "--offline", action="store_true",
+        help="release every coflow at time 0 (the offline problem; deadlines keep their "
+        "distance from the release)",
+    )
 
 
 def add_topology_arguments(parser: argparse.ArgumentParser) -> None:
@@ -97,6 +102,8 @@ def load_instance(args: argparse.Namespace) -> Instance:
     path = str(args.file)
     inst, args.input_format = io.loads(
         read_text(path), path=path, format=args.format, port_rate=args.port_rate)
+    if getattr(args, "offline", False):
+        inst = inst.with_releases(0.0)
     spec = getattr(args, "topology", None)
     routing, seed = getattr(args, "routing", None), getattr(args, "routing_seed", None)
     if spec is None:
