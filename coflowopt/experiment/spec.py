@@ -35,6 +35,10 @@ The TOML form (:func:`load_experiment`)::
     num_ports = 16
     load = [0.5, 0.9]         # a list is a grid: one instance per value
 
+A solver is ``METHOD[:KEY=VALUE...]`` or a table with ``method``, ``objective`` (default
+wcct), ``time_limit`` (default 60 s), ``label`` and the method's options, as
+``coflowopt solve`` takes them (:class:`SolverSpec`).
+
 In a table (an instance, a scheduler, a bound, a solver, a fabric) a list is a grid over its
 items; a parameter whose value is itself a list is written as a list of one list
 (``weights = [[4, 2, 1]]``). Relative file names are relative to the TOML file. Errors
