@@ -272,3 +272,27 @@ def test_a_solver_alone_and_a_solver_beside_backgrounds_are_reported_and_drawn(t
                           "--figure", "ratio")
     assert code == 0 and err == "" and (tmp_path / "r.png").stat().st_size > 0
     assert "background none" in text and "background share:0.2" in text
+
+
+@pytest.mark.parametrize(("status", "info", "reproducible"), [
+    ("optimal", {}, True), ("feasible", {}, True), ("time_limit", {}, False), ("no_solution", {}, False),
+    ("feasible", {"lp": {"timed_out": True}}, False), ("feasible", {"lp": {"timed_out": False}}, True),
+])
+def test_a_solve_the_clock_stopped_is_marked_not_reproducible(monkeypatch, status, info, reproducible):
+    """The marking itself, on results made up (a real time-out depends on the machine)."""
+    import dataclasses
+
+    import coflowopt.solvers
+    from coflowopt.experiment import run_cell
+
+    real = coflowopt.solvers.solve
+
+    def stopped(inst, **kwargs):
+        res = real(inst, **kwargs)
+        return dataclasses.replace(res, status=coflowopt.Status(status), info={**res.info, **info})
+
+    monkeypatch.setattr(coflowopt.solvers, "solve", stopped)
+    (cell,) = Experiment([InstanceSpec("synthetic", SMALL)], [], solvers=["sincronia"]).cells()
+    out = run_cell(cell.config, {})
+    assert out["status"] == "ok" and out["summary"]["solve_status"] == status
+    assert out["summary"]["reproducible"] is reproducible
