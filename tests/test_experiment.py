@@ -129,6 +129,27 @@ BAD = [
     ('schedulers = ["varys"]\nbackgrounds = ["share:lots"]\n', "exp.toml: backgrounds[0]: "),
     ('schedulers = ["varys"]\n[options]\nbatch = 1\n', "exp.toml: options: unknown option 'batch'"),
     ('schedulers = ["varys", "varys"]\n', "exp.toml: schedulers[1]: the same label as schedulers[0]"),
+    # solvers: as coflowopt solve's --method, --objective, --time-limit and --param
+    ('solvers = ["exakt"]\n', "exp.toml: solvers[0]: unknown method 'exakt'"),
+    ('solvers = ["exact", "exact:time_limit=0"]\n',
+     "exp.toml: solvers[1]: time_limit must be a finite number > 0, got 0"),
+    ('solvers = [{method = "local-search", seed = -1}]\n',
+     "exp.toml: solvers[0]: method 'local-search': option seed must be int (numbers: finite and >= 0), "
+     "got -1"),
+    ('solvers = ["exact:nodes=5"]\n', "exp.toml: solvers[0]: method 'exact' does not take option(s) nodes"),
+    ('solvers = [{method = "best", objective = "makespan"}]\n',
+     "exp.toml: solvers[0]: method 'best' does not solve objective 'makespan'"),
+    ('solvers = [{method = "exact", objective = "speed"}]\n',
+     "exp.toml: solvers[0]: unknown objective 'speed'"),
+    ('solvers = [{method = "exact", progress = "yes"}]\n',
+     "exp.toml: solvers[0]: method 'exact': progress is a callback"),
+    ('solvers = [{time_limit = 5}]\n', "exp.toml: solvers[0]: needs method"),
+    ('solvers = "exact"\n', "exp.toml: solvers: expected a list, got 'exact'"),
+    ('solvers = [{method = "exact", rel_gap = []}]\n', "exp.toml: solvers[0]: rel_gap: an empty list"),
+    ('schedulers = ["sincronia"]\nsolvers = ["sincronia"]\n',
+     "exp.toml: solvers[0]: the same label as schedulers[0] ('sincronia')"),
+    ('solvers = ["exact", {method = "exact", time_limit = 60}]\n',
+     "exp.toml: solvers[1]: the same label as solvers[0]"),
 ]
 INSTANCE = '\n[[instances]]\ngenerator = "synthetic"\nnum_coflows = 4\nnum_ports = 2\n'
 

@@ -30,10 +30,11 @@ __all__ = ["register", "run_report", "run_sweep"]
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "sweep",
-        help="run an experiment: a grid of simulations and bounds declared in a TOML file "
-        "(cached per cell, resumable, on local processes or Dask)",
+        help="run an experiment: a grid of simulations, bounds and solvers declared in a TOML "
+        "file (cached per cell, resumable, on local processes or Dask)",
         description="Run every cell of EXPERIMENT.toml (instances x fabrics x schedulers x seeds "
-        "x backgrounds, and bounds) not already in the output folder, then write the tidy "
+        "x backgrounds, and bounds and solvers) not already in the output folder, then write the "
+        "tidy "
         "tables runs.parquet and coflows.parquet (and CSV). See docs/guide.md, 'Experiments "
         "and sweeps', and examples/sweep_small.toml.",
     )
@@ -61,15 +62,16 @@ def register(sub: argparse._SubParsersAction) -> None:
         "report",
         help="a sweep's table: means over seeds with confidence intervals, normalized to a "
         "baseline, ratio to the bound",
-        description="Per instance, fabric and background, each scheduler's mean and p95 CCT and "
-        "per-bin means, the same over the baseline's (per seed, then averaged) and sum w*CCT over "
-        "the best lower bound run on the same instance, fabric and seed; each with a Student-t "
-        "confidence interval over the per-seed values.",
+        description="Per instance, fabric and background, each scheduler's (and each solver's "
+        "schedule's) mean and p95 CCT and per-bin means, the same over the baseline's (per seed, "
+        "then averaged) and sum w*CCT over the best lower bound run on the same instance, fabric "
+        "and seed; each with a Student-t confidence interval over the per-seed values. A solver "
+        "adds sum w*CCT over the baseline's and how many seeds it proved optimal.",
     )
     r.add_argument("dir", metavar="DIR", help="a sweep's output folder")
     r.add_argument("--baseline", metavar="NAME",
-                   help="the scheduler (as labelled in the sweep) ratios are to (default: varys if "
-                   "run, else the first)")
+                   help="the scheduler or solver (as labelled in the sweep) ratios are to "
+                   "(default: varys if run, else the first)")
     r.add_argument("--level", type=_level, default=0.95, metavar="P",
                    help="confidence level of the intervals (default 0.95)")
     r.add_argument("--plot", metavar="OUT",
@@ -192,7 +194,13 @@ def _sweep_figure(args: argparse.Namespace) -> Any:
         return sweep_cdf_figure(coflows, panel="fabric" if several else None)
     runs = load(args.dir, "runs")
     if args.figure == "ratio":
-        return sweep_ratio_figure(runs, x=args.x, baseline=args.baseline, level=args.level)
+        # the figure reads x from the simulations of a setting: a solve (background none)
+        # is drawn where simulations ran without background
+        sims = runs[runs["kind"] == "run"]
+        settings = set(map(tuple, sims[list(SETTING)].itertuples(index=False)))
+        drawn = [r["kind"] != "solve" or tuple(r[k] for k in SETTING) in settings
+                 for _, r in runs.iterrows()]
+        return sweep_ratio_figure(runs[drawn], x=args.x, baseline=args.baseline, level=args.level)
     return sweep_bins_figure(load(args.dir, "coflows"), baseline=args.baseline)
 
 
@@ -217,22 +225,35 @@ def run_report(args: argparse.Namespace) -> int:
             table.to_csv(fh, index=False)
     bins = [b for b in BINS if f"norm_{b}" in table]
     bound = "vs_bound" in table
+    solves = "optimal" in table  # a solver's rows: its sum w*CCT over the base's, its proofs
     headers = ["scheduler", "runs", "mean CCT", "p95 CCT", "mean/base", "p95/base",
-               *[f"{b}/base" for b in bins], *(["sum wCCT/bound"] if bound else []), "failed"]
+               *[f"{b}/base" for b in bins], *(["sum wCCT/base"] if solves else []),
+               *(["sum wCCT/bound"] if bound else []), *(["optimal"] if solves else []),
+               "failed"]
     for setting, group in table.groupby(list(SETTING), sort=False):
         body = []
         for _, row in group.iterrows():
             body.append([row["scheduler"], row["seeds"], _pm(row, "mean_cct"), _pm(row, "p95_cct"),
                          _pm(row, "norm_mean", "x"), _pm(row, "norm_p95", "x"),
                          *[_x(row[f"norm_{b}"]) for b in bins],
-                         *([_pm(row, "vs_bound", "x")] if bound else []), row["failed"]])
+                         *([_pm(row, "norm_weighted", "x")] if solves else []),
+                         *([_pm(row, "vs_bound", "x")] if bound else []),
+                         *([_proofs(row)] if solves else []), row["failed"]])
         title = ", ".join(f"{k} {v}" for k, v in zip(SETTING, setting, strict=True))
         print(format_table(body, headers, title=title))
         print()
     print(f"baseline: {baseline} (ratios above 1: slower than it); {method}")
     if bound:
         print("sum wCCT/bound: sum w*CCT over the best lower bound run on the same instance, fabric "
-              "and seed (sum w*C bound less sum w*r)")
+              "and seed (sum w*C bound less sum w*r; of the bounds and the solvers' proofs)")
+    if solves:
+        print("a solver's row is its schedule's (background none); optimal: the seeds on which it "
+              "proved its schedule optimal")
+        cut = table[(table["kind"] == "solve") & (table["reproducible"] < table["seeds"])]
+        if len(cut):
+            print("stopped at the time limit (values depend on the machine): "
+                  + ", ".join(f"{r['scheduler']} on {int(r['seeds'] - r['reproducible'])} of "
+                              f"{plural(int(r['seeds']), 'seed')}" for _, r in cut.iterrows()))
     if args.csv:
         print(f"table written to {args.csv}")
     if args.plot:
@@ -246,6 +267,13 @@ def _pm(row: Any, name: str, unit: str = "") -> str:
         return "-"
     text = f"{mean:.4g}{unit}"
     return text if not math.isfinite(half) else f"{text} +- {half:.2g}"
+
+
+def _proofs(row: Any) -> str:
+    """``optimal/seeds`` for a solver's row, nothing for a simulation's."""
+    if row["kind"] != "solve":
+        return ""
+    return f"{int(row['optimal'])}/{int(row['seeds'])}"
 
 
 def _x(v: Any) -> str:

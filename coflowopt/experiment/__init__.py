@@ -1,4 +1,4 @@
-"""Experiments as data: a declared grid of simulations and bounds, swept and reported.
+"""Experiments as data: a declared grid of simulations, bounds and solves, swept and reported.
 
 ``exp = load_experiment("sweep.toml")`` (or an :class:`Experiment` built in Python);
 ``sweep(exp, "out/", jobs=2)`` (or ``dask="local:2"``, ``dask="tcp://host:8786"``)
@@ -19,6 +19,7 @@ from .spec import (
     FabricSpec,
     InstanceSpec,
     SchedulerSpec,
+    SolverSpec,
     load_experiment,
 )
 
@@ -30,6 +31,7 @@ __all__ = [
     "FabricSpec",
     "InstanceSpec",
     "SchedulerSpec",
+    "SolverSpec",
     "SweepError",
     "SweepProgress",
     "SweepResult",

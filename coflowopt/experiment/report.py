@@ -10,16 +10,29 @@ configuration in columns (``cell``, ``kind``, ``instance``, ``fabric``, ``schedu
   ``bin_mean_cct_SN`` ..., ``weighted_cct``, ``weighted_completion``, ``makespan``,
   ``utilization``, ``mean_fct``, ``events``, ``decisions``, ``runtime_s``, ``released``
   = sum of w_k r_k); a bound's row has ``bound`` (on sum w_k C_k), ``bound_cct`` (on
-  sum w_k CCT_k) and ``bound_status``. ``runtime_s`` and ``wall_s`` are times measured;
-  every other column is the same whatever ran the sweep.
+  sum w_k CCT_k) and ``bound_status``. A solve's row has what ``coflowopt.solve``
+  returned: ``objective_name``, ``objective``, ``bound`` (on the objective), ``gap``,
+  ``solve_status`` (optimal, feasible, time_limit, ...), ``reproducible``,
+  ``incumbent_from`` and ``bound_from`` (the methods that found the schedule and the
+  bound, where the solver says), ``nodes`` (the branch and bound's), ``bound_cct``
+  (objective wcct) and the summary of its schedule's completion times (``mean_cct``
+  ... ``weighted_cct``, as a simulation's). ``runtime_s`` and ``wall_s`` are times
+  measured; every other column is the same whatever ran the sweep, except in the rows of
+  a solve that is not ``reproducible`` (it stopped at its time limit: a faster machine
+  finds more).
 - ``coflows``: one row per coflow of each simulation: ``coflow`` (its id), ``release``,
   ``admitted``, ``start``, ``finish``, ``cct``, ``width``, ``length``, ``size``, ``bin``
-  (:data:`coflowopt.sim.COLUMNS`).
+  (:data:`coflowopt.sim.COLUMNS`); and of each solve's schedule (without ``admitted``
+  and ``start``).
 
 :func:`report` makes the table of means over seeds: per instance, fabric, background and
-scheduler, the mean CCT, p95 CCT and per-bin means, each with a confidence interval, the
-same normalized to a baseline scheduler (per seed, then averaged) and the ratio of sum
-w_k CCT_k to the best bound run for that instance, fabric and seed. Intervals are
+scheduler or solver, the mean CCT, p95 CCT, per-bin means and sum w_k CCT_k, each with a
+confidence interval, the same normalized to a baseline (per seed, then averaged) and the
+ratio of sum w_k CCT_k to the best bound run for that instance, fabric and seed (of the
+bounds, and of the bounds the wcct solves proved). A solver's row (``kind`` ``solve``,
+background ``none``) is its schedule's; it adds its mean ``objective`` and ``gap``,
+``optimal`` (the seeds on which it proved its schedule optimal) and ``reproducible``
+(the seeds on which it ended by itself, not at its time limit). Intervals are
 Student-t intervals over the per-seed values (``mean +- t_{(1+level)/2, n-1} s /
 sqrt(n)``, 95% by default); with one seed there is none.
 """
@@ -49,6 +62,9 @@ CONFIG_COLUMNS = ("cell", "kind", "instance", "fabric", "scheduler", "policy", "
 
 SETTING = ("instance", "fabric", "background")
 """What the report compares schedulers within (its rows are per setting and scheduler)."""
+
+COMPARED = ("run", "solve")
+"""The kinds of cell the report has rows for: simulations and solves, each a schedule."""
 
 
 def write_tables(out: Path, cells: Sequence[Cell], results: Mapping[str, Mapping[str, Any]],
@@ -132,8 +148,8 @@ def t_interval(values: Sequence[float], level: float = 0.95) -> tuple[float, flo
 
 
 def choose_baseline(labels: Sequence[str], baseline: str | None) -> str:
-    """The scheduler ratios are to: ``baseline`` if one of ``labels``, by default varys if
-    there, else the first."""
+    """The scheduler (or solver) ratios are to: ``baseline`` if one of ``labels``, by
+    default varys if there, else the first."""
     if baseline is None:
         return "varys" if "varys" in labels else labels[0]
     if baseline not in labels:
@@ -143,29 +159,31 @@ def choose_baseline(labels: Sequence[str], baseline: str | None) -> str:
 
 
 def report(runs: Any, *, baseline: str | None = None, level: float = 0.95) -> Any:
-    """The means over seeds, per setting (:data:`SETTING`) and scheduler (see the module
-    docstring), as a DataFrame; ``runs`` is the per-run table or a sweep's folder.
+    """The means over seeds, per setting (:data:`SETTING`) and scheduler or solver (see
+    the module docstring), as a DataFrame; ``runs`` is the per-run table or a sweep's folder.
 
-    ``baseline``: the scheduler (its label) that ratios are to; default varys if run,
-    else the first scheduler of the table. Failed runs count in ``failed`` and nowhere
-    else; a ratio needs both runs of its seed.
+    ``baseline``: the scheduler or solver (its label) that ratios are to; default varys if
+    run, else the first of the table. Failed cells count in ``failed`` and nowhere else; a
+    ratio needs both cells of its seed.
     """
     pd = require("pandas", "pandas", "coflowopt.experiment.report()")
     if isinstance(runs, (str, os.PathLike)):
         runs = load(runs, "runs")
     if not 0 < level < 1:
         raise InputError(f"level must be in (0, 1), got {level!r}")
-    sims = runs[runs["kind"] == "run"]
+    sims = runs[runs["kind"].isin(COMPARED)]
     labels = list(dict.fromkeys(sims["scheduler"]))
     if not labels:
-        raise InputError("the table has no simulations to report")
+        raise InputError("the table has no simulations or solves to report")
     baseline = choose_baseline(labels, baseline)
     ok = sims[sims["status"] == "ok"]
     key = [*SETTING, "seed"]
     base = {tuple(r[k] for k in key): r for _, r in ok[ok["scheduler"] == baseline].iterrows()}
-    bounds = runs[(runs["kind"] == "bound") & (runs["status"] == "ok")]
-    best = (bounds.groupby(["instance", "fabric", "seed"])["bound_cct"].max()
-            if len(bounds) and "bound_cct" in bounds else None)
+    # a bound cell's, or a wcct solve's proven bound: both bound every schedule's sum w CCT
+    bounds = runs[runs["kind"].isin(("bound", "solve")) & (runs["status"] == "ok")]
+    best = None
+    if "bound_cct" in bounds and bounds["bound_cct"].notna().any():
+        best = bounds.groupby(["instance", "fabric", "seed"])["bound_cct"].max()
     bins = [b for b in BINS if f"bin_mean_cct_{b}" in sims]
     rows = []
     for setting, group in sims.groupby(list(SETTING), sort=False):
@@ -183,7 +201,8 @@ def _row(setting: dict[str, Any], label: str, mine: Any, base: Mapping[tuple[Any
          best: Any, bins: list[str], level: float) -> dict[str, Any]:
     """One row of :func:`report`: one scheduler in one setting, over its seeds."""
     good = mine[mine["status"] == "ok"]
-    row: dict[str, Any] = {**setting, "scheduler": label, "seeds": len(good),
+    kind = str(mine["kind"].iloc[0])
+    row: dict[str, Any] = {**setting, "scheduler": label, "kind": kind, "seeds": len(good),
                            "failed": len(mine) - len(good)}
 
     def stat(name: str, values: Sequence[float]) -> None:
@@ -192,6 +211,8 @@ def _row(setting: dict[str, Any], label: str, mine: Any, base: Mapping[tuple[Any
 
     stat("mean_cct", list(good["mean_cct"]))
     stat("p95_cct", list(good["p95_cct"]))
+    if "weighted_cct" in good:
+        stat("weighted_cct", list(good["weighted_cct"]))
     for b in bins:
         row[f"mean_cct_{b}"] = _mean(good[f"bin_mean_cct_{b}"])
     pairs = [(r, base.get((*setting.values(), r["seed"]))) for _, r in good.iterrows()]
@@ -201,11 +222,19 @@ def _row(setting: dict[str, Any], label: str, mine: Any, base: Mapping[tuple[Any
 
     stat("norm_mean", ratio("mean_cct"))
     stat("norm_p95", ratio("p95_cct"))
+    if "weighted_cct" in good:
+        stat("norm_weighted", ratio("weighted_cct"))
     for b in bins:
         row[f"norm_{b}"] = _mean(ratio(f"bin_mean_cct_{b}"))
     if best is not None:
         stat("vs_bound", [_ratio(r["weighted_cct"], best.get((r["instance"], r["fabric"], r["seed"]),
                                                              math.nan)) for r, _ in pairs])
+    if kind == "solve":
+        stat("objective", list(good["objective"]))
+        row["gap"] = _mean(good["gap"])
+        row["optimal"] = int((good["solve_status"] == "optimal").sum())
+        # True, or "True" read back from the CSV twin
+        row["reproducible"] = sum(str(v) == "True" for v in good["reproducible"])
     row["runtime_s"] = _mean(good["runtime_s"])
     return row
 

@@ -379,6 +379,8 @@ def run_cell(config: Mapping[str, Any], bases: Mapping[str, Instance]) -> dict[s
         inst = _instance(config, bases)
         if config["kind"] == "bound":
             out = {"summary": _bound(inst, config), "coflows": {}}
+        elif config["kind"] == "solve":
+            out = _solve(inst, config)
         else:
             out = _simulate(inst, config)
         out.update(status="ok", error=None)
@@ -446,6 +448,56 @@ def _bound(inst: Instance, config: Mapping[str, Any]) -> dict[str, Any]:
     return {"released": released, "flows": inst.num_flows, "num_coflows": inst.num_coflows,
             "bound": _value(value), "bound_cct": _value(value - released),
             "bound_status": res.status.value, "runtime_s": res.runtime}
+
+
+CLOCK_FREE = frozenset({"optimal", "feasible", "infeasible", "bound"})
+"""Solve statuses of a solver that ended by itself, not at its time limit."""
+
+
+def _solve(inst: Instance, config: Mapping[str, Any]) -> dict[str, Any]:
+    """A solve cell: ``coflowopt.solve``'s result in columns, and the per-coflow rows of
+    its schedule's completion times.
+
+    ``reproducible`` says whether the values are the same on any machine: the solver
+    ended by itself (optimal, feasible, infeasible), not at its time limit, and no step of
+    it was cut short by the clock (the local search's pairwise LP has a share of the time
+    limit). Each method is deterministic for its instance, options and seed up to where
+    the clock stops it; none takes a node or iteration limit instead.
+    """
+    from ..metrics import summarize
+    from ..solvers import solve
+
+    s = config["solver"]
+    options = {k: tuple(v) if isinstance(v, list) else v for k, v in s["options"].items()}
+    res = solve(inst, method=s["method"], objective=s["objective"], time_limit=s["time_limit"],
+                **options)
+    released = float(np.dot(inst.weight, inst.release))
+    info = res.info
+    cut = bool(info.get("lp", {}).get("timed_out")) if isinstance(info.get("lp"), Mapping) else False
+    summary: dict[str, Any] = {
+        "released": released, "flows": inst.num_flows, "num_coflows": inst.num_coflows,
+        "objective_name": res.objective_name, "objective": res.objective, "bound": res.bound,
+        "gap": res.gap, "solve_status": res.status.value,
+        "reproducible": res.status.value in CLOCK_FREE and not cut,
+        "incumbent_from": info.get("incumbent_from") or None,
+        "bound_from": info.get("bound_from") or info.get("bound_method") or None,
+        "nodes": info.get("nodes"), "runtime_s": res.runtime}
+    if res.objective_name == "wcct":  # a bound on sum w C bounds every schedule's sum w CCT
+        summary["bound_cct"] = res.bound - released
+    coflows: dict[str, list[Any]] = {}
+    if res.completion is not None:
+        comp = np.asarray(res.completion, dtype=np.float64)
+        for key, value in summarize(inst, comp).as_dict().items():
+            if isinstance(value, Mapping):
+                summary.update({f"{key}_{b}": x for b, x in value.items()})
+            else:
+                summary[key] = value
+        coflows = {"coflow": list(inst.ids), "release": inst.release.tolist(),
+                   "finish": comp.tolist(), "cct": (comp - inst.release).tolist(),
+                   "width": inst.width.tolist(), "length": inst.length.tolist(),
+                   "size": inst.size.tolist(), "bin": inst.bins().tolist()}
+        coflows = {k: [_value(v) for v in col] for k, col in coflows.items()}
+    return {"summary": {k: _value(v) for k, v in summary.items()}, "coflows": coflows}
 
 
 def _value(v: Any) -> Any:

@@ -1,10 +1,11 @@
 """An experiment as data: the declared grid, its validation, and its cells.
 
 An :class:`Experiment` lists instances (files, or generators with their parameters),
-schedulers with their parameters, lower bounds to run beside them, seeds, fabrics and
-backgrounds. Its :meth:`~Experiment.cells` are the product of those lists: one
-simulation per instance x fabric x scheduler x seed x background, and one bound
-computation per instance x fabric x bound x seed (a bound of the fabric without
+schedulers with their parameters, lower bounds and solvers to run beside them, seeds,
+fabrics and backgrounds. Its :meth:`~Experiment.cells` are the product of those lists:
+one simulation per instance x fabric x scheduler x seed x background, one bound
+computation per instance x fabric x bound x seed, and one solve (``coflowopt.solve``)
+per instance x fabric x solver x seed (a bound or an optimum of the fabric without
 background is still a lower bound under background: the background only takes capacity
 away). Each :class:`Cell` is named by a stable id, the SHA-256 of the canonical JSON of
 its full configuration (a file by the digest of its bytes, not by its path) and
@@ -12,13 +13,15 @@ its full configuration (a file by the digest of its bytes, not by its path) and
 
 The seed is the cell's replicate: every random choice the experiment does not fix is
 drawn from it (a generator's draws, ECMP's hash seed and the fat-tree placement when the
-fabric gives none, a Poisson background's flows when its spec gives no ``seed=``).
+fabric gives none, a Poisson background's flows when its spec gives no ``seed=``, the
+``seed`` of a solver that takes one, local-search and best, when it gives none).
 
 The TOML form (:func:`load_experiment`)::
 
     seeds = [0, 1, 2]
     schedulers = ["varys", "aalo:sharing=strict", {name = "mcs", num_queues = [4, 10]}]
     bounds = ["sincronia"]
+    solvers = ["exact", {method = "best", time_limit = 10, label = "portfolio"}]
     fabrics = ["big-switch", "spine-leaf:spines=4,oversub=10",
                {topology = "fat-tree:k=4", routing = "spray"}]
     backgrounds = ["none", "share:0.2"]
@@ -32,7 +35,11 @@ The TOML form (:func:`load_experiment`)::
     num_ports = 16
     load = [0.5, 0.9]         # a list is a grid: one instance per value
 
-In a table (an instance, a scheduler, a bound, a fabric) a list is a grid over its
+A solver is ``METHOD[:KEY=VALUE...]`` or a table with ``method``, ``objective`` (default
+wcct), ``time_limit`` (default 60 s), ``label`` and the method's options, as
+``coflowopt solve`` takes them (:class:`SolverSpec`).
+
+In a table (an instance, a scheduler, a bound, a solver, a fabric) a list is a grid over its
 items; a parameter whose value is itself a list is written as a list of one list
 (``weights = [[4, 2, 1]]``). Relative file names are relative to the TOML file. Errors
 name the file, the key path and the value: ``exp.toml: schedulers[2]: unknown scheduler
@@ -42,6 +49,7 @@ name the file, the key path and the value: ``exp.toml: schedulers[2]: unknown sc
 from __future__ import annotations
 
 import hashlib
+import inspect
 import itertools
 import json
 import math
@@ -67,6 +75,7 @@ __all__ = [
     "FabricSpec",
     "InstanceSpec",
     "SchedulerSpec",
+    "SolverSpec",
     "canonical_json",
     "load_experiment",
 ]
@@ -244,7 +253,8 @@ TOPOLOGY_NAMES = ("big-switch", "spine-leaf", "fat-tree")
 OPTIONS = ("batch_interval", "knowledge")
 """Simulation options an experiment may set for all its simulations."""
 
-_TOP = ("name", "seeds", "instances", "schedulers", "bounds", "fabrics", "backgrounds", "options")
+_TOP = ("name", "seeds", "instances", "schedulers", "bounds", "solvers", "fabrics", "backgrounds",
+        "options")
 
 
 # --------------------------------------------------------------------------- the specs
@@ -400,23 +410,18 @@ class BoundSpec:
     label: str = ""
 
     def __post_init__(self) -> None:
-        from ..bounds import BOUNDS, check_options
+        from ..bounds import BOUNDS
 
         if self.name not in BOUNDS and self.name != "best":
             raise InputError(f"unknown bound '{self.name}' (known: {', '.join([*BOUNDS, 'best'])})")
-        tl = self.time_limit
-        if isinstance(tl, bool) or not isinstance(tl, (int, float)) or not (math.isfinite(tl) and tl > 0):
-            raise InputError(f"time_limit must be a finite number > 0, got {tl!r:.60}")
+        tl = _time_limit(self.time_limit)
         options = dict(self.options)
         if self.name == "best" and options:
             raise InputError("bound 'best' takes no options")
         if self.name != "best":
-            try:
-                check_options(BOUNDS[self.name], options, f"bound '{self.name}'")
-            except CoflowoptError as exc:
-                raise InputError(str(exc)) from None
+            _checked(BOUNDS[self.name], options, f"bound '{self.name}'")
         object.__setattr__(self, "options", options)
-        object.__setattr__(self, "time_limit", float(tl))
+        object.__setattr__(self, "time_limit", tl)
         object.__setattr__(self, "label", self.label or self.default_label())
 
     def default_label(self) -> str:
@@ -428,6 +433,118 @@ class BoundSpec:
         out: dict[str, Any] = {"name": self.name, "label": self.label, "time_limit": self.time_limit}
         out.update({k: _wrap(v) for k, v in self.options.items()})
         return out
+
+
+def _checked(fn: Callable[..., Any], options: dict[str, Any], what: str) -> None:
+    """:func:`coflowopt.bounds.check_options`, its error an :class:`InputError`."""
+    from ..bounds import check_options
+
+    try:
+        check_options(fn, options, what)
+    except CoflowoptError as exc:
+        raise InputError(str(exc)) from None
+
+
+def _time_limit(tl: Any) -> float:
+    if isinstance(tl, bool) or not isinstance(tl, (int, float)) or not (math.isfinite(tl) and tl > 0):
+        raise InputError(f"time_limit must be a finite number > 0, got {tl!r:.60}")
+    return float(tl)
+
+
+_NOT_OPTIONS = {"progress": "a callback, not something a cell can hold",
+                "time_limit": "a field of the solver", "objective": "a field of the solver",
+                "method": "a field of the solver"}
+
+
+@dataclass(frozen=True, slots=True)
+class SolverSpec:
+    """A solver of :data:`coflowopt.solvers.SOLVERS`, run as ``coflowopt.solve(instance,
+    method=..., objective=..., time_limit=..., **options)`` runs it (:meth:`parse` reads
+    ``"local-search:time_limit=5:perturbations=20"``).
+
+    A method that takes a ``seed`` (local-search, best) and is given none draws from the
+    cell's seed, the experiment's replicate.
+    """
+
+    method: str
+    options: Mapping[str, Any] = field(default_factory=dict)
+    objective: str = "wcct"
+    time_limit: float = 60.0
+    label: str = ""
+
+    def __post_init__(self) -> None:
+        from ..solvers import OBJECTIVES, SOLVERS
+
+        if self.objective not in SOLVERS:
+            raise InputError(f"unknown objective {self.objective!r:.60} (known: {', '.join(OBJECTIVES)})")
+        methods = SOLVERS[self.objective]
+        if self.method not in methods:
+            known = sorted({m for ms in SOLVERS.values() for m in ms})
+            if self.method in known:
+                raise InputError(f"method '{self.method}' does not solve objective "
+                                 f"'{self.objective}' (its methods: {', '.join(methods)})")
+            raise InputError(f"unknown method {self.method!r:.60} (known: {', '.join(known)})")
+        tl = _time_limit(self.time_limit)
+        options = {k: tuple(v) if isinstance(v, list) else v for k, v in self.options.items()}
+        for key in options:
+            if key in _NOT_OPTIONS:
+                raise InputError(f"method '{self.method}': {key} is {_NOT_OPTIONS[key]}, not an option")
+        _checked(methods[self.method], options, f"method '{self.method}'")
+        object.__setattr__(self, "options", options)
+        object.__setattr__(self, "time_limit", tl)
+        object.__setattr__(self, "label", self.label or self.default_label())
+
+    def default_label(self) -> str:
+        """``METHOD[:objective=...][:time_limit=...][:KEY=VALUE...]``, what :meth:`parse` reads."""
+        fields = {**({"objective": self.objective} if self.objective != "wcct" else {}),
+                  **({"time_limit": self.time_limit} if self.time_limit != 60.0 else {})}
+        params = {**fields, **self.options}
+        return f"{self.method}:{_pairs(params, ':')}" if params else self.method
+
+    @classmethod
+    def parse(cls, text: str) -> SolverSpec:
+        """``METHOD[:KEY=VALUE[:KEY=VALUE...]]``: ``objective`` and ``time_limit`` as
+        ``coflowopt solve`` takes them, the rest the method's options (``--param``);
+        labelled as written."""
+        method, *pairs = (x.strip() for x in text.split(":"))
+        given: dict[str, Any] = {}
+        for pair in pairs:
+            key, eq, value = pair.partition("=")
+            if not eq or not key.strip() or not value.strip():
+                raise InputError(f"expected METHOD:KEY=VALUE, got '{text}'")
+            given[key.strip()] = _option_value(value.strip())
+        objective = given.pop("objective", "wcct")
+        time_limit = given.pop("time_limit", 60.0)
+        return cls(method, given, objective, time_limit, text.strip())
+
+    def config(self, seed: int) -> dict[str, Any]:
+        """The solve as a cell runs it: a ``seed`` not given is the cell's."""
+        from ..solvers import SOLVERS
+
+        options = dict(self.options)
+        takes = inspect.signature(SOLVERS[self.objective][self.method]).parameters
+        if "seed" in takes and "seed" not in options:
+            options["seed"] = seed
+        return {"method": self.method, "objective": self.objective, "time_limit": self.time_limit,
+                "options": _plain(dict(sorted(options.items())))}
+
+    def to_dict(self) -> dict[str, Any] | str:
+        if _reads_back(SolverSpec.parse, self):
+            return self.label
+        out: dict[str, Any] = {"method": self.method, "label": self.label}
+        if self.objective != "wcct":
+            out["objective"] = self.objective
+        out["time_limit"] = self.time_limit
+        out.update({k: _wrap(v) for k, v in self.options.items()})
+        return out
+
+
+def _option_value(text: str) -> Any:
+    """A solver option written in text: true/false, a number, else the text."""
+    low = text.lower()
+    if low in ("true", "false"):
+        return low == "true"
+    return _number(text)
 
 
 @dataclass(frozen=True, slots=True)
@@ -568,7 +685,8 @@ def _background_config(text: str | None, seed: int) -> dict[str, Any] | None:
 
 @dataclass(frozen=True, slots=True)
 class Cell:
-    """One unit of work: a simulation (``kind`` ``"run"``) or a bound (``"bound"``).
+    """One unit of work: a simulation (``kind`` ``"run"``), a bound (``"bound"``) or a
+    solve (``"solve"``).
 
     ``config`` is everything the result depends on (what :attr:`id` hashes, with the
     package version); ``labels`` name its parts for the tables.
@@ -601,12 +719,14 @@ class Cell:
 
 @dataclass(frozen=True, slots=True)
 class Experiment:
-    """A declared grid of simulations and bounds (see the module docstring).
+    """A declared grid of simulations, bounds and solves (see the module docstring).
 
     Strings stand for specs: a scheduler ``"aalo:sharing=strict"``
-    (:meth:`SchedulerSpec.parse`), a bound ``"sincronia"``, a fabric
+    (:meth:`SchedulerSpec.parse`), a bound ``"sincronia"``, a solver
+    ``"exact:time_limit=10"`` (:meth:`SolverSpec.parse`), a fabric
     ``"spine-leaf:spines=4"`` (:meth:`FabricSpec.parse`); a background is a
-    ``--background`` spec or ``None``.
+    ``--background`` spec or ``None``. A solver's label differs from every scheduler's:
+    the report has a row for each.
     """
 
     instances: Sequence[InstanceSpec]
@@ -617,25 +737,28 @@ class Experiment:
     backgrounds: Sequence[str | None] = (None,)
     options: Mapping[str, Any] = field(default_factory=dict)
     name: str = ""
+    solvers: Sequence[SolverSpec | str] = ()
 
     def __post_init__(self) -> None:
         set_ = object.__setattr__
-        for key in ("instances", "schedulers", "seeds", "bounds", "fabrics", "backgrounds"):
+        for key in ("instances", "schedulers", "seeds", "bounds", "solvers", "fabrics",
+                    "backgrounds"):
             value = getattr(self, key)
             if isinstance(value, (str, bytes, Mapping)) or not isinstance(value, Sequence):
                 raise InputError(f"{key} must be a list, got {value!r:.60}")
         insts = tuple(_each("instances", self.instances, _as_instance))
         scheds = tuple(_each("schedulers", self.schedulers, _as_scheduler))
         bounds = tuple(_each("bounds", self.bounds, _as_bound))
+        solvers = tuple(_each("solvers", self.solvers, _as_solver))
         fabrics = tuple(_each("fabrics", self.fabrics, _as_fabric))
         backgrounds = tuple(_each("backgrounds", self.backgrounds, _background))
         for i, s in enumerate(self.seeds):
             if isinstance(s, bool) or not isinstance(s, (int, np.integer)) or s < 0:
                 raise InputError(f"seeds[{i}]: a seed is an integer >= 0, got {s!r:.60}")
         seeds = tuple(int(s) for s in self.seeds)
-        if not insts or not (scheds or bounds) or not seeds or not fabrics or not backgrounds:
-            raise InputError("an experiment needs at least one instance, one scheduler or bound, "
-                             "one seed and one fabric")
+        if not insts or not (scheds or bounds or solvers) or not seeds or not fabrics or not backgrounds:
+            raise InputError("an experiment needs at least one instance, one scheduler, bound or "
+                             "solver, one seed and one fabric")
         options = dict(self.options)
         _check_options(options)
         _unique("seeds", [str(s) for s in seeds], [str(s) for s in seeds])
@@ -645,25 +768,33 @@ class Experiment:
                 [canonical_json([s.name, s.resolved]) for s in scheds])
         _unique("bounds", [b.label for b in bounds],
                 [canonical_json([b.name, b.options, b.time_limit]) for b in bounds])
+        _unique("solvers", [s.label for s in solvers],
+                [canonical_json([s.method, s.objective, s.options, s.time_limit]) for s in solvers])
+        named = {s.label: i for i, s in enumerate(scheds)}
+        for i, sol in enumerate(solvers):
+            if sol.label in named:
+                raise InputError(f"solvers[{i}]: the same label as schedulers[{named[sol.label]}] "
+                                 f"('{sol.label}'): give it a label of its own")
         _unique("fabrics", [f.label for f in fabrics],
                 [canonical_json([f.topology, f.params, f.routing, f.routing_seed]) for f in fabrics])
         _unique("backgrounds", [str(b) for b in backgrounds], [str(b) for b in backgrounds])
         for key, value in (("instances", insts), ("schedulers", scheds), ("bounds", bounds),
-                           ("fabrics", fabrics), ("backgrounds", backgrounds), ("seeds", seeds),
-                           ("options", options)):
+                           ("solvers", solvers), ("fabrics", fabrics), ("backgrounds", backgrounds),
+                           ("seeds", seeds), ("options", options)):
             set_(self, key, value)
 
     # ------------------------------------------------------------------ cells
 
     def cells(self) -> list[Cell]:
         """Every cell, in a fixed order: per instance, fabric and seed, the simulations
-        (schedulers, then backgrounds) and then the bounds."""
+        (schedulers, then backgrounds), then the bounds, then the solves."""
         out: list[Cell] = []
         options = _plain(dict(sorted(self.options.items())))
         insts = cast(Sequence[InstanceSpec], self.instances)
         fabrics = cast(Sequence[FabricSpec], self.fabrics)
         scheds = cast(Sequence[SchedulerSpec], self.schedulers)
         bounds = cast(Sequence[BoundSpec], self.bounds)
+        solvers = cast(Sequence[SolverSpec], self.solvers)
         for inst, fab, seed in itertools.product(insts, fabrics, self.seeds):
             base = {"instance": inst.config(seed), "fabric": fab.config(seed), "seed": seed}
             labels = {"instance": inst.label, "fabric": fab.label}
@@ -680,6 +811,11 @@ class Experiment:
                 out.append(Cell("bound", config, {
                     **labels, "scheduler": b.label, "policy": b.name,
                     "params": _pairs(b.options, ", "), "background": "none"}))
+            for sol in solvers:
+                config = {"kind": "solve", **base, "solver": sol.config(seed)}
+                out.append(Cell("solve", config, {
+                    **labels, "scheduler": sol.label, "policy": sol.method,
+                    "params": _pairs(sol.options, ", "), "background": "none"}))
         return out
 
     def sources(self) -> dict[str, tuple[str, str | None, float | None]]:
@@ -702,6 +838,8 @@ class Experiment:
         out["schedulers"] = [s.to_dict() for s in cast(Sequence[SchedulerSpec], self.schedulers)]
         if self.bounds:
             out["bounds"] = [b.to_dict() for b in cast(Sequence[BoundSpec], self.bounds)]
+        if self.solvers:
+            out["solvers"] = [s.to_dict() for s in cast(Sequence[SolverSpec], self.solvers)]
         out["fabrics"] = [f.to_dict() for f in cast(Sequence[FabricSpec], self.fabrics)]
         out["backgrounds"] = [b or "none" for b in self.backgrounds]
         if self.options:
@@ -772,6 +910,10 @@ def _as_scheduler(x: Any) -> SchedulerSpec:
 
 def _as_bound(x: Any) -> BoundSpec:
     return BoundSpec(x) if isinstance(x, str) else _typed(x, BoundSpec, "bound")
+
+
+def _as_solver(x: Any) -> SolverSpec:
+    return SolverSpec.parse(x) if isinstance(x, str) else _typed(x, SolverSpec, "solver")
 
 
 def _as_fabric(x: Any) -> FabricSpec:
@@ -849,7 +991,8 @@ def _resolve(value: Any, folder: Path, where: str) -> str:
 
 def _list(obj: Mapping[str, Any], key: str, default: list[Any]) -> list[Any]:
     value = obj.get(key, default)
-    if isinstance(value, Mapping) and key in ("instances", "schedulers", "bounds", "fabrics"):
+    if isinstance(value, Mapping) and key in ("instances", "schedulers", "bounds", "solvers",
+                                              "fabrics"):
         value = [value]
     if not isinstance(value, list):
         raise InputError(f"{key}: expected a list, got {value!r:.60}")
@@ -897,6 +1040,10 @@ def _from_dict(obj: Mapping[str, Any], folder: Path) -> Experiment:
     def bound(nm: str, table: dict[str, Any], label: str) -> BoundSpec:
         return BoundSpec(nm, table, table.pop("time_limit", 60.0), label)
 
+    def solver(method: str, table: dict[str, Any], label: str) -> SolverSpec:
+        return SolverSpec(method, table, table.pop("objective", "wcct"),
+                          table.pop("time_limit", 60.0), label)
+
     def fabric(topo: str, table: dict[str, Any], label: str) -> FabricSpec:
         extra = {k: table.pop(k) for k in ("routing", "routing_seed") if k in table}
         name, params = _topology_text(topo)
@@ -910,6 +1057,7 @@ def _from_dict(obj: Mapping[str, Any], folder: Path) -> Experiment:
     instances = _specs(obj, "instances", [], "generator", None, instance)
     schedulers = _specs(obj, "schedulers", [], "name", SchedulerSpec.parse, SchedulerSpec)
     bounds = _specs(obj, "bounds", [], "name", BoundSpec, bound)
+    solvers = _specs(obj, "solvers", [], "method", SolverSpec.parse, solver)
     fabrics = _specs(obj, "fabrics", ["big-switch"], "topology", FabricSpec.parse, fabric)
     backgrounds = []
     for i, item in enumerate(_list(obj, "backgrounds", ["none"])):
@@ -921,7 +1069,7 @@ def _from_dict(obj: Mapping[str, Any], folder: Path) -> Experiment:
     if not isinstance(options, Mapping):
         raise InputError(f"options: a table, got {options!r:.60}")
     return Experiment(instances, schedulers, _list(obj, "seeds", [0]), bounds, fabrics,
-                      backgrounds, dict(options), name)
+                      backgrounds, dict(options), name, solvers)
 
 
 def _grid_label(label: Any, table: Mapping[str, Any], item: Mapping[str, Any]) -> str:
