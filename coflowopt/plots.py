@@ -241,8 +241,10 @@ def sweep_ratio_figure(runs: Any, *, x: str = "load", y: str | None = None,
     what = "the ratio figure"
     col = x if x in runs.columns or f"instance_{x}" not in runs.columns else f"instance_{x}"
     _need(runs, [col, "kind", "status", "scheduler", *SETTING], what)
-    sims = runs[runs["kind"] == "run"]
-    per = sims.groupby(list(SETTING), sort=False)[col].unique()
+    # a solve's setting has background none (a solver sees no background): its x comes from
+    # its own rows, as a simulation's does
+    drawn = runs[runs["kind"].isin(("run", "solve"))]
+    per = drawn.groupby(list(SETTING), sort=False)[col].unique()
     xs: dict[tuple[Any, ...], float] = {}
     for setting, values in per.items():
         if len(values) != 1:

@@ -262,6 +262,27 @@ def test_the_sweep_ratio_draws_the_report_against_the_load(swept):
         sweep_ratio_figure(runs, y="cct")
 
 
+def test_the_sweep_ratio_draws_a_solver_beside_simulations_under_a_background(tmp_path):
+    from coflowopt.experiment import Experiment, InstanceSpec, load, report, sweep
+    from coflowopt.plots import sweep_ratio_figure
+
+    exp = Experiment(instances=[InstanceSpec("synthetic", {"num_coflows": 5, "num_ports": 3,
+                                                           "load": load})
+                                for load in (0.5, 0.9)],
+                     schedulers=["varys"], seeds=[0], backgrounds=["share:0.2"],
+                     solvers=["exact"])
+    sweep(exp, tmp_path, jobs=1)
+    runs = load(tmp_path)
+    assert set(runs["background"]) == {"share:0.2", "none"}  # the solver sees no background
+    ax = sweep_ratio_figure(runs, y="mean_cct").axes[0]
+    labels = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert labels == ["varys, share:0.2", "exact, none"]
+    table = report(runs).set_index(["scheduler", "instance"])
+    exact = ax.containers[1].lines[0]
+    assert list(exact.get_xdata()) == [0.5, 0.9]
+    assert list(exact.get_ydata()) == pytest.approx(list(table.loc["exact", "mean_cct"]))
+
+
 @pytest.mark.parametrize("figure", ["bins", "cdf", "ratio"])
 def test_report_writes_each_sweep_figure(swept, tmp_path, capsys, figure):
     out = tmp_path / f"{figure}.png"

@@ -194,13 +194,7 @@ def _sweep_figure(args: argparse.Namespace) -> Any:
         return sweep_cdf_figure(coflows, panel="fabric" if several else None)
     runs = load(args.dir, "runs")
     if args.figure == "ratio":
-        # the figure reads x from the simulations of a setting: a solve (background none)
-        # is drawn where simulations ran without background
-        sims = runs[runs["kind"] == "run"]
-        settings = set(map(tuple, sims[list(SETTING)].itertuples(index=False)))
-        drawn = [r["kind"] != "solve" or tuple(r[k] for k in SETTING) in settings
-                 for _, r in runs.iterrows()]
-        return sweep_ratio_figure(runs[drawn], x=args.x, baseline=args.baseline, level=args.level)
+        return sweep_ratio_figure(runs, x=args.x, baseline=args.baseline, level=args.level)
     return sweep_bins_figure(load(args.dir, "coflows"), baseline=args.baseline)
 
 
