@@ -59,7 +59,8 @@ bound is at least as strong for the instance's routing, and theirs is a far larg
 def check_options(fn: Callable[..., Any], options: dict[str, Any], what: str) -> None:
     """Raise if ``options`` names a keyword that ``fn`` does not take, or gives one a value
     its annotation does not allow (:func:`_allowed`): numbers must be finite and >= 0,
-    integers whole, flags booleans, callbacks callable, orders sequences of integers."""
+    integers whole, flags booleans, callbacks callable, orders sequences of integers, names
+    sequences of strings."""
     params = inspect.signature(fn).parameters
     allowed = sorted(p for p, v in params.items() if v.kind is inspect.Parameter.KEYWORD_ONLY
                      and p != "time_limit")
@@ -96,7 +97,10 @@ a narrower range than the usual finite and ``>= 0``: the range as text, and its 
 def _allowed(annotation: str, value: Any) -> bool:
     """Whether ``value`` fits one of the alternatives of a (string) annotation."""
     for kind in (a.strip() for a in _alternatives(annotation)):
-        fits = _FITS.get(kind.split("[")[0])
+        if kind == "Sequence[str]":  # names (local search's starting orders)
+            fits: Callable[[Any], bool] | None = _names
+        else:
+            fits = _FITS.get(kind.split("[")[0])
         if fits is None or fits(value):  # a kind not checked here: the function checks it
             return True
     return False
@@ -109,7 +113,7 @@ _FITS: dict[str, Callable[[Any], bool]] = {
     "int": lambda v: _count(v, whole=True),
     "float": lambda v: _count(v, whole=False),
     "Callable": callable,
-    "Sequence": lambda v: _orders(v),  # the only sequence option: Sequence[Sequence[int]]
+    "Sequence": lambda v: _orders(v),  # Sequence[Sequence[int]]: orders (Sequence[str]: names)
 }
 """Per annotation kind (its name before any ``[``), whether a value fits it."""
 
@@ -133,6 +137,11 @@ def _count(value: Any, *, whole: bool) -> bool:
     if isinstance(value, float) and (whole or not math.isfinite(value)):
         return False
     return value >= 0
+
+
+def _names(value: Any) -> bool:
+    return (isinstance(value, (list, tuple)) and len(value) > 0
+            and all(isinstance(v, str) for v in value))
 
 
 def _orders(value: Any) -> bool:

@@ -152,6 +152,12 @@ def test_options_are_checked():
         local_search(inst, perturbations=-1)
     with pytest.raises(CoflowoptError, match="lp_share"):
         local_search(inst, lp_share=1.5)
+    # through solve, whose option check reads the annotations: starts is a list of names
+    res = solve(inst, method="local-search", starts=["smallest", "release"], time_limit=30)
+    assert set(res.info["starts"]) <= {"smallest", "smallest, re-sorted", "release", "release, re-sorted"}
+    for bad in ("smallest", [0, 1], []):
+        with pytest.raises(CoflowoptError, match="option starts must be Sequence"):
+            solve(inst, method="local-search", starts=bad)
 
 
 def test_an_empty_instance():
