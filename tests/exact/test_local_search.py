@@ -154,7 +154,7 @@ def test_options_are_checked():
         local_search(inst, lp_share=1.5)
     # through solve, whose option check reads the annotations: starts is a list of names
     res = solve(inst, method="local-search", starts=["smallest", "release"], time_limit=30)
-    assert set(res.info["starts"]) <= {"smallest", "smallest, re-sorted", "release", "release, re-sorted"}
+    assert {s.removesuffix(", re-sorted") for s in res.info["starts"]} == {"smallest", "release"}
     for bad in ("smallest", [0, 1], []):
         with pytest.raises(CoflowoptError, match="option starts must be Sequence"):
             solve(inst, method="local-search", starts=bad)
