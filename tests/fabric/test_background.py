@@ -109,6 +109,36 @@ def test_ideal_knowledge_of_a_constant_share_is_the_fabric_with_that_share_remov
     assert check_feasible(inst, res.schedule, background=res.background).ok
 
 
+@settings(max_examples=300, deadline=None)
+@given(data=st.data())
+def test_caps_that_fit_are_what_max_min_gives(data):
+    """The network hands out the caps unchanged when they fit on every link
+    (``UnderBackground._with_background``'s shortcut): max-min, by progressive filling,
+    gives that array, to the bit where every link has room left and within an ulp where
+    a link is filled exactly (the filling's level arithmetic)."""
+    import scipy.sparse as sp
+
+    from coflowopt.alloc import max_min
+
+    L = data.draw(st.integers(1, 8))
+    links = data.draw(st.lists(st.lists(st.integers(0, L - 1), min_size=1, max_size=4, unique=True),
+                               min_size=1, max_size=30))
+    F = len(links)
+    usage = sp.csr_array((np.ones(sum(map(len, links))), np.concatenate(links),
+                          np.cumsum([0, *map(len, links)])), shape=(F, L))
+    scale = data.draw(st.sampled_from([1e-3, 1.0, 1.25e8]))
+    caps = np.array(data.draw(st.lists(st.floats(0.0, 1.0), min_size=F, max_size=F))) * scale
+    slack = np.array(data.draw(st.lists(st.sampled_from([0.0, 0.0, 1e-15, 0.5]), min_size=L,
+                                        max_size=L)))
+    load = usage.T @ caps
+    avail = load * (1 + slack) + np.where(load == 0, scale, 0.0)
+    assume(np.all(load <= avail))
+    x = max_min(usage, avail, upper=caps)
+    np.testing.assert_allclose(x, caps, rtol=1e-15, atol=0)
+    if np.all(slack == 0.5):
+        assert np.array_equal(x, caps)
+
+
 @st.composite
 def _backgrounds(draw: st.DrawFn, inst: Instance) -> Background:
     cap = inst.fabric.capacity
