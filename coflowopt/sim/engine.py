@@ -64,7 +64,7 @@ from ..instance import Instance
 from ..kernels.rates import csr_link_sum, csr_rows
 from ..schedule import Schedule, TiedPieces
 from .kernels import state as ks
-from .kernels.greedy import greedy_csr_stretch, greedy_uniform_stretch
+from .kernels.greedy import greedy_csr_state, greedy_csr_stretch, greedy_uniform_stretch
 
 if TYPE_CHECKING:  # pragma: no cover
     from .policies._base import Policy
@@ -1069,7 +1069,11 @@ class Engine:
             if self.two_link and np.all(self.cap == self.cap[0]):
                 self.kernel = greedy_uniform_stretch
             elif np.all(self.route_csr[2] > 0) and np.all(np.diff(self.route_csr[0]) > 0):
-                self.kernel, self.kernel_args = greedy_csr_stretch, self.route_csr
+                # the kernel's structure lives from one stretch to the next (a new order
+                # differs little from the last)
+                self.kernel = greedy_csr_stretch
+                self.kernel_args = (*self.route_csr,
+                                    *greedy_csr_state(self.route_csr[0], self.route_csr[1], self.L))
         wake = math.inf
         total = float(self.size.sum()) or 1.0
         t = self._next_admission()

@@ -38,7 +38,7 @@ from ..._jit import njit
 from ...kernels.rates import FULL
 from ._common import EVENT, completed, earliest, next_event, served
 
-__all__ = ["greedy_csr_stretch", "greedy_uniform_stretch"]
+__all__ = ["greedy_csr_state", "greedy_csr_stretch", "greedy_uniform_stretch"]
 
 
 @njit
@@ -228,184 +228,230 @@ def _greedy_rate(ptr, idx, val, i, before, after):  # type: ignore[no-untyped-de
     return room
 
 
+def greedy_csr_state(indptr: np.ndarray, indices: np.ndarray, L: int) -> tuple[np.ndarray, ...]:
+    """What :func:`greedy_csr_stretch` keeps from one call to the next, for routes
+    ``(indptr, indices)`` over ``L`` links: the arguments after the routes, in order.
+
+    Per entry of the routes: its row (flow), the next entry on its link in the last
+    order, its link's residual before and after its row, a change waiting at it; per
+    flow: its greedy rate, whether it is in the structure, its position, marks, its
+    piece's start and its predicted completion; the last order's flows and their
+    number; per link, scratch."""
+    F = indptr.size - 1
+    nnz = indices.size
+    erow = np.repeat(np.arange(F, dtype=np.int64), np.diff(indptr))
+    return (erow, np.full(nnz, -1, np.int64), np.zeros(nnz), np.zeros(nnz),
+            np.full(nnz, np.nan), np.zeros(F), np.zeros(F, np.bool_), np.zeros(F, np.int64),
+            np.zeros(F, np.bool_), np.zeros(F, np.bool_), np.zeros(F, np.bool_), np.zeros(F),
+            np.full(F, np.inf), np.zeros(F, np.int64), np.zeros(1, np.int64),
+            np.full(L, -1, np.int64))
+
+
+@njit
+def _held(indptr, rb, g, q):  # type: ignore[no-untyped-def]
+    """Whether row ``g`` (not queued: its residuals are settled) has no room because a
+    link other than that of its entry ``q`` has none left before it: its greedy rate is 0
+    whatever ``q``'s link has, and it leaves every link as it found it."""
+    for e in range(indptr[g], indptr[g + 1]):
+        if e != q and rb[e] == 0.0:
+            return True
+    return False
+
+
 @njit
 def greedy_csr_stretch(  # type: ignore[no-untyped-def]
     t0, t_stop, tol, act, la, lb, L, cap, size, sent, fco, cf_left, start,
     record, max_pieces, rate_out, done_f, done_t, pc_f, pc_t0, pc_t1, pc_r, lv_u, lv_t, lv_x,
-    indptr, indices, data,
+    indptr, indices, data, erow, nxt, rb, ra, pend, rate, member, key, mark, alive, queued,
+    tstart, fin, members, meta, tail,
 ):
     """Advance the greedy allocation of ``act`` (priority order) over routes
     ``(indptr, indices, data)`` (CSR, positive coefficients, at least one link per
-    row) from ``t0``.
+    row) from ``t0``; the arguments after the routes are the state of
+    :func:`greedy_csr_state`, kept from one call to the next.
 
     The stretch contract of :func:`greedy_uniform_stretch` (``la``/``lb`` unused). The
-    greedy allocation is kept up to date across completions with the arithmetic of a
-    recomputation over the whole order, but touching only what changes: every entry
-    of a row remembers its link's residual before that row, and a completion (or a
-    changed rate) changes the residual after its row on each of its links; the change
-    travels down the link's later rows, in position order, until a row leaves the
-    link with the residual it had before (bit for bit), and every row it reaches has
-    its rate recomputed. A flow whose rate changes closes its piece and restarts; the
-    others run on.
+    greedy allocation is kept up to date with the arithmetic of a recomputation over
+    the whole order, but touching only what changes: every entry of a row remembers
+    its link's residual before and after that row, and a change (a completion, a
+    changed rate, a row that joins or leaves, a new neighbour on a link) travels down
+    the link's later rows, in position order, until a row leaves the link with the
+    residual it had before (bit for bit); every row it reaches has its rate
+    recomputed. A flow whose rate changes closes its piece and restarts; the others
+    run on. Between calls (a new order, or the same one without the completed flows)
+    the structure is kept: each link's rows are relinked in the new order in one pass
+    over the rows, and only rows whose residuals before them differ from those they
+    had, and new rows, start the changes (a new order at each coflow arrival differs
+    little from the last one: gathering the rows and recomputing every rate afresh at
+    every call cost more than all the events between calls on the Facebook trace).
     """
     n = act.size
-    # the flows' rows, gathered once: position i is row i
-    ptr = np.zeros(n + 1, np.int64)
-    for i in range(n):
-        f = act[i]
-        ptr[i + 1] = ptr[i] + indptr[f + 1] - indptr[f]
-    nnz = ptr[n]
-    idx = np.empty(nnz, np.int64)
-    val = np.empty(nnz)
     width = 1
+    # rows that left the structure since the last call (completed, or no longer listed)
     for i in range(n):
         f = act[i]
-        lo = indptr[f]
-        if indptr[f + 1] - lo > width:
-            width = indptr[f + 1] - lo
-        for e in range(indptr[f + 1] - lo):
-            idx[ptr[i] + e] = indices[lo + e]
-            val[ptr[i] + e] = data[lo + e]
-    # each link's entries in position order
-    lptr = np.zeros(L + 1, np.int64)
-    for e in range(nnz):
-        lptr[idx[e] + 1] += 1
-    for k in range(L):
-        lptr[k + 1] += lptr[k]
-    fill = lptr[:L].copy()
-    lent = np.empty(nnz, np.int64)  # entries, by link
-    nxt = np.full(nnz, -1, np.int64)  # the next entry on the same link
-    for i in range(n):
-        for e in range(ptr[i], ptr[i + 1]):
-            k = idx[e]
-            lent[fill[k]] = e
-            fill[k] += 1
-    for k in range(L):
-        for q in range(lptr[k], lptr[k + 1] - 1):
-            nxt[lent[q]] = lent[q + 1]
-    pos = np.empty(nnz, np.int64)  # the row of each entry
-    for i in range(n):
-        for e in range(ptr[i], ptr[i + 1]):
-            pos[e] = i
-    rb = np.empty(nnz)  # each entry's link residual before its row
-    before = np.empty(width)
-    after = np.empty(width)
-    pend = np.full(nnz, np.nan)  # a changed residual waiting at an entry
-    rate = np.zeros(n)
-    tstart = np.full(n, t0)
-    fin = np.full(n, np.inf)
-    alive = np.ones(n, np.bool_)
-    queued = np.zeros(n, np.bool_)
-    heap = [(np.inf, np.int64(-1))]
-    heap.pop()
+        mark[f] = True
+        key[f] = i
+        if indptr[f + 1] - indptr[f] > width:
+            width = indptr[f + 1] - indptr[f]
+    for j in range(meta[0]):
+        f = members[j]
+        if not mark[f]:
+            member[f] = False
+            rate[f] = 0.0
+            alive[f] = False
     todo = [np.int64(0)]
     todo.pop()
+    heap = [(np.inf, np.int64(-1))]
+    heap.pop()
+    # relink every link's rows in the new order; a row whose residual before it on
+    # some link is not the one it had (a new neighbour), or a new row, starts a change
+    for k in range(L):
+        tail[k] = -1
+    for i in range(n):
+        f = act[i]
+        mark[f] = False
+        members[i] = f
+        fresh = not member[f]
+        member[f] = True
+        alive[f] = True
+        tstart[f] = t0
+        if fresh:
+            rate[f] = 0.0
+        change = fresh
+        for e in range(indptr[f], indptr[f + 1]):
+            k = indices[e]
+            p = tail[k]
+            if p >= 0:
+                nxt[p] = e
+                v = ra[p]
+            else:
+                v = cap[k]
+            tail[k] = e
+            if fresh:
+                rb[e] = v
+                ra[e] = np.nan  # unknown until the row is computed: its successors wait for it
+            elif v != rb[e]:
+                pend[e] = v
+                change = True
+        if change:
+            queued[f] = True
+            heapq.heappush(todo, np.int64(i))
+        if rate[f] > 0:
+            fin[f] = t0 + max(size[f] - sent[f], 0.0) / rate[f]
+            heapq.heappush(heap, (fin[f], f))
+        else:
+            fin[f] = np.inf
+    for k in range(L):
+        if tail[k] >= 0:
+            nxt[tail[k]] = -1
+    meta[0] = n
+    before = np.empty(width)
+    after = np.empty(width)
     t = t0
     nd = 0
     npc = np.int64(0)  # not the literal 0: its callees compile once, for int64
     nev = 0
     reason = 0
-
-    # the allocation at t0, from scratch
-    residual = cap.copy()
-    for i in range(n):
-        lo = ptr[i]
-        for e in range(lo, ptr[i + 1]):
-            rb[e] = residual[idx[e]]
-            before[e - lo] = rb[e]
-        r = _greedy_rate(ptr, idx, val, i, before, after)
-        for e in range(lo, ptr[i + 1]):
-            residual[idx[e]] = after[e - lo]
-        if r > 0:
-            rate[i] = r
-            f = act[i]
-            fin[i] = t + max(size[f] - sent[f], 0.0) / r
-            heapq.heappush(heap, (fin[i], np.int64(i)))
+    thr = t0
+    settle = True  # the changes of the new order first, at t0
 
     while True:
-        t_fin = earliest(heap, alive, fin)
-        t_next, thr, why = next_event(t_fin, t_stop, tol)
-        if why != EVENT:
-            if why == 0:
-                t = t_next
-                nev += 1  # the engine's event at t_stop (an admission or a wake-up)
-            reason = why
-            break
-        nev += 1
-        t_new = t_next
-        coflow_done = False
-        while len(heap) > 0 and heap[0][0] <= thr:
-            tf, i = heapq.heappop(heap)
-            if not alive[i] or tf != fin[i]:
-                continue
-            npc, nd, last = completed(act[i], tstart[i], tf, rate[i], fco, start, record, npc,
-                                      pc_f, pc_t0, pc_t1, pc_r, sent, size, cf_left, done_f,
-                                      done_t, nd)
-            coflow_done |= last
-            fin[i] = np.inf
-            alive[i] = False
-            if not queued[i]:
-                queued[i] = True
-                heapq.heappush(todo, i)
-            if tf > t_new:
-                t_new = tf
-        t = t_new
-        if t_stop <= thr or coflow_done or (record and npc > max_pieces - 2 * n - 4):
-            # the engine decides (or admits) now; it restarts from the greedy allocation
-            reason = 0 if t_stop <= thr else (1 if coflow_done else 2)
-            break
+        if not settle:
+            t_fin = earliest(heap, alive, fin)
+            t_next, thr, why = next_event(t_fin, t_stop, tol)
+            if why != EVENT:
+                if why == 0:
+                    t = t_next
+                    nev += 1  # the engine's event at t_stop (an admission or a wake-up)
+                reason = why
+                break
+            nev += 1
+            t_new = t_next
+            coflow_done = False
+            while len(heap) > 0 and heap[0][0] <= thr:
+                tf, f = heapq.heappop(heap)
+                if not alive[f] or tf != fin[f]:
+                    continue
+                npc, nd, last = completed(f, tstart[f], tf, rate[f], fco, start, record, npc,
+                                          pc_f, pc_t0, pc_t1, pc_r, sent, size, cf_left, done_f,
+                                          done_t, nd)
+                coflow_done |= last
+                fin[f] = np.inf
+                alive[f] = False
+                if not queued[f]:
+                    queued[f] = True
+                    heapq.heappush(todo, key[f])
+                if tf > t_new:
+                    t_new = tf
+            t = t_new
+            if t_stop <= thr or coflow_done or (record and npc > max_pieces - 2 * n - 4):
+                # the engine decides (or admits) now; the next call takes up the changes
+                for i in todo:
+                    queued[act[i]] = False
+                reason = 0 if t_stop <= thr else (1 if coflow_done else 2)
+                break
+        settle = False
         # the changes travel down the links, rows in position order
         while len(todo) > 0:
             i = heapq.heappop(todo)
-            queued[i] = False
-            lo = ptr[i]
-            hi = ptr[i + 1]
+            f = act[i]
+            queued[f] = False
+            lo = indptr[f]
+            hi = indptr[f + 1]
             for e in range(lo, hi):
                 if pend[e] == pend[e]:
                     rb[e] = pend[e]
                     pend[e] = np.nan
                 before[e - lo] = rb[e]
-            if alive[i]:
-                r = _greedy_rate(ptr, idx, val, i, before, after)
+            if alive[f]:
+                r = _greedy_rate(indptr, indices, data, f, before, after)
             else:
                 r = 0.0
                 for e in range(lo, hi):
                     after[e - lo] = before[e - lo]
-            if r != rate[i]:
-                f = act[i]
-                if alive[i]:
-                    if rate[i] > 0:
-                        npc = served(f, tstart[i], t, rate[i], fco, start, record, npc, pc_f,
+            if r != rate[f]:
+                if alive[f]:
+                    if rate[f] > 0:
+                        npc = served(f, tstart[f], t, rate[f], fco, start, record, npc, pc_f,
                                      pc_t0, pc_t1, pc_r)
-                        sent[f] += rate[i] * (t - tstart[i])
-                    tstart[i] = t
+                        sent[f] += rate[f] * (t - tstart[f])
+                    tstart[f] = t
                     if r > 0:
-                        fin[i] = t + max(size[f] - sent[f], 0.0) / r
-                        heapq.heappush(heap, (fin[i], np.int64(i)))
+                        fin[f] = t + max(size[f] - sent[f], 0.0) / r
+                        heapq.heappush(heap, (fin[f], f))
                     else:
-                        fin[i] = np.inf
-                rate[i] = r
+                        fin[f] = np.inf
+                rate[f] = r
             for e in range(lo, hi):
-                q = nxt[e]
-                if q < 0:
-                    continue
-                # what the next row on this link had before it, against what it has now
                 v = after[e - lo]
-                if v != rb[q] or pend[q] == pend[q]:
+                ra[e] = v
+                q = nxt[e]
+                # what the next row on this link had before it, against what it has now
+                while q >= 0 and (v != rb[q] or pend[q] == pend[q]):
+                    g = erow[q]
+                    if not queued[g] and _held(indptr, rb, g, q):
+                        # a row held at 0 by another link passes the change on as it is,
+                        # rate and other links unchanged: settled here, not through the
+                        # queue (most rows of an oversubscribed fabric's links are held)
+                        rb[q] = v
+                        ra[q] = v
+                        q = nxt[q]
+                        continue
                     pend[q] = v
-                    j = pos[q]
-                    if not queued[j]:
-                        queued[j] = True
-                        heapq.heappush(todo, j)
+                    if not queued[g]:
+                        queued[g] = True
+                        heapq.heappush(todo, key[g])
+                    break
 
     # close the running pieces at t; report the rates from t on
     for i in range(n):
         f = act[i]
-        if alive[i] and rate[i] > 0:
-            npc = served(f, tstart[i], t, rate[i], fco, start, record, npc, pc_f, pc_t0, pc_t1,
+        if alive[f] and rate[f] > 0:
+            npc = served(f, tstart[f], t, rate[f], fco, start, record, npc, pc_f, pc_t0, pc_t1,
                          pc_r)
-            sent[f] += rate[i] * (t - tstart[i])
-            rate_out[f] = rate[i]
+            sent[f] += rate[f] * (t - tstart[f])
+            rate_out[f] = rate[f]
         else:
             rate_out[f] = 0.0
     return t, thr, nd, npc, 0, nev, reason
