@@ -36,7 +36,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..._jit import njit
-from ...kernels.maxmin import progressive_filling
+from ...kernels.maxmin import REFRESH
 from ...kernels.rates import greedy_pairs, madd_gamma, madd_rows
 
 __all__ = [
@@ -272,10 +272,11 @@ def proportional_backfill_csr(indptr, indices, data, f, d, cptr, residual, cap, 
     no link without room at the start, served first link by first link, coflows in
     order within a link; each group's rates are the weighted max-min rates of its
     flows with weights ``d`` on what is left
-    (:func:`coflowopt.kernels.maxmin.progressive_filling`), and are added to
-    ``extra``. After each group the links left with at most ``SAT`` of their capacity
-    are full and residuals are clamped at 0 (every link after the first group; the
-    links the group uses after the others, as the rest are unchanged).
+    (:func:`coflowopt.kernels.maxmin.progressive_filling`, computed by
+    :func:`_fill_rows` to the last bit), and are added to ``extra``. After each group
+    the links left with at most ``SAT`` of their capacity are full and residuals are
+    clamped at 0 (every link after the first group; the links the group uses after
+    the others, as the rest are unchanged).
     """
     L = residual.size
     n = f.size
@@ -292,6 +293,7 @@ def proportional_backfill_csr(indptr, indices, data, f, d, cptr, residual, cap, 
     cand = np.empty(n, np.int64)
     first = np.empty(n, np.int64)
     rank = np.empty(n, np.int64)
+    cnt = np.zeros(L + 1, np.int64)
     m = 0
     for c in range(cptr.size - 1):
         for p in range(cptr[c], cptr[c + 1]):
@@ -303,55 +305,289 @@ def proportional_backfill_csr(indptr, indices, data, f, d, cptr, residual, cap, 
                     break
             if ok:
                 cand[m] = p
-                first[m] = indices[indptr[j]]
+                a = indices[indptr[j]]
+                first[m] = a
                 rank[m] = c
+                cnt[a + 1] += 1
                 m += 1
     if m == 0:
         return
-    order = np.argsort(first[:m], kind="mergesort")
+    # the candidates by first link, coflows in order within a link (a stable counting sort)
+    for link in range(L):
+        cnt[link + 1] += cnt[link]
+    spos = np.empty(m, np.int64)
+    srank = np.empty(m, np.int64)
+    for r in range(m):
+        a = first[r]
+        t = cnt[a]
+        spos[t] = cand[r]
+        srank[t] = rank[r]
+        cnt[a] = t + 1
+    # the filling's scratch, once per decision (links, rows and incidence entries)
     slot = np.full(L, -1, np.int64)
-    seen = np.full(L, -1, np.int64)
+    links = np.empty(L, np.int64)
+    lstart = np.empty(L + 1, np.int64)
+    lcnt = np.empty(L, np.int64)
+    frozen = np.empty(L)
+    dem = np.empty(L)
+    fresh = np.empty(L)
+    lev = np.empty(L)
+    hval = np.empty(L)
+    hk = np.empty(L, np.int64)
+    adj = np.empty(64, np.int64)
+    coef = np.empty(64)
+    state = np.empty(m, np.int8)
+    x = np.empty(m)
     use = np.zeros(L)
-    touched = np.empty(L, np.int64)
     rows = np.empty(m, np.int64)
     w = np.empty(m)
-    ub = np.full(m, np.inf)
     swept = False
-    g = 0
-    i = 0
-    while i < m:
-        link = first[order[i]]
-        c = rank[order[i]]
-        k = 0
-        while i + k < m and first[order[i + k]] == link and rank[order[i + k]] == c:
-            q = cand[order[i + k]]
-            rows[k] = f[q]
-            w[k] = d[q]
-            k += 1
-        if residual[link] > 0:
-            x = progressive_filling(indptr, indices, data, rows[:k], residual, w[:k], ub[:k],
-                                    slot)
-            # the group's use of each link, summed in flow order, then taken off
-            nt = 0
+    r0 = 0
+    for link in range(L):
+        end = cnt[link]  # the end of the link's candidates (the start of the next link's)
+        while r0 < end and residual[link] > 0:
+            c = srank[r0]
+            r1 = r0 + 1
+            while r1 < end and srank[r1] == c:
+                r1 += 1
+            # the group's rows; those that cross a link left without room get nothing
+            k = r1 - r0
+            nopen = 0
+            nnz = 0
             for r in range(k):
-                extra[cand[order[i + r]]] += x[r]
-                j = rows[r]
+                q = spos[r0 + r]
+                j = f[q]
+                rows[r] = j
+                w[r] = d[q]
+                state[r] = 0
                 for e in range(indptr[j], indptr[j + 1]):
-                    lk = indices[e]
-                    use[lk] += data[e] * x[r]
-                    if seen[lk] != g:
-                        seen[lk] = g
-                        touched[nt] = lk
-                        nt += 1
-            if swept:
-                for t in range(nt):
-                    _settle(touched[t], residual, use, cap)
-            else:
+                    if data[e] > 0 and not residual[indices[e]] > 0:
+                        state[r] = 1
+                        break
+                if state[r] == 0:
+                    nopen += 1
+                    nnz += indptr[j + 1] - indptr[j]
+            if nopen > 0:
+                if adj.size < nnz:
+                    adj = np.empty(2 * nnz, np.int64)
+                    coef = np.empty(2 * nnz)
+                nl = _fill_rows(indptr, indices, data, rows[:k], residual, w[:k], x, state,
+                                nopen, slot, links, lstart, lcnt, frozen, dem, fresh, lev, hval,
+                                hk, adj, coef)
+                # the group's use of each link, summed in flow order
+                for r in range(k):
+                    if x[r] > 0.0:
+                        extra[spos[r0 + r]] += x[r]
+                        j = rows[r]
+                        for e in range(indptr[j], indptr[j + 1]):
+                            use[indices[e]] += data[e] * x[r]
+            # then taken off: every link after the first group, the links the group's
+            # rows use after the others (the rest are unchanged, and so are the links
+            # only rows that got nothing use: 0 or more than SAT of their capacity)
+            if not swept:
                 for lk in range(L):
                     _settle(lk, residual, use, cap)
                 swept = True
-            g += 1
-        i += k
+            elif nopen > 0:
+                for t in range(nl):
+                    _settle(links[t], residual, use, cap)
+            r0 = r1
+        r0 = end
+
+
+@njit
+def _fill_rows(indptr, indices, data, rows, cap, w, x, state, nopen, slot, links, lstart, lcnt,  # type: ignore[no-untyped-def]
+               frozen, dem, fresh, lev, hval, hk, adj, coef):
+    """:func:`coflowopt.kernels.maxmin.progressive_filling` without upper bounds, into
+    ``x[:rows.size]``, on scratch the caller keeps: the same rates to the last bit.
+
+    ``state[p]`` is 1 for the ``rows.size - nopen`` rows that cross a link without room
+    (``cap <= 0`` where the coefficient is positive), 0 for the others. The former
+    stay at 0 and are left out of the per-link lists (they are frozen from the start
+    there, and every sum skips them); links are numbered by first appearance over
+    all rows, as there, since among links that saturate at one level the first
+    numbered goes first. The next link is the one with the smallest (level, number),
+    which the lazy heap of ``(hval, hk)`` finds as the other's does. ``slot``: ``-1``
+    for every link, and so again on return. Returns how many links the rows use
+    (numbered in ``links``).
+    """
+    n = rows.size
+    nl = 0
+    for p in range(n):
+        x[p] = 0.0
+        j = rows[p]
+        for e in range(indptr[j], indptr[j + 1]):
+            lk = indices[e]
+            if slot[lk] < 0:
+                slot[lk] = nl
+                links[nl] = lk
+                nl += 1
+    if nopen == 1:
+        # one row: it stops at its smallest level, whichever link that is
+        for p in range(n):
+            if state[p] == 0:
+                j = rows[p]
+                m = np.inf
+                for e in range(indptr[j], indptr[j + 1]):
+                    if data[e] > 0.0:
+                        v = cap[indices[e]] / (data[e] * w[p])
+                        if v < m:
+                            m = v
+                x[p] = w[p] * m if m > 0.0 else np.inf if m == np.inf else 0.0
+        for k in range(nl):
+            slot[links[k]] = -1
+        return nl
+    # each link's open rows in row order
+    for k in range(nl + 1):
+        lstart[k] = 0
+    for p in range(n):
+        if state[p] == 0:
+            j = rows[p]
+            for e in range(indptr[j], indptr[j + 1]):
+                lstart[slot[indices[e]] + 1] += 1
+    for k in range(nl):
+        lstart[k + 1] += lstart[k]
+        lcnt[k] = lstart[k]  # the next place to fill
+    for p in range(n):
+        if state[p] == 0:
+            j = rows[p]
+            for e in range(indptr[j], indptr[j + 1]):
+                k = slot[indices[e]]
+                adj[lcnt[k]] = p
+                coef[lcnt[k]] = data[e]
+                lcnt[k] += 1
+    hn = 0
+    for k in range(nl):
+        frozen[k] = 0.0
+        lcnt[k] = _open_weight(k, lstart, adj, coef, w, state, dem)
+        fresh[k] = dem[k]
+        lev[k] = np.inf
+        if lcnt[k] > 0:
+            lev[k] = cap[links[k]] / dem[k]
+            hn = _heap_push(hval, hk, hn, lev[k], k)
+    level = 0.0
+    while nopen > 0:
+        # a link's level only rises as rows freeze: a stale entry goes back in at the
+        # link's level, an entry of a link without open rows goes
+        while hn > 0:
+            k = hk[0]
+            if lcnt[k] == 0:
+                hn = _heap_pop(hval, hk, hn)
+            elif hval[0] != lev[k]:
+                hval[0] = lev[k]
+                _sift_down(hval, hk, hn, 0)
+            else:
+                break
+        if hn == 0 or hval[0] == np.inf:
+            break  # the open rows use no link with room left to share
+        lk = hval[0]
+        k = hk[0]
+        hn = _heap_pop(hval, hk, hn)
+        if lk > level:
+            level = lk
+        for q in range(lstart[k], lstart[k + 1]):
+            p = adj[q]
+            if state[p] == 0 and coef[q] > 0.0:
+                _freeze_row(p, w[p] * level, x, state, rows, indptr, indices, data, w, slot,
+                            lstart, adj, coef, cap, links, frozen, dem, fresh, lcnt, lev)
+                nopen -= 1
+    for p in range(n):
+        if state[p] == 0:
+            x[p] = np.inf
+    for k in range(nl):
+        slot[links[k]] = -1
+    return nl
+
+
+@njit
+def _freeze_row(p, xp, x, state, rows, indptr, indices, data, w, slot, lstart, adj, coef,  # type: ignore[no-untyped-def]
+                cap, links, frozen, dem, fresh, lcnt, lev):
+    """Row ``p`` freezes at ``xp`` (:func:`coflowopt.kernels.maxmin._freeze`'s arithmetic)."""
+    x[p] = xp
+    state[p] = 1
+    j = rows[p]
+    for e in range(indptr[j], indptr[j + 1]):
+        c = data[e]
+        if not c > 0.0:
+            continue
+        k = slot[indices[e]]
+        frozen[k] += c * xp
+        lcnt[k] -= 1
+        if lcnt[k] == 0:
+            dem[k] = 0.0
+            lev[k] = np.inf
+            continue
+        dem[k] -= c * w[p]
+        if dem[k] <= REFRESH * fresh[k]:
+            _open_weight(k, lstart, adj, coef, w, state, dem)
+            fresh[k] = dem[k]
+        v = (cap[links[k]] - frozen[k]) / dem[k]
+        if v > lev[k]:
+            lev[k] = v
+
+
+@njit
+def _open_weight(k, lstart, adj, coef, w, state, dem):  # type: ignore[no-untyped-def]
+    """Link ``k``'s open weight, summed in row order, into ``dem[k]``; returns its open rows."""
+    s = 0.0
+    c = 0
+    for q in range(lstart[k], lstart[k + 1]):
+        p = adj[q]
+        if state[p] == 0 and coef[q] > 0.0:
+            s += coef[q] * w[p]
+            c += 1
+    dem[k] = s
+    return c
+
+
+@njit
+def _before(hval, hk, a, b):  # type: ignore[no-untyped-def]
+    """Heap entry ``a`` before ``b``: smaller level, then smaller link number."""
+    return hval[a] < hval[b] or (hval[a] == hval[b] and hk[a] < hk[b])
+
+
+@njit
+def _heap_push(hval, hk, hn, v, k):  # type: ignore[no-untyped-def]
+    """Add ``(v, k)`` to the heap of ``hn`` entries; returns the new size."""
+    i = hn
+    hval[i] = v
+    hk[i] = k
+    while i > 0:
+        up = (i - 1) >> 1
+        if not _before(hval, hk, i, up):
+            break
+        hval[i], hval[up] = hval[up], hval[i]
+        hk[i], hk[up] = hk[up], hk[i]
+        i = up
+    return hn + 1
+
+
+@njit
+def _heap_pop(hval, hk, hn):  # type: ignore[no-untyped-def]
+    """Drop the heap's first entry; returns the new size."""
+    hn -= 1
+    if hn > 0:
+        hval[0] = hval[hn]
+        hk[0] = hk[hn]
+        _sift_down(hval, hk, hn, 0)
+    return hn
+
+
+@njit
+def _sift_down(hval, hk, hn, i):  # type: ignore[no-untyped-def]
+    """Move entry ``i`` down to its place in the heap of ``hn`` entries."""
+    while True:
+        a = 2 * i + 1
+        if a >= hn:
+            return
+        b = a + 1
+        if b < hn and _before(hval, hk, b, a):
+            a = b
+        if not _before(hval, hk, a, i):
+            return
+        hval[i], hval[a] = hval[a], hval[i]
+        hk[i], hk[a] = hk[a], hk[i]
+        i = a
 
 
 @njit
