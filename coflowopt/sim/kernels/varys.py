@@ -277,6 +277,11 @@ def proportional_backfill_csr(indptr, indices, data, f, d, cptr, residual, cap, 
     the links left with at most ``SAT`` of their capacity are full and residuals are
     clamped at 0 (every link after the first group; the links the group uses after
     the others, as the rest are unchanged).
+
+    Most candidates cross a link that an earlier group has filled by the time their
+    group comes (on the Facebook trace on spine-leaf, their leaf's uplinks): each
+    carries its route's last two links, and one of them full leaves it out without
+    reading its route; the filling sees only a group's open rows.
     """
     L = residual.size
     n = f.size
@@ -314,7 +319,8 @@ def proportional_backfill_csr(indptr, indices, data, f, d, cptr, residual, cap, 
                 # tested before the whole row
                 e1 = indptr[j + 1] - 1
                 e0 = max(e1 - 1, indptr[j])
-                key[m] = (indices[e1] << 32) | indices[e0] if data[e1] > 0 and data[e0] > 0 else -1
+                key[m] = ((np.int64(indices[e1]) << 32) | np.int64(indices[e0])
+                          if data[e1] > 0 and data[e0] > 0 else -1)
                 cnt[a + 1] += 1
                 m += 1
     if m == 0:
