@@ -342,6 +342,7 @@ def proportional_backfill_csr(indptr, indices, data, f, d, cptr, residual, cap, 
     lstart = np.empty(L + 1, np.int64)
     lcnt = np.empty(L, np.int64)
     num = np.empty(L, np.int64)
+    kof = np.empty(L, np.int64)
     stack = np.empty(L, np.int64)
     hk = np.empty(L, np.int64)
     frozen = np.empty(L)
@@ -393,7 +394,7 @@ def proportional_backfill_csr(indptr, indices, data, f, d, cptr, residual, cap, 
                     adj = np.empty(2 * nnz, np.int64)
                     coef = np.empty(2 * nnz)
                 nl = _fill_rows(indptr, indices, data, rows[:nopen], residual, w[:nopen], x, f,
-                                spos[r0:r1], state, slot, links, lstart, lcnt, num, stack,
+                                spos[r0:r1], state, slot, links, lstart, lcnt, num, kof, stack,
                                 frozen, dem, fresh, lev, hval, hk, adj, coef)
                 # the group's use of each link, summed in flow order
                 for r in range(nopen):
@@ -418,17 +419,18 @@ def proportional_backfill_csr(indptr, indices, data, f, d, cptr, residual, cap, 
 
 @njit
 def _fill_rows(indptr, indices, data, rows, cap, w, x, f, group, state, slot, links, lstart,  # type: ignore[no-untyped-def]
-               lcnt, num, stack, frozen, dem, fresh, lev, hval, hk, adj, coef):
+               lcnt, num, kof, stack, frozen, dem, fresh, lev, hval, hk, adj, coef):
     """:func:`coflowopt.kernels.maxmin.progressive_filling` of a group's open rows
     without upper bounds, into ``x[:rows.size]``: the same rates to the last bit.
 
     ``rows``: the group's rows with room on every link, in the group's order; ``f[group]``:
     all its rows (the others are frozen at 0 from the start there, and every sum skips
     them). Among links that saturate at one level, progressive filling takes the one
-    that appears first in the group's rows: links are numbered over the open rows, and
-    at the first such tie renumbered by first appearance over all the group's rows
-    (:func:`_number_all`). The next link is the one with the smallest (level, number),
-    which the lazy heap of ``(hval, hk)`` finds as progressive filling's does.
+    that appears first in the group's rows: links are numbered over the open rows, and,
+    when some rows are not open, at the first such tie renumbered by first appearance
+    over all the group's rows (:func:`_number_all`). The next link is the one with the
+    smallest (level, number), which the lazy heap of ``(hval, hk)`` (levels and
+    numbers; ``kof``: the link of each number) finds as progressive filling's does.
     ``slot``: ``-1`` for every link, and so again on return. Returns how many links
     the open rows use (numbered in ``links``).
     """
@@ -443,7 +445,7 @@ def _fill_rows(indptr, indices, data, rows, cap, w, x, f, group, state, slot, li
             if slot[lk] < 0:
                 slot[lk] = nl
                 links[nl] = lk
-                num[nl] = nl
+                kof[nl] = nl
                 nl += 1
     if n == 1:
         # one row: it stops at its smallest level, whichever link that is
@@ -483,35 +485,36 @@ def _fill_rows(indptr, indices, data, rows, cap, w, x, f, group, state, slot, li
         lev[k] = np.inf
         if lcnt[k] > 0:
             lev[k] = cap[links[k]] / dem[k]
-            hn = _heap_push(hval, hk, num, hn, lev[k], k)
-    exact = False  # numbered over all the group's rows
+            hn = _heap_push(hval, hk, hn, lev[k], k)
+    exact = n == group.size  # numbered as over all the group's rows
     nopen = n
     level = 0.0
     while nopen > 0:
         # a link's level only rises as rows freeze: a stale entry goes back in at the
         # link's level, an entry of a link without open rows goes
         while hn > 0:
-            k = hk[0]
+            k = kof[hk[0]]
             if lcnt[k] == 0:
-                hn = _heap_pop(hval, hk, num, hn)
+                hn = _heap_pop(hval, hk, hn)
             elif hval[0] != lev[k]:
                 hval[0] = lev[k]
-                _sift_down(hval, hk, num, hn, 0)
+                _sift_down(hval, hk, hn, 0)
             else:
                 break
         if hn == 0 or hval[0] == np.inf:
             break  # the open rows use no link with room left to share
-        if not exact and _tied(hval, hk, hn, lcnt, lev, stack):
+        if not exact and _tied(hval, hk, kof, hn, lcnt, lev, stack):
             _number_all(indptr, indices, f, group, slot, num, nl)
             exact = True
             hn = 0
             for k in range(nl):
+                kof[num[k]] = k
                 if lcnt[k] > 0:
-                    hn = _heap_push(hval, hk, num, hn, lev[k], k)
+                    hn = _heap_push(hval, hk, hn, lev[k], num[k])
             continue
         lk = hval[0]
-        k = hk[0]
-        hn = _heap_pop(hval, hk, num, hn)
+        k = kof[hk[0]]
+        hn = _heap_pop(hval, hk, hn)
         if lk > level:
             level = lk
         for q in range(lstart[k], lstart[k + 1]):
@@ -529,7 +532,7 @@ def _fill_rows(indptr, indices, data, rows, cap, w, x, f, group, state, slot, li
 
 
 @njit
-def _tied(hval, hk, hn, lcnt, lev, stack):  # type: ignore[no-untyped-def]
+def _tied(hval, hk, kof, hn, lcnt, lev, stack):  # type: ignore[no-untyped-def]
     """Whether another link than the heap's first (a live entry) saturates at its level.
 
     Such a link's entry holds that level (entries never lie above their link's level,
@@ -545,7 +548,7 @@ def _tied(hval, hk, hn, lcnt, lev, stack):  # type: ignore[no-untyped-def]
     while ns > 0:
         ns -= 1
         i = stack[ns]
-        k = hk[i]
+        k = kof[hk[i]]
         if lcnt[k] > 0 and lev[k] == top:
             return True
         for c in (2 * i + 1, 2 * i + 2):
@@ -613,20 +616,20 @@ def _open_weight(k, lstart, adj, coef, w, state, dem):  # type: ignore[no-untype
 
 
 @njit
-def _before(hval, hk, num, a, b):  # type: ignore[no-untyped-def]
+def _before(hval, hk, a, b):  # type: ignore[no-untyped-def]
     """Heap entry ``a`` before ``b``: smaller level, then smaller link number."""
-    return hval[a] < hval[b] or (hval[a] == hval[b] and num[hk[a]] < num[hk[b]])
+    return hval[a] < hval[b] or (hval[a] == hval[b] and hk[a] < hk[b])
 
 
 @njit
-def _heap_push(hval, hk, num, hn, v, k):  # type: ignore[no-untyped-def]
+def _heap_push(hval, hk, hn, v, k):  # type: ignore[no-untyped-def]
     """Add ``(v, k)`` to the heap of ``hn`` entries; returns the new size."""
     i = hn
     hval[i] = v
     hk[i] = k
     while i > 0:
         up = (i - 1) >> 1
-        if not _before(hval, hk, num, i, up):
+        if not _before(hval, hk, i, up):
             break
         hval[i], hval[up] = hval[up], hval[i]
         hk[i], hk[up] = hk[up], hk[i]
@@ -635,27 +638,27 @@ def _heap_push(hval, hk, num, hn, v, k):  # type: ignore[no-untyped-def]
 
 
 @njit
-def _heap_pop(hval, hk, num, hn):  # type: ignore[no-untyped-def]
+def _heap_pop(hval, hk, hn):  # type: ignore[no-untyped-def]
     """Drop the heap's first entry; returns the new size."""
     hn -= 1
     if hn > 0:
         hval[0] = hval[hn]
         hk[0] = hk[hn]
-        _sift_down(hval, hk, num, hn, 0)
+        _sift_down(hval, hk, hn, 0)
     return hn
 
 
 @njit
-def _sift_down(hval, hk, num, hn, i):  # type: ignore[no-untyped-def]
+def _sift_down(hval, hk, hn, i):  # type: ignore[no-untyped-def]
     """Move entry ``i`` down to its place in the heap of ``hn`` entries."""
     while True:
         a = 2 * i + 1
         if a >= hn:
             return
         b = a + 1
-        if b < hn and _before(hval, hk, num, b, a):
+        if b < hn and _before(hval, hk, b, a):
             a = b
-        if not _before(hval, hk, num, a, i):
+        if not _before(hval, hk, a, i):
             return
         hval[i], hval[a] = hval[a], hval[i]
         hk[i], hk[a] = hk[a], hk[i]
