@@ -36,7 +36,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..._jit import njit
-from ...kernels.maxmin import REFRESH
+from ...kernels.maxmin import _freeze, _open_demand
 from ...kernels.rates import greedy_pairs, madd_gamma, madd_rows
 
 __all__ = [
@@ -431,6 +431,8 @@ def _fill_rows(indptr, indices, data, rows, cap, w, x, f, group, state, slot, li
     over all the group's rows (:func:`_number_all`). The next link is the one with the
     smallest (level, number), which the lazy heap of ``(hval, hk)`` (levels and
     numbers; ``kof``: the link of each number) finds as progressive filling's does.
+    Rows freeze, and links' open weights are summed afresh, by progressive filling's
+    own steps (``_freeze``, ``_open_demand``).
     ``slot``: ``-1`` for every link, and so again on return. Returns how many links
     the open rows use (numbered in ``links``).
     """
@@ -480,7 +482,7 @@ def _fill_rows(indptr, indices, data, rows, cap, w, x, f, group, state, slot, li
     hn = 0
     for k in range(nl):
         frozen[k] = 0.0
-        lcnt[k] = _open_weight(k, lstart, adj, coef, w, state, dem)
+        lcnt[k] = _open_demand(k, lstart, adj, coef, w, state, dem)
         fresh[k] = dem[k]
         lev[k] = np.inf
         if lcnt[k] > 0:
@@ -520,9 +522,8 @@ def _fill_rows(indptr, indices, data, rows, cap, w, x, f, group, state, slot, li
         for q in range(lstart[k], lstart[k + 1]):
             p = adj[q]
             if state[p] == 0 and coef[q] > 0.0:
-                _freeze_row(p, w[p] * level, x, state, rows, indptr, indices, data, w, slot,
-                            lstart, adj, coef, cap, links, frozen, dem, fresh, lcnt, lev)
-                nopen -= 1
+                nopen -= _freeze(p, w[p] * level, x, state, rows, indptr, indices, data, w, slot,
+                                 lstart, adj, coef, cap, links, frozen, dem, fresh, lcnt, lev)
     for p in range(n):
         if state[p] == 0:
             x[p] = np.inf
@@ -572,47 +573,6 @@ def _number_all(indptr, indices, f, group, slot, num, nl):  # type: ignore[no-un
             if k >= 0 and num[k] < 0:
                 num[k] = t
                 t += 1
-
-
-@njit
-def _freeze_row(p, xp, x, state, rows, indptr, indices, data, w, slot, lstart, adj, coef,  # type: ignore[no-untyped-def]
-                cap, links, frozen, dem, fresh, lcnt, lev):
-    """Row ``p`` freezes at ``xp`` (:func:`coflowopt.kernels.maxmin._freeze`'s arithmetic)."""
-    x[p] = xp
-    state[p] = 1
-    j = rows[p]
-    for e in range(indptr[j], indptr[j + 1]):
-        c = data[e]
-        if not c > 0.0:
-            continue
-        k = slot[indices[e]]
-        frozen[k] += c * xp
-        lcnt[k] -= 1
-        if lcnt[k] == 0:
-            dem[k] = 0.0
-            lev[k] = np.inf
-            continue
-        dem[k] -= c * w[p]
-        if dem[k] <= REFRESH * fresh[k]:
-            _open_weight(k, lstart, adj, coef, w, state, dem)
-            fresh[k] = dem[k]
-        v = (cap[links[k]] - frozen[k]) / dem[k]
-        if v > lev[k]:
-            lev[k] = v
-
-
-@njit
-def _open_weight(k, lstart, adj, coef, w, state, dem):  # type: ignore[no-untyped-def]
-    """Link ``k``'s open weight, summed in row order, into ``dem[k]``; returns its open rows."""
-    s = 0.0
-    c = 0
-    for q in range(lstart[k], lstart[k + 1]):
-        p = adj[q]
-        if state[p] == 0 and coef[q] > 0.0:
-            s += coef[q] * w[p]
-            c += 1
-    dem[k] = s
-    return c
 
 
 @njit
