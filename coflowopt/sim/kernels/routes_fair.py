@@ -58,7 +58,17 @@ from ..._jit import njit
 from ...kernels.maxmin import REFRESH
 from ._common import EVENT, next_event
 
-__all__ = ["new_route_state", "route_join", "route_stretch"]
+__all__ = ["STATE", "new_route_state", "route_join", "route_stretch"]
+
+STATE = (
+    "fcls", "cptr", "clink", "ccoef", "lptr", "lcls", "lcoef", "lcap", "fw", "change_tol",
+    "stop_at", "cn", "cw", "cnf", "cwf", "cstep", "cx", "copen", "cchg", "chl", "rho", "V", "tV",
+    "hs", "hn", "hk", "hf", "gk", "gh", "gpos", "fkey", "pstart", "fresh", "lfro", "ldem",
+    "lfresh", "lcnt", "llev", "llast", "ldel", "ldc", "lmark", "ltl", "lg_k", "lg_prev",
+    "lg_step", "lg_fro", "lg_dem", "lg_fresh", "lg_cnt", "fz_c", "st_lev", "st_fz", "st_lg",
+    "meta",
+)
+"""Names of the state's entries, in order (:func:`new_route_state`)."""
 
 _S, _NFZ, _NLG, _NCHG, _DIRTY, _NFRESH, _GN, _NACT = 0, 1, 2, 3, 4, 5, 6, 7
 """Slots of the ``meta`` array: steps recorded, classes frozen, link states logged,
