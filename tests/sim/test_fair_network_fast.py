@@ -126,8 +126,8 @@ def test_incremental_filling_equals_progressive_filling_from_scratch(prob):
 _REFILL = (
     "fcls", "cptr", "clink", "ccoef", "lptr", "lcls", "lcoef", "lcap", "cn", "cw", "cnf", "cwf",
     "cstep", "cx", "copen", "cchg", "chl", "lfro", "ldem", "lfresh", "lcnt", "llev", "llast",
-    "ldel", "ldc", "lmark", "ltl", "lg_k", "lg_prev", "lg_step", "lg_fro", "lg_dem", "lg_fresh",
-    "lg_cnt", "fz_c", "st_lev", "st_fz", "st_lg", "meta",
+    "ldel", "ldc", "lmark", "ltl", "luse", "lg_k", "lg_prev", "lg_step", "lg_fro", "lg_dem",
+    "lg_fresh", "lg_cnt", "fz_c", "st_lev", "st_fz", "st_lg", "meta",
 )
 """The state's entries ``routes_fair._refill`` takes, in its order."""
 

@@ -57,6 +57,7 @@ import numpy.typing as npt
 from ..._jit import njit
 from ...kernels.maxmin import REFRESH
 from ._common import EVENT, next_event
+from .pairs import _heap_pop, _heap_push
 
 __all__ = ["STATE", "new_route_state", "route_join", "route_stretch"]
 
@@ -64,16 +65,16 @@ STATE = (
     "fcls", "cptr", "clink", "ccoef", "lptr", "lcls", "lcoef", "lcap", "fw", "change_tol",
     "stop_at", "cn", "cw", "cnf", "cwf", "cstep", "cx", "copen", "cchg", "chl", "rho", "V", "tV",
     "hs", "hn", "hk", "hf", "gk", "gh", "gpos", "fkey", "pstart", "fresh", "lfro", "ldem",
-    "lfresh", "lcnt", "llev", "llast", "ldel", "ldc", "lmark", "ltl", "lg_k", "lg_prev",
+    "lfresh", "lcnt", "llev", "llast", "ldel", "ldc", "lmark", "ltl", "luse", "lg_k", "lg_prev",
     "lg_step", "lg_fro", "lg_dem", "lg_fresh", "lg_cnt", "fz_c", "st_lev", "st_fz", "st_lg",
     "meta",
 )
 """Names of the state's entries, in order (:func:`new_route_state`)."""
 
-_S, _NFZ, _NLG, _NCHG, _DIRTY, _NFRESH, _GN, _NACT = 0, 1, 2, 3, 4, 5, 6, 7
+_S, _NFZ, _NLG, _NCHG, _DIRTY, _NFRESH, _GN, _NACT, _NUSE = 0, 1, 2, 3, 4, 5, 6, 7, 8
 """Slots of the ``meta`` array: steps recorded, classes frozen, link states logged,
 classes whose weight changed since the last filling, levels stale, fresh flows, size
-of the class heap, classes with flows."""
+of the class heap, classes with flows, links crossed by any."""
 
 
 def new_route_state(
@@ -148,6 +149,9 @@ def new_route_state(
         np.zeros(L, np.int64),  # ldc: class count change (scratch)
         np.zeros(L, np.bool_),  # lmark: touched (scratch)
         np.zeros(L, np.int64),  # ltl: touched links (scratch)
+        # luse: per link, the classes with flows that cross it; its position in the list
+        # of links crossed by any (-1: none); that list
+        np.stack([np.zeros(L, np.int64), np.full(L, -1, np.int64), np.zeros(L, np.int64)]),
         # the record
         np.zeros(nnz + 1, np.int64),  # lg_k
         np.zeros(nnz + 1, np.int64),  # lg_prev
@@ -160,7 +164,7 @@ def new_route_state(
         np.zeros(L + 1),  # st_lev: level of each step
         np.zeros(L + 1, np.int64),  # st_fz: classes frozen before it
         np.zeros(L + 1, np.int64),  # st_lg: link states logged before it
-        np.zeros(8, np.int64),  # meta
+        np.zeros(9, np.int64),  # meta
     )
 
 
@@ -241,44 +245,44 @@ def _g_set(c, key, gk, gh, gpos, meta):  # type: ignore[no-untyped-def]
         _g_down(i, n, gk, gh, gpos)
 
 
+@njit
+def _g_many(cls, m, cn, rho, V, tV, hs, hn, hk, gk, gh, gpos, meta):  # type: ignore[no-untyped-def]
+    """Classes ``cls[:m]`` have new next completions: put them in the heap one by one, or
+    when they are many, all at once (the heap rebuilt bottom-up)."""
+    n = meta[_GN]
+    if 4 * m < n:
+        for q in range(m):
+            c = cls[q]
+            _g_set(c, _next_fin(c, cn, rho, V, tV, hs, hn, hk), gk, gh, gpos, meta)
+        return
+    for q in range(m):
+        c = cls[q]
+        r = rho[c]
+        key = tV[c] + (hk[hs[c]] - V[c]) / r if hn[c] > 0 and 0.0 < r < np.inf else np.inf
+        i = gpos[c]
+        if i >= 0:
+            gk[i] = key
+        elif key < np.inf:
+            gk[n] = key
+            gh[n] = c
+            gpos[c] = n
+            n += 1
+    j = 0
+    for i in range(n):
+        if gk[i] < np.inf:
+            gk[j] = gk[i]
+            gh[j] = gh[i]
+            gpos[gh[j]] = j
+            j += 1
+        else:
+            gpos[gh[i]] = -1
+    n = j
+    meta[_GN] = n
+    for i in range(n // 2 - 1, -1, -1):
+        _g_down(i, n, gk, gh, gpos)
+
+
 # --- flows and classes -------------------------------------------------------------------
-
-
-@njit
-def _heap_push(hk, hf, base, n, key, f):  # type: ignore[no-untyped-def]
-    i = n
-    while i > 0:
-        parent = (i - 1) >> 1
-        if hk[base + parent] <= key:
-            break
-        hk[base + i] = hk[base + parent]
-        hf[base + i] = hf[base + parent]
-        i = parent
-    hk[base + i] = key
-    hf[base + i] = f
-
-
-@njit
-def _heap_pop(hk, hf, base, n):  # type: ignore[no-untyped-def]
-    """Drop the root of the heap of size ``n`` (the caller decrements the size)."""
-    n -= 1
-    key = hk[base + n]
-    f = hf[base + n]
-    i = 0
-    while True:
-        c = 2 * i + 1
-        if c >= n:
-            break
-        if c + 1 < n and hk[base + c + 1] < hk[base + c]:
-            c += 1
-        if hk[base + c] >= key:
-            break
-        hk[base + i] = hk[base + c]
-        hf[base + i] = hf[base + c]
-        i = c
-    if n > 0:
-        hk[base + i] = key
-        hf[base + i] = f
 
 
 @njit
@@ -317,7 +321,7 @@ def route_join(  # type: ignore[no-untyped-def]
     flows, t, sent,
     fcls, cptr, clink, ccoef, lptr, lcls, lcoef, lcap, fw, change_tol, stop_at,
     cn, cw, cnf, cwf, cstep, cx, copen, cchg, chl, rho, V, tV, hs, hn, hk, hf, gk, gh, gpos,
-    fkey, pstart, fresh, lfro, ldem, lfresh, lcnt, llev, llast, ldel, ldc, lmark, ltl,
+    fkey, pstart, fresh, lfro, ldem, lfresh, lcnt, llev, llast, ldel, ldc, lmark, ltl, luse,
     lg_k, lg_prev, lg_step, lg_fro, lg_dem, lg_fresh, lg_cnt, fz_c, st_lev, st_fz, st_lg, meta,
 ):
     """Admit ``flows`` at time ``t`` (``sent[q]``: bytes flow ``flows[q]`` received so far).
@@ -394,13 +398,12 @@ def _open_sum(k, lptr, lcls, lcoef, cw, cn, copen, ldem, lfresh, lcnt):  # type:
 @njit
 def _refill(  # type: ignore[no-untyped-def]
     fcls, cptr, clink, ccoef, lptr, lcls, lcoef, lcap, cn, cw, cnf, cwf, cstep, cx, copen, cchg, chl,
-    lfro, ldem, lfresh, lcnt, llev, llast, ldel, ldc, lmark, ltl,
+    lfro, ldem, lfresh, lcnt, llev, llast, ldel, ldc, lmark, ltl, luse,
     lg_k, lg_prev, lg_step, lg_fro, lg_dem, lg_fresh, lg_cnt, fz_c, st_lev, st_fz, st_lg, meta,
 ):
     """Max-min levels for the current class weights from the recorded filling (see the
     module docstring). Returns the position in ``fz_c`` from which classes froze anew."""
     S = meta[_S]
-    L = lcap.size
     J = S
     nt = 0
     for q in range(meta[_NCHG]):
@@ -468,11 +471,26 @@ def _refill(  # type: ignore[no-untyped-def]
                 lg_dem[g] = 0.0
             g = lg_prev[g]
         _open_sum(k, lptr, lcls, lcoef, cw, cn, copen, ldem, lfresh, lcnt)
+        # the list of links crossed by classes with flows (only they can saturate)
+        was = luse[0, k]
+        luse[0, k] += dc
+        if was == 0 and luse[0, k] > 0:
+            luse[1, k] = meta[_NUSE]
+            luse[2, meta[_NUSE]] = k
+            meta[_NUSE] += 1
+        elif was > 0 and luse[0, k] == 0:
+            i = luse[1, k]
+            meta[_NUSE] -= 1
+            last = luse[2, meta[_NUSE]]
+            luse[2, i] = last
+            luse[1, last] = i
+            luse[1, k] = -1
     # continue the filling from step J
     level = st_lev[J - 1] if J > 0 else 0.0
     heap = [(np.inf, np.int64(-1))]
     heap.pop()
-    for k in range(L):
+    for i in range(meta[_NUSE]):
+        k = luse[2, i]
         if lcnt[k] > 0:
             v = (lcap[k] - lfro[k]) / ldem[k]
             llev[k] = v if v > level else level
@@ -553,14 +571,15 @@ def _relevel(  # type: ignore[no-untyped-def]
     t, record, npc, pc_f, pc_t0, pc_t1, pc_r, fco, start,
     fcls, cptr, clink, ccoef, lptr, lcls, lcoef, lcap, fw, change_tol, stop_at,
     cn, cw, cnf, cwf, cstep, cx, copen, cchg, chl, rho, V, tV, hs, hn, hk, hf, gk, gh, gpos,
-    fkey, pstart, fresh, lfro, ldem, lfresh, lcnt, llev, llast, ldel, ldc, lmark, ltl,
+    fkey, pstart, fresh, lfro, ldem, lfresh, lcnt, llev, llast, ldel, ldc, lmark, ltl, luse,
     lg_k, lg_prev, lg_step, lg_fro, lg_dem, lg_fresh, lg_cnt, fz_c, st_lev, st_fz, st_lg, meta,
 ):
     """Levels for the current weights; the classes whose level moved take it at ``t``."""
     first = _refill(fcls, cptr, clink, ccoef, lptr, lcls, lcoef, lcap, cn, cw, cnf, cwf, cstep,
                     cx, copen, cchg, chl, lfro, ldem, lfresh, lcnt, llev, llast, ldel, ldc,
-                    lmark, ltl, lg_k, lg_prev, lg_step, lg_fro, lg_dem, lg_fresh, lg_cnt, fz_c,
+                    lmark, ltl, luse, lg_k, lg_prev, lg_step, lg_fro, lg_dem, lg_fresh, lg_cnt, fz_c,
                     st_lev, st_fz, st_lg, meta)
+    m = 0
     for q in range(first, meta[_NFZ]):
         # class c takes its new level at t if it moved (its flows' pieces are cut);
         # written out here, as a call per class costs more than its work
@@ -597,7 +616,9 @@ def _relevel(  # type: ignore[no-untyped-def]
             rho[c] = new
         else:
             continue
-        _g_set(c, _next_fin(c, cn, rho, V, tV, hs, hn, hk), gk, gh, gpos, meta)
+        chl[m] = c  # (free until the next completion)
+        m += 1
+    _g_many(chl, m, cn, rho, V, tV, hs, hn, hk, gk, gh, gpos, meta)
     meta[_DIRTY] = 0
     return npc
 
@@ -628,7 +649,7 @@ def route_stretch(  # type: ignore[no-untyped-def]
     record, max_pieces, rate_out, done_f, done_t, pc_f, pc_t0, pc_t1, pc_r, lv_u, lv_t, lv_x,
     fcls, cptr, clink, ccoef, lptr, lcls, lcoef, lcap, fw, change_tol, stop_at,
     cn, cw, cnf, cwf, cstep, cx, copen, cchg, chl, rho, V, tV, hs, hn, hk, hf, gk, gh, gpos,
-    fkey, pstart, fresh, lfro, ldem, lfresh, lcnt, llev, llast, ldel, ldc, lmark, ltl,
+    fkey, pstart, fresh, lfro, ldem, lfresh, lcnt, llev, llast, ldel, ldc, lmark, ltl, luse,
     lg_k, lg_prev, lg_step, lg_fro, lg_dem, lg_fresh, lg_cnt, fz_c, st_lev, st_fz, st_lg, meta,
 ):
     """Advance per-flow weighted max-min from ``t0`` (see :mod:`coflowopt.sim.kernels`).
@@ -648,7 +669,7 @@ def route_stretch(  # type: ignore[no-untyped-def]
                        fcls, cptr, clink, ccoef, lptr, lcls, lcoef, lcap, fw, change_tol, stop_at,
                        cn, cw, cnf, cwf, cstep, cx, copen, cchg, chl, rho, V, tV, hs, hn, hk, hf,
                        gk, gh, gpos, fkey, pstart, fresh, lfro, ldem, lfresh, lcnt, llev, llast,
-                       ldel, ldc, lmark, ltl, lg_k, lg_prev, lg_step, lg_fro, lg_dem, lg_fresh,
+                       ldel, ldc, lmark, ltl, luse, lg_k, lg_prev, lg_step, lg_fro, lg_dem, lg_fresh,
                        lg_cnt, fz_c, st_lev, st_fz, st_lg, meta)
     reason = 0
     while True:
@@ -719,7 +740,7 @@ def route_stretch(  # type: ignore[no-untyped-def]
                        fcls, cptr, clink, ccoef, lptr, lcls, lcoef, lcap, fw, change_tol, stop_at,
                        cn, cw, cnf, cwf, cstep, cx, copen, cchg, chl, rho, V, tV, hs, hn, hk, hf,
                        gk, gh, gpos, fkey, pstart, fresh, lfro, ldem, lfresh, lcnt, llev, llast,
-                       ldel, ldc, lmark, ltl, lg_k, lg_prev, lg_step, lg_fro, lg_dem, lg_fresh,
+                       ldel, ldc, lmark, ltl, luse, lg_k, lg_prev, lg_step, lg_fro, lg_dem, lg_fresh,
                        lg_cnt, fz_c, st_lev, st_fz, st_lg, meta)
     # data sent so far, for the engine
     for f in flows:

@@ -16,6 +16,18 @@ pair of links rather than per flow (the reference path, ``simulate(...,
 compiled=False)``, runs ``_PairState``; ``tests/sim/test_kernels_fair.py``
 checks that both give the same results).
 
+On other fabrics (multi-hop networks) the reference path solves max-min over
+the active route classes at every event; compiled, the same rule runs through
+flow completions in :mod:`coflowopt.sim.kernels.routes_fair`, per route class,
+whose progressive filling restarts at each event from the first step the
+event's weight changes can move (the steps below stay). A class's flows are
+re-rated when its level moves by more than ``CHANGE_TOL`` relative (the
+reference re-rates every flow whose rate changes at all: a level recomputed
+from a restart differs from one from scratch by rounding only);
+``tests/sim/test_fair_network_fast.py`` checks both paths agree to 1e-12 on
+random spine-leaf and fat-tree instances (ECMP and spray). The receiver limit
+and ``rates="coflowsim"`` keep the reference path there.
+
 Option ``max_flows_per_receiver``: at most that many flows of each coflow
 into the same egress port are active at once, as Hadoop's reducers fetch
 from a limited number of mappers (§4.5.2 and its footnote 3: five by
