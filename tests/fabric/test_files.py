@@ -191,5 +191,7 @@ def test_trace_formats_refuse_a_network(tmp_path, capsys):
 
 def test_compare_runs_every_default_policy_on_a_network(capsys):
     code, out, err = _run(capsys, "compare", GOOD_V1, "--topology", "fat-tree:k=4,host_rate=1")
-    assert code == 0 and err == ""
+    # nothing on stderr but the notices of kernels compiling (once the installation's
+    # interpreting allowance is spent, which depends on what ran before)
+    assert code == 0 and all(line.startswith("coflowopt: compil") for line in err.splitlines())
     assert "varys" in out and "maluca" in out
