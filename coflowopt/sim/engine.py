@@ -64,7 +64,12 @@ from ..instance import Instance
 from ..kernels.rates import csr_link_sum, csr_rows
 from ..schedule import Schedule, TiedPieces
 from .kernels import state as ks
-from .kernels.greedy import greedy_csr_state, greedy_csr_stretch, greedy_uniform_stretch
+from .kernels.greedy import (
+    greedy_csr_state,
+    greedy_csr_stretch,
+    greedy_uniform_state,
+    greedy_uniform_stretch,
+)
 
 if TYPE_CHECKING:  # pragma: no cover
     from .policies._base import Policy
@@ -1068,6 +1073,7 @@ class Engine:
         if self.compiled and policy.priority and not policy.on_flow_completion and self.F:
             if self.two_link and np.all(self.cap == self.cap[0]):
                 self.kernel = greedy_uniform_stretch
+                self.kernel_args = greedy_uniform_state(self.F)  # the flows' history
             elif np.all(self.route_csr[2] > 0) and np.all(np.diff(self.route_csr[0]) > 0):
                 # the kernel's structure lives from one stretch to the next (a new order
                 # differs little from the last)

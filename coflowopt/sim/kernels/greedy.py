@@ -38,7 +38,38 @@ from ..._jit import njit
 from ...kernels.rates import FULL
 from ._common import EVENT, completed, earliest, next_event, served
 
-__all__ = ["greedy_csr_state", "greedy_csr_stretch", "greedy_uniform_stretch"]
+__all__ = ["greedy_csr_state", "greedy_csr_stretch", "greedy_uniform_state",
+           "greedy_uniform_stretch"]
+
+
+def _history(F: int) -> tuple[np.ndarray, ...]:
+    """The flows' history a greedy stretch keeps from one call to the next (``F`` flows):
+    per flow, the time its rate was last set and its data then, its data and rate at the
+    last return that reported it and that return's number; the time of the last return
+    and the number of returns.
+
+    A flow's data and completion are computed from when its rate was last set, as
+    :meth:`coflowopt.sim.engine.Engine.apply` computes them, not from the start of the
+    call: a flow whose rate a new order leaves as it was runs on without a rounding
+    step at each call (such steps, apart by an ulp or so, moved completions across the
+    engine's event tolerance; a flow then stopped short of its end by a fraction of that
+    tolerance could wait for a whole coflow). A flow takes up the rate the last return
+    reported for it when the call starts at the time of that return with the data it
+    left (the engine set no rate since); otherwise its rate counts as set at the start."""
+    return (np.zeros(F), np.zeros(F), np.zeros(F), np.zeros(F), np.full(F, -1, np.int64),
+            np.full(1, np.nan), np.zeros(1, np.int64))
+
+
+def greedy_uniform_state(F: int) -> tuple[np.ndarray, ...]:
+    """What :func:`greedy_uniform_stretch` keeps from one call to the next for ``F`` flows:
+    their history (see :func:`_history`)."""
+    return _history(F)
+
+
+@njit
+def _kept(f, t0, sent, s_ret, ret_no, t_ret, calls):  # type: ignore[no-untyped-def]
+    """Whether flow ``f`` runs on at ``t0`` from the last return (see :func:`_history`)."""
+    return ret_no[f] == calls[0] and t0 == t_ret[0] and sent[f] == s_ret[f]
 
 
 @njit
@@ -64,8 +95,11 @@ def _lists(A, B, L):  # type: ignore[no-untyped-def]
 def greedy_uniform_stretch(  # type: ignore[no-untyped-def]
     t0, t_stop, tol, act, la, lb, L, cap, size, sent, fco, cf_left, start,
     record, max_pieces, rate_out, done_f, done_t, pc_f, pc_t0, pc_t1, pc_r, lv_u, lv_t, lv_x,
+    t_set, s_set, s_ret, r_ret, ret_no, t_ret, calls,
 ):
-    """Advance the greedy matching of ``act`` (priority order) from ``t0``.
+    """Advance the greedy matching of ``act`` (priority order) from ``t0``; the arguments
+    after ``lv_x`` are the flows' history (:func:`greedy_uniform_state`), kept from one
+    call to the next: a flow's data and completion run from when its rate was last set.
 
     Returns ``(t, thr, n_done, n_pieces, n_levels, n_events, reason)``: the time reached,
     the threshold of the last event (its time plus the tolerance: the engine
@@ -106,7 +140,10 @@ def greedy_uniform_stretch(  # type: ignore[no-untyped-def]
             running[i] = True
             tstart[i] = t
             f = act[i]
-            fin[i] = t + max(size[f] - sent[f], 0.0) / c
+            if not (r_ret[f] == c and _kept(f, t0, sent, s_ret, ret_no, t_ret, calls)):
+                t_set[f] = t
+                s_set[f] = sent[f]
+            fin[i] = t_set[f] + max(size[f] - s_set[f], 0.0) / c
             heapq.heappush(heap, (fin[i], np.int64(i)))
 
     reason = 0
@@ -178,7 +215,7 @@ def greedy_uniform_stretch(  # type: ignore[no-untyped-def]
                     if not running[h]:
                         continue  # the same flow held both of g's links: stopped already
                     running[h] = False
-                    sent[fh] += c * (t - tstart[h])
+                    sent[fh] = s_set[fh] + c * (t - t_set[fh])
                     npc = served(fh, tstart[h], t, c, fco, start, record, npc, pc_f, pc_t0, pc_t1, pc_r)
                     owner[A[h]] = -1
                     owner[B[h]] = -1
@@ -191,6 +228,8 @@ def greedy_uniform_stretch(  # type: ignore[no-untyped-def]
                 running[g] = True
                 tstart[g] = t
                 fg = act[g]
+                t_set[fg] = t
+                s_set[fg] = sent[fg]
                 fin[g] = t + max(size[fg] - sent[fg], 0.0) / c
                 heapq.heappush(heap, (fin[g], np.int64(g)))
                 break
@@ -200,10 +239,15 @@ def greedy_uniform_stretch(  # type: ignore[no-untyped-def]
         f = act[i]
         if running[i]:
             npc = served(f, tstart[i], t, c, fco, start, record, npc, pc_f, pc_t0, pc_t1, pc_r)
-            sent[f] += c * (t - tstart[i])
+            sent[f] = s_set[f] + c * (t - t_set[f])
             rate_out[f] = c
         else:
             rate_out[f] = 0.0
+        s_ret[f] = sent[f]
+        r_ret[f] = rate_out[f]
+        ret_no[f] = calls[0] + 1
+    calls[0] += 1
+    t_ret[0] = t
     return t, thr, nd, npc, 0, nev, reason
 
 
@@ -236,7 +280,8 @@ def greedy_csr_state(indptr: np.ndarray, indices: np.ndarray, L: int) -> tuple[n
     order, its link's residual before and after its row, a change waiting at it; per
     flow: its greedy rate, whether it is in the structure, its position, marks, its
     piece's start and its predicted completion; the last order's flows and their
-    number; per link, scratch."""
+    number; per link, scratch. Then the flows' history (:func:`_history`), which a fresh
+    structure may take over."""
     F = indptr.size - 1
     nnz = indices.size
     erow = np.repeat(np.arange(F, dtype=np.int64), np.diff(indptr))
@@ -244,7 +289,7 @@ def greedy_csr_state(indptr: np.ndarray, indices: np.ndarray, L: int) -> tuple[n
             np.full(nnz, np.nan), np.zeros(F), np.zeros(F, np.bool_), np.zeros(F, np.int64),
             np.zeros(F, np.bool_), np.zeros(F, np.bool_), np.zeros(F, np.bool_), np.zeros(F),
             np.full(F, np.inf), np.zeros(F, np.int64), np.zeros(1, np.int64),
-            np.full(L, -1, np.int64))
+            np.full(L, -1, np.int64), *_history(F))
 
 
 @njit
@@ -263,7 +308,7 @@ def greedy_csr_stretch(  # type: ignore[no-untyped-def]
     t0, t_stop, tol, act, la, lb, L, cap, size, sent, fco, cf_left, start,
     record, max_pieces, rate_out, done_f, done_t, pc_f, pc_t0, pc_t1, pc_r, lv_u, lv_t, lv_x,
     indptr, indices, data, erow, nxt, rb, ra, pend, rate, member, key, mark, alive, queued,
-    tstart, fin, members, meta, tail,
+    tstart, fin, members, meta, tail, t_set, s_set, s_ret, r_ret, ret_no, t_ret, calls,
 ):
     """Advance the greedy allocation of ``act`` (priority order) over routes
     ``(indptr, indices, data)`` (CSR, positive coefficients, at least one link per
@@ -284,6 +329,7 @@ def greedy_csr_stretch(  # type: ignore[no-untyped-def]
     had, and new rows, start the changes (a new order at each coflow arrival differs
     little from the last one: gathering the rows and recomputing every rate afresh at
     every call cost more than all the events between calls on the Facebook trace).
+    A flow's data and completion run from when its rate was last set (:func:`_history`).
     """
     n = act.size
     width = 1
@@ -316,8 +362,10 @@ def greedy_csr_stretch(  # type: ignore[no-untyped-def]
         member[f] = True
         alive[f] = True
         tstart[f] = t0
+        # running on from the last return (the engine set no rate since)
+        kept = _kept(f, t0, sent, s_ret, ret_no, t_ret, calls)
         if fresh:
-            rate[f] = 0.0
+            rate[f] = r_ret[f] if kept else 0.0
         change = fresh
         for e in range(indptr[f], indptr[f + 1]):
             k = indices[e]
@@ -338,7 +386,10 @@ def greedy_csr_stretch(  # type: ignore[no-untyped-def]
             queued[f] = True
             heapq.heappush(todo, np.int64(i))
         if rate[f] > 0:
-            fin[f] = t0 + max(size[f] - sent[f], 0.0) / rate[f]
+            if not kept:
+                t_set[f] = t0
+                s_set[f] = sent[f]
+            fin[f] = t_set[f] + max(size[f] - s_set[f], 0.0) / rate[f]
             heapq.heappush(heap, (fin[f], f))
         else:
             fin[f] = np.inf
@@ -415,8 +466,10 @@ def greedy_csr_stretch(  # type: ignore[no-untyped-def]
                     if rate[f] > 0:
                         npc = served(f, tstart[f], t, rate[f], fco, start, record, npc, pc_f,
                                      pc_t0, pc_t1, pc_r)
-                        sent[f] += rate[f] * (t - tstart[f])
+                        sent[f] = s_set[f] + rate[f] * (t - t_set[f])
                     tstart[f] = t
+                    t_set[f] = t
+                    s_set[f] = sent[f]
                     if r > 0:
                         fin[f] = t + max(size[f] - sent[f], 0.0) / r
                         heapq.heappush(heap, (fin[f], f))
@@ -450,8 +503,13 @@ def greedy_csr_stretch(  # type: ignore[no-untyped-def]
         if alive[f] and rate[f] > 0:
             npc = served(f, tstart[f], t, rate[f], fco, start, record, npc, pc_f, pc_t0, pc_t1,
                          pc_r)
-            sent[f] += rate[f] * (t - tstart[f])
+            sent[f] = s_set[f] + rate[f] * (t - t_set[f])
             rate_out[f] = rate[f]
         else:
             rate_out[f] = 0.0
+        s_ret[f] = sent[f]
+        r_ret[f] = rate_out[f]
+        ret_no[f] = calls[0] + 1
+    calls[0] += 1
+    t_ret[0] = t
     return t, thr, nd, npc, 0, nev, reason
