@@ -180,12 +180,16 @@ class TiedPieces(Frozen):
         if bad.size:
             raise ScheduleError(f"level change {int(bad[0])} has time "
                                 f"{cols['level_time'][bad[0]]!r}")
-        g, t = cols["level_series"], cols["level_time"]
-        order = np.lexsort((t, g))
-        g, t = g[order], t[order]
-        last = np.ones(g.size, bool)  # of changes at one time, the last given
-        last[:-1] = (g[1:] != g[:-1]) | (t[1:] != t[:-1])
+        order = np.lexsort((cols["level_time"], cols["level_series"]))
+        last = np.ones(order.size, bool)  # of changes at one time, the last given
+        last[:-1] = False
+        for name in ("level_series", "level_time"):
+            # (one sorted column at a time: a log can hold tens of millions of changes)
+            sc = cols[name][order]
+            last[:-1] |= sc[1:] != sc[:-1]
+            del sc
         keep = order[last]
+        del order, last
         for name in ("level_series", "level_time", "level"):
             cols[name] = cols[name][keep]
         top = max(int(cols["series_a"].max(initial=-1)), int(cols["series_b"].max(initial=-1)),

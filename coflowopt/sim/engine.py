@@ -167,6 +167,11 @@ class Stretch:
     """The kernel records tied pieces (:class:`coflowopt.schedule.TiedPieces`): its
     pieces are ``(flow, start, end, weight)``, served at the weight times the smaller
     level of the flow's two links, whose changes it logs as ``(link, time, level)``."""
+    series: IntArray | None = None
+    """With ``tied``: each flow's level series instead of its two links (a tied piece
+    then runs at the weight times its series' level; the kernel logs ``(series, time,
+    level)``, at most one change per series with flows per event, and returns before its
+    log could overflow with as many more)."""
 
 
 @dataclass(slots=True)
@@ -344,7 +349,7 @@ class Engine:
         self.topo_rank.setflags(write=False)
         self.dag = _dags(instance)
         self.active_coflows: list[int] = []
-        # recording: pieces, tied pieces (flow, start, end, weight), level changes
+        # recording: pieces, tied pieces (flow, start, end, weight, series a, b), level changes
         self._pieces: list[tuple[np.ndarray, ...]] = []
         self._tied: list[tuple[np.ndarray, ...]] = []
         self._levels: list[tuple[np.ndarray, ...]] = []
@@ -411,23 +416,12 @@ class Engine:
         95 million pieces peaked at 9 GiB). Tied pieces run on their flows' links' levels."""
         tied = None
         if self._tied:
-            f, t0, t1, w = (np.concatenate(c) for c in zip(*self._tied, strict=True))
-            u, t, x = (np.concatenate(c) for c in zip(*self._levels, strict=True)) \
-                if self._levels else (np.zeros(0, np.int64), np.zeros(0), np.zeros(0))
-            tied = TiedPieces(f, t0, t1, w, self.link_a[f], self.link_b[f], u, t, x)
+            f, t0, t1, w, a, b = (np.concatenate(c) for c in zip(*self._tied, strict=True))
             self._tied.clear()
-            self._levels.clear()
-        parts: list[list[np.ndarray | None]] = [list(p) for p in self._pieces]
-        self._pieces.clear()
-        if not parts:
-            return Schedule._adopt(np.zeros(0, np.int64), np.zeros(0), np.zeros(0), np.zeros(0),
-                                   tied)
-        cols = []
-        for i in range(4):
-            cols.append(np.concatenate([p[i] for p in parts]))
-            for p in parts:
-                p[i] = None
-        return Schedule._adopt(cols[0], cols[1], cols[2], cols[3], tied)
+            # (route classes can log tens of millions of level changes)
+            tied = TiedPieces(f, t0, t1, w, a, b, *_columns(self._levels, 3))
+        f, t0, t1, r = _columns(self._pieces, 4)
+        return Schedule._adopt(f, t0, t1, r, tied)
 
     def _check_recorded(self, schedule: Schedule) -> None:
         """Raise if a flow's recorded pieces fall short of its size beyond float64's resolution.
@@ -845,7 +839,7 @@ class Engine:
         if run.size:
             self.apply(run, np.zeros(run.size))  # close the pieces; the kernel restarts them
         self.stretch = Stretch(spec.kernel, flows, spec.args, spec.admits, spec.admitted_at,
-                               spec.tied)
+                               spec.tied, spec.series)
 
     def _run_stretch(self, wake: float) -> int:
         """Run the current stretch kernel from now to the next admission it does not make,
@@ -869,7 +863,8 @@ class Engine:
             o = spec.flows[self.status[spec.flows] == 1]
             t_adm = self._next_admission()
         t_stop = min(t_adm, wake)
-        self.stretch = Stretch(spec.kernel, o, spec.args, spec.admits, spec.admitted_at, spec.tied)
+        self.stretch = Stretch(spec.kernel, o, spec.args, spec.admits, spec.admitted_at, spec.tied,
+                               spec.series)
         t0 = self.t
         run = o[self.rate[o] > 0]
         if run.size:
@@ -884,7 +879,8 @@ class Engine:
         pc_t0 = np.empty(cap_pieces)
         pc_t1 = np.empty(cap_pieces)
         pc_r = np.empty(cap_pieces)
-        cap_levels = LEVEL_LOG * self.L if self.record else 0
+        cap_levels = LEVEL_LOG * self.L + (n if spec.series is not None else 0) if self.record \
+            else 0
         lv_u = np.empty(cap_levels, np.int64)
         lv_t = np.empty(cap_levels)
         lv_x = np.empty(cap_levels)
@@ -905,7 +901,13 @@ class Engine:
             self._admit_absorbed(spec)
         if npc and self.record:
             rows = (pc_f[:npc].copy(), pc_t0[:npc].copy(), pc_t1[:npc].copy(), pc_r[:npc].copy())
-            self._keep(rows, self._tied if spec.tied else None)
+            if spec.tied:
+                f = rows[0]
+                ab = (self.link_a[f], self.link_b[f]) if spec.series is None else \
+                    (spec.series[f], np.full(f.size, -1, np.int64))
+                self._keep((*rows, *ab), self._tied)
+            else:
+                self._keep(rows)
         if nlv and self.record:
             self._keep((lv_u[:nlv].copy(), lv_t[:nlv].copy(), lv_x[:nlv].copy()), self._levels)
         if nd:
@@ -1237,6 +1239,21 @@ class Engine:
             runtime=time.perf_counter() - wall,
             info=info,
         )
+
+
+def _columns(rows: list[tuple[np.ndarray, ...]], n: int) -> list[np.ndarray]:
+    """Recorded chunks of rows (an index column, then ``n - 1`` float columns) joined a
+    column at a time, each column's chunks released as it is joined; ``rows`` is left
+    empty."""
+    parts: list[list[np.ndarray | None]] = [list(p) for p in rows]
+    rows.clear()
+    cols = []
+    for i in range(n):
+        cols.append(np.concatenate([p[i] for p in parts]) if parts
+                    else np.zeros(0, np.int64 if i == 0 else np.float64))
+        for p in parts:
+            p[i] = None
+    return cols
 
 
 def joined(parts: list[IntArray]) -> IntArray:

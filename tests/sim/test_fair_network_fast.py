@@ -12,13 +12,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import coflowopt as co
+from coflowopt import check_feasible
 from coflowopt.kernels.maxmin import max_min_rows
-from coflowopt.sim import simulate
+from coflowopt.sim import engine, simulate
 from coflowopt.sim.kernels import routes_fair
 from coflowopt.sim.policies import fair
 
 from ..strategies import network_instances
-from .test_kernels import assert_same, both
+from .test_kernels import assert_same, assert_same_schedule, both
 
 TRACE = Path(__file__).resolve().parents[2] / "instances" / "fb2010" / "FB2010-1Hr-150-0.txt"
 
@@ -64,6 +65,63 @@ def test_the_route_kernel_runs_on_networks_and_not_for_options_it_does_not_cover
         fast, ref = both(inst, "fair", params=params)
         assert calls == []
         assert fast.flow_completion.tobytes() == ref.flow_completion.tobytes()
+
+
+def _rates_at(sched, F, times):
+    """Each flow's rate at each of ``times`` (rows), from the schedule's pieces."""
+    out = np.zeros((times.size, F))
+    for i, t in enumerate(times):
+        on = (sched.start <= t) & (t < sched.end)
+        np.add.at(out[i], sched.flow[on], sched.rate[on])
+    return out
+
+
+@settings(max_examples=60, deadline=None)
+@given(network_instances(max_ports=6, max_coflows=5, max_flows=6, dependencies=True,
+                         delays=True),
+       st.sampled_from([None, 0.5]))
+def test_route_kernel_records_tied_pieces_of_the_reference_schedule(inst, batch):
+    """Recorded, the kernel logs its classes' levels and one tied piece per flow: they
+    expand to the reference's schedule (data each flow gets between any two breakpoints,
+    completions, each flow's rate at instants inside every interval), feasible."""
+    fast, ref = both(inst, "fair", batch_interval=batch)
+    tied = fast.schedule.tied
+    F = inst.num_flows
+    ran = np.flatnonzero(ref.schedule.served(F) > 0)
+    assert tied is not None and fast.schedule.direct.num_pieces == 0
+    # one tied piece per flow that ran (on its class's level; where every flow crosses two
+    # links, the pair kernel's, on its links' levels)
+    assert np.array_equal(np.sort(tied.flow), ran)
+    assert check_feasible(inst, fast.schedule).ok
+    assert_same_schedule(inst, fast.schedule, ref.schedule)
+    np.testing.assert_allclose(fast.schedule.served(F), ref.schedule.served(F), rtol=1e-9)
+    np.testing.assert_allclose(fast.schedule.flow_completion(inst),
+                               ref.schedule.flow_completion(inst), rtol=1e-12, atol=1e-12)
+    t = np.unique(np.concatenate([ref.schedule.start, ref.schedule.end]))
+    if t.size > 1:
+        mid = (t[:-1] + t[1:]) / 2
+        # (an instant closer to a breakpoint than rounding can move it would compare
+        # rates either side of it)
+        mid = mid[np.diff(t) > 1e-9 * np.maximum(1.0, np.abs(t[1:]))]
+        np.testing.assert_allclose(_rates_at(fast.schedule, F, mid),
+                                   _rates_at(ref.schedule, F, mid), rtol=1e-9, atol=1e-12)
+
+
+def test_the_recorded_route_kernel_returns_when_its_level_log_fills(monkeypatch):
+    """A level log with room for little more than one event's changes: the kernel hands
+    back to the engine, which runs it on, and the schedule is the same."""
+    inst = co.Instance(
+        co.fabric.Network(co.fabric.FatTree(4), "ecmp", 0),
+        tuple(co.Coflow(f"c{k}", [k, (k + 3) % 16, (k + 7) % 16], [(k + 5) % 16, (k + 9) % 16, k],
+                        [1.0 + k, 2.0 + 0.5 * k, 3.0], release=0.25 * k) for k in range(6)),
+    )
+    ref = simulate(inst, "fair")
+    monkeypatch.setattr(engine, "LEVEL_LOG", 0)
+    small = simulate(inst, "fair")
+    assert small.events == ref.events
+    np.testing.assert_array_equal(small.flow_completion, ref.flow_completion)
+    assert check_feasible(inst, small.schedule).ok
+    assert_same_schedule(inst, small.schedule, ref.schedule)
 
 
 @st.composite

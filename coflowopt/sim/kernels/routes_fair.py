@@ -36,15 +36,19 @@ The arithmetic is :func:`coflowopt.kernels.maxmin.progressive_filling`'s (the
 same freeze order and updates); the open weights of the links a change touches are
 summed afresh at the restart, the earlier recorded ones are changed by addition,
 so levels agree with a run from scratch to rounding. A class's flows are re-rated
-only when its level moves by more than ``change_tol`` relative (the kernel then
-cuts their pieces, when recording); a level recomputed from a restart moves by
-rounding at most.
+only when its level moves by more than ``change_tol`` relative; a level recomputed
+from a restart moves by rounding at most.
+
+**Recording.** As :mod:`.pairs` does on the big switch, the kernel logs the classes'
+level changes ``(class, time, level)`` and, as each flow completes, one *tied piece*
+(:class:`coflowopt.schedule.TiedPieces`, the class as the flow's level series: the
+flow at its weight times its class's level, from when it joined to when it
+completed), not every flow's piece at every change of its class's level (the policy
+hands the engine each flow's class as its series).
 
 The state persists across calls: the policy admits new flows with
 :func:`route_join` and hands the same state to every stretch. The kernel keeps the
-rates itself and leaves ``rate_out`` at zero; ``sent`` is exact at return. A
-flow's piece runs from when it joined or its class's level last changed to the
-next change or its completion.
+rates itself and leaves ``rate_out`` at zero; ``sent`` is exact at return.
 """
 
 from __future__ import annotations
@@ -136,7 +140,7 @@ def new_route_state(
         np.full(max(C, 1), -1, np.int64),  # gpos: each class's position in it
         # flows
         np.full(n, np.nan),  # fkey (nan: not held)
-        np.zeros(n),  # pstart: start of its current piece
+        np.zeros(n),  # pstart: when it joined (its tied piece's start)
         np.zeros(n, np.int64),  # fresh: joined since the last call
         # links
         np.zeros(L),  # lfro: use by frozen classes
@@ -326,7 +330,8 @@ def route_join(  # type: ignore[no-untyped-def]
 ):
     """Admit ``flows`` at time ``t`` (``sent[q]``: bytes flow ``flows[q]`` received so far).
 
-    Rates follow at the next call, which completes each flow's key by its size.
+    Rates follow at the next call, which completes each flow's key by its size; a flow's
+    tied piece starts at ``t``.
     """
     for q in range(flows.size):
         f = flows[q]
@@ -568,21 +573,23 @@ def _refill(  # type: ignore[no-untyped-def]
 
 @njit
 def _relevel(  # type: ignore[no-untyped-def]
-    t, record, npc, pc_f, pc_t0, pc_t1, pc_r, fco, start,
+    t, record, lv_u, lv_t, lv_x, nlv, fco, start,
     fcls, cptr, clink, ccoef, lptr, lcls, lcoef, lcap, fw, change_tol, stop_at,
     cn, cw, cnf, cwf, cstep, cx, copen, cchg, chl, rho, V, tV, hs, hn, hk, hf, gk, gh, gpos,
     fkey, pstart, fresh, lfro, ldem, lfresh, lcnt, llev, llast, ldel, ldc, lmark, ltl, luse,
     lg_k, lg_prev, lg_step, lg_fro, lg_dem, lg_fresh, lg_cnt, fz_c, st_lev, st_fz, st_lg, meta,
 ):
-    """Levels for the current weights; the classes whose level moved take it at ``t``."""
+    """Levels for the current weights; the classes whose level moved take it at ``t``
+    (logged in ``lv_*`` when recording: at most one entry per class with flows). Returns
+    the new length of the log."""
     first = _refill(fcls, cptr, clink, ccoef, lptr, lcls, lcoef, lcap, cn, cw, cnf, cwf, cstep,
                     cx, copen, cchg, chl, lfro, ldem, lfresh, lcnt, llev, llast, ldel, ldc,
                     lmark, ltl, luse, lg_k, lg_prev, lg_step, lg_fro, lg_dem, lg_fresh, lg_cnt, fz_c,
                     st_lev, st_fz, st_lg, meta)
     m = 0
     for q in range(first, meta[_NFZ]):
-        # class c takes its new level at t if it moved (its flows' pieces are cut);
-        # written out here, as a call per class costs more than its work
+        # class c takes its new level at t if it moved; written out here, as a call per
+        # class costs more than its work
         c = fz_c[q]
         new = cx[c]
         old = rho[c]
@@ -591,23 +598,16 @@ def _relevel(  # type: ignore[no-untyped-def]
             rho[c] = new
             V[c] = 0.0
             tV[c] = t
-            for p in range(hs[c], hs[c] + hn[c]):
-                f = hf[p]
-                pstart[f] = t
-                if new > 0.0 and t < start[fco[f]]:
-                    start[fco[f]] = t
-        elif _changed(new, old, change_tol):
-            if record or old == 0.0:
+            if new > 0.0:
                 for p in range(hs[c], hs[c] + hn[c]):
                     f = hf[p]
-                    if record and t > pstart[f]:
-                        pc_f[npc] = f
-                        pc_t0[npc] = pstart[f]
-                        pc_t1[npc] = t
-                        pc_r[npc] = fw[f] * old
-                        npc += 1
-                    pstart[f] = t
-                    if old == 0.0 and new > 0.0 and t < start[fco[f]]:
+                    if t < start[fco[f]]:
+                        start[fco[f]] = t
+        elif _changed(new, old, change_tol):
+            if old == 0.0 and new > 0.0:
+                for p in range(hs[c], hs[c] + hn[c]):
+                    f = hf[p]
+                    if t < start[fco[f]]:
                         start[fco[f]] = t
             dt = t - tV[c]
             if dt != 0.0:
@@ -616,11 +616,16 @@ def _relevel(  # type: ignore[no-untyped-def]
             rho[c] = new
         else:
             continue
+        if record:
+            lv_u[nlv] = c
+            lv_t[nlv] = t
+            lv_x[nlv] = new
+            nlv += 1
         chl[m] = c  # (free until the next completion)
         m += 1
     _g_many(chl, m, cn, rho, V, tV, hs, hn, hk, gk, gh, gpos, meta)
     meta[_DIRTY] = 0
-    return npc
+    return nlv
 
 
 @njit
@@ -655,17 +660,22 @@ def route_stretch(  # type: ignore[no-untyped-def]
     """Advance per-flow weighted max-min from ``t0`` (see :mod:`coflowopt.sim.kernels`).
 
     ``flows`` must be the flows joined to the state and not completed. Returns ``(t, thr,
-    n_done, n_pieces, 0, n_events, reason)``; ``rate_out`` stays zero.
+    n_done, n_pieces, n_levels, n_events, reason)``; ``rate_out`` stays zero. When
+    recording, a flow's piece is tied (see the module docstring): ``(flow, joined,
+    completed, weight)`` in ``pc_*``, its class's level changes in ``lv_u, lv_t, lv_x``
+    (class, time, level); the log needs room for ``flows.size`` entries, one event's
+    changes at most.
     """
     n = flows.size
     t = t0
     nd = 0
-    npc = np.int64(0)  # not the literal 0: its callees compile once, for int64
+    npc = 0
+    nlv = np.int64(0)  # not the literal 0: its callees compile once, for int64
     nev = 0
     _enter_fresh(t, size, fco, start, fcls, fw, cn, rho, V, tV, hs, hn, hk, hf, gk, gh, gpos,
                  fkey, fresh, meta)
     if meta[_DIRTY]:
-        npc = _relevel(t, record, npc, pc_f, pc_t0, pc_t1, pc_r, fco, start,
+        nlv = _relevel(t, record, lv_u, lv_t, lv_x, nlv, fco, start,
                        fcls, cptr, clink, ccoef, lptr, lcls, lcoef, lcap, fw, change_tol, stop_at,
                        cn, cw, cnf, cwf, cstep, cx, copen, cchg, chl, rho, V, tV, hs, hn, hk, hf,
                        gk, gh, gpos, fkey, pstart, fresh, lfro, ldem, lfresh, lcnt, llev, llast,
@@ -704,7 +714,7 @@ def route_stretch(  # type: ignore[no-untyped-def]
                     pc_f[npc] = f
                     pc_t0[npc] = pstart[f]
                     pc_t1[npc] = tf
-                    pc_r[npc] = fw[f] * r
+                    pc_r[npc] = fw[f]
                     npc += 1
                 sent[f] = size[f]
                 fkey[f] = np.nan
@@ -731,12 +741,14 @@ def route_stretch(  # type: ignore[no-untyped-def]
                 _g_set(c, _next_fin(c, cn, rho, V, tV, hs, hn, hk), gk, gh, gpos, meta)
         t = t_new
         meta[_DIRTY] = 1
-        full = record and npc > max_pieces - 2 * n - 4
+        # (a flow completes once: its tied piece always fits; a relevel logs at most one
+        # change per class with flows, at most n)
+        full = record and nlv > lv_u.size - n
         if t_stop <= thr or stop or full:
             # the engine decides (or admits) now; the levels are recomputed at the next call
             reason = 0 if t_stop <= thr else (1 if stop else 2)
             break
-        npc = _relevel(t, record, npc, pc_f, pc_t0, pc_t1, pc_r, fco, start,
+        nlv = _relevel(t, record, lv_u, lv_t, lv_x, nlv, fco, start,
                        fcls, cptr, clink, ccoef, lptr, lcls, lcoef, lcap, fw, change_tol, stop_at,
                        cn, cw, cnf, cwf, cstep, cx, copen, cchg, chl, rho, V, tV, hs, hn, hk, hf,
                        gk, gh, gpos, fkey, pstart, fresh, lfro, ldem, lfresh, lcnt, llev, llast,
@@ -750,4 +762,4 @@ def route_stretch(  # type: ignore[no-untyped-def]
             if rho[c] < np.inf:
                 got = _clock(c, t, rho, V, tV)
                 sent[f] = min(max(size[f] - fw[f] * (key - got), 0.0), size[f])
-    return t, thr, nd, npc, 0, nev, reason
+    return t, thr, nd, npc, nlv, nev, reason

@@ -25,8 +25,11 @@ re-rated when its level moves by more than ``CHANGE_TOL`` relative (the
 reference re-rates every flow whose rate changes at all: a level recomputed
 from a restart differs from one from scratch by rounding only);
 ``tests/sim/test_fair_network_fast.py`` checks both paths agree to 1e-12 on
-random spine-leaf and fat-tree instances (ECMP and spray). The receiver limit
-and ``rates="coflowsim"`` keep the reference path there.
+random spine-leaf and fat-tree instances (ECMP and spray). Recorded, the kernel
+logs its classes' level changes and one tied piece per flow, the flow's class as
+its level series (:class:`coflowopt.schedule.TiedPieces`), as the pair kernel does
+with links. The receiver limit and ``rates="coflowsim"`` keep the reference path
+there.
 
 Option ``max_flows_per_receiver``: at most that many flows of each coflow
 into the same egress port are active at once, as Hadoop's reducers fetch
@@ -249,7 +252,7 @@ class Fair(Policy):
     def decide(self, view: SimView) -> Allocation:
         if self.on_routes:
             assert self.kernel is not None
-            return route_kernel_stretch(view, self.kernel)
+            return route_kernel_stretch(view, self.kernel, self.classes)
         if self.kernel is not None:
             return pair_kernel_stretch(view, self.kernel, self.params.max_flows_per_receiver is not None)
         if self.pairs is not None:
@@ -342,13 +345,15 @@ def route_kernel_state(view: SimView, classes: RouteClasses, weight: np.ndarray,
                            change_tol, stop)
 
 
-def route_kernel_stretch(view: SimView, state: tuple[object, ...]) -> Allocation:
-    """Admit the flows that arrived into the route-class state; run the kernel until the next
-    decision."""
+def route_kernel_stretch(view: SimView, state: tuple[object, ...],
+                         classes: RouteClasses) -> Allocation:
+    """Admit the flows that arrived into the route-class state (of ``classes``); run the
+    kernel until the next decision. Recorded, a flow's tied piece runs on its class's level."""
     new = view.arrived_flows
     if new.size:
         route_join(new, view.t, view.sent(new), *state)
-    return Allocation(stretch=Stretch(route_stretch, view.active_flows(), state))
+    return Allocation(stretch=Stretch(route_stretch, view.active_flows(), state, tied=True,
+                                      series=classes.of))
 
 
 def split_links(view: SimView) -> int | None:
