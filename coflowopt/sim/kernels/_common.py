@@ -15,22 +15,25 @@ EVENT = -1
 
 
 @njit
-def next_event(t_fin, t_stop, tol):  # type: ignore[no-untyped-def]
-    """Where a stretch goes from here: ``(t_next, thr, reason)``.
+def next_event(t_fin, t_stop, tol, t, nev):  # type: ignore[no-untyped-def]
+    """Where a stretch at time ``t`` after ``nev`` events goes from here:
+    ``(t_next, thr, reason, t, nev)``.
 
     ``t_fin`` is the earliest predicted flow completion. Everything up to
     ``thr`` (the engine's relative tolerance past ``t_next``) completes
-    together at this event when ``reason`` is :data:`EVENT`; otherwise the
-    kernel stops: ``0`` at ``t_stop`` (before any further completion), ``3``
-    when nothing will ever happen (no completion and no stop time).
+    together at this event when ``reason`` is :data:`EVENT` (counted in
+    ``nev``); otherwise the kernel stops: ``0`` at ``t_stop`` (before any
+    further completion; the engine's event there, an admission or a wake-up,
+    is counted and ``t`` moves to it), ``3`` when nothing will ever happen (no
+    completion and no stop time).
     """
     t_next = min(t_fin, t_stop)
     if t_next == np.inf:
-        return t_next, t_next, 3
+        return t_next, t_next, 3, t, nev
     thr = t_next + tol * max(1.0, abs(t_next))
     if t_fin > thr:
-        return t_next, thr, 0
-    return t_next, thr, EVENT
+        return t_next, thr, 0, t_next, nev + 1
+    return t_next, thr, EVENT, t, nev + 1
 
 
 @njit

@@ -149,15 +149,11 @@ def greedy_uniform_stretch(  # type: ignore[no-untyped-def]
     reason = 0
     while True:
         t_fin = earliest(heap, running, fin)
-        t_next, thr, why = next_event(t_fin, t_stop, tol)
+        t_next, thr, why, t, nev = next_event(t_fin, t_stop, tol, t, nev)
         if why != EVENT:
-            if why == 0:
-                t = t_next
-                nev += 1  # the engine's event at t_stop (an admission or a wake-up)
             reason = why
             break
         # every completion at this event, together
-        nev += 1
         t_new = t_next
         coflow_done = False
         while len(heap) > 0 and heap[0][0] <= thr:
@@ -410,14 +406,10 @@ def greedy_csr_stretch(  # type: ignore[no-untyped-def]
     while True:
         if not settle:
             t_fin = earliest(heap, alive, fin)
-            t_next, thr, why = next_event(t_fin, t_stop, tol)
+            t_next, thr, why, t, nev = next_event(t_fin, t_stop, tol, t, nev)
             if why != EVENT:
-                if why == 0:
-                    t = t_next
-                    nev += 1  # the engine's event at t_stop (an admission or a wake-up)
                 reason = why
                 break
-            nev += 1
             t_new = t_next
             coflow_done = False
             while len(heap) > 0 and heap[0][0] <= thr:

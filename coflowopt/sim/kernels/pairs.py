@@ -822,15 +822,11 @@ def pair_stretch(  # type: ignore[no-untyped-def]
     reason = 0
     while True:
         t_fin = min(_earliest(s, R, side, K, rho, V, tV, Tl, lstale), t_gate)
-        t_next, thr, why = next_event(t_fin, t_stop, tol)
+        t_next, thr, why, t, nev = next_event(t_fin, t_stop, tol, t, nev)
         if why != EVENT:
-            if why == 0:
-                t = t_next
-                nev += 1  # the engine's event at t_stop (an admission or a wake-up)
             reason = why
             break
         # every completion at this event, together
-        nev += 1
         t_new = t_next
         stop = False
         for u in range(s + R):

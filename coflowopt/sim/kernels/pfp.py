@@ -462,15 +462,11 @@ def pfp_uniform_stretch(  # type: ignore[no-untyped-def]
         while len(heap) > 0 and (st[heap[0][1]] != _RUN or heap[0][0] != fin[heap[0][1]]):
             heapq.heappop(heap)
         t_fin = heap[0][0] if len(heap) > 0 else np.inf
-        t_next, thr, why = next_event(t_fin, t_stop, tol)
+        t_next, thr, why, t, nev = next_event(t_fin, t_stop, tol, t, nev)
         if why != EVENT:
-            if why == 0:
-                t = t_next
-                nev += 1  # the engine's event at t_stop (an admission or a wake-up)
             reason = why
             break
         # every completion at this event, together
-        nev += 1
         t_new = t_next
         coflow_done = False
         while len(heap) > 0 and heap[0][0] <= thr:

@@ -684,15 +684,11 @@ def route_stretch(  # type: ignore[no-untyped-def]
     reason = 0
     while True:
         t_fin = gk[0] if meta[_GN] > 0 else np.inf
-        t_next, thr, why = next_event(t_fin, t_stop, tol)
+        t_next, thr, why, t, nev = next_event(t_fin, t_stop, tol, t, nev)
         if why != EVENT:
-            if why == 0:
-                t = t_next
-                nev += 1  # the engine's event at t_stop (an admission or a wake-up)
             reason = why
             break
         # every completion at this event, together
-        nev += 1
         t_new = t_next
         stop = False
         while meta[_GN] > 0 and gk[0] <= thr:
