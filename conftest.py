@@ -7,12 +7,17 @@ elsewhere it explores new examples on each run. Neither profile has a per-exampl
 deadline or the health check on slow data generation: both measure the machine's speed
 that hour, and the tests must pass on a busy machine. A failure prints the example and
 its reproduction blob either way.
+
+The tests marked ``slow`` are collected first, so that ``-n auto`` (pytest-xdist, as the
+README's test command runs them) starts the long ones while the short ones still wait:
+otherwise one worker would finish a trace-scale check alone at the end of the run.
 """
 
 from __future__ import annotations
 
 import os
 
+import pytest
 from hypothesis import HealthCheck, settings
 
 _timeless = {"deadline": None, "suppress_health_check": [HealthCheck.too_slow], "print_blob": True}
@@ -24,3 +29,8 @@ settings.load_profile("ci" if _ci else "dev")
 # the tests exercise the kernels' machine code; interpreted and adaptive runs have their own
 # tests (tests/sim/test_jit.py), which give the same numbers bit for bit
 os.environ.setdefault("COFLOWOPT_JIT", "compile")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The slow tests first, each group in its collected order."""
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)

@@ -6,7 +6,6 @@ from __future__ import annotations
 import itertools
 
 import numpy as np
-import pytest
 import scipy.sparse as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -140,22 +139,3 @@ def test_the_greedy_stretch_over_routes_is_the_engines_greedy(inst):
         assert report.ok, (name, report)
 
 
-@pytest.mark.slow  # the trace, and the engine's reference path
-def test_the_greedy_stretch_follows_long_chains_of_preemptions():
-    """The trace's first coflows on an oversubscribed spine-leaf fabric: a completion
-    frees a leaf uplink, a flow later in the order takes it and its spine downlink,
-    which a still later flow loses, and so on down the order."""
-    from pathlib import Path
-
-    from coflowopt import io
-    from coflowopt.fabric import place
-
-    trace = io.read(Path(__file__).resolve().parents[2] / "instances" / "fb2010"
-                    / "FB2010-1Hr-150-0.txt")
-    inst = place(trace.subset(range(12)), "spine-leaf", {"spines": "4", "oversub": "10"})
-    a = simulate(inst, "sincronia", compiled=True, record=False)
-    b = simulate(inst, "sincronia", compiled=False, record=False)
-    assert a.events == b.events
-    # a stretch closes and restarts every running flow at its start, the engine only those
-    # whose rates change: the same schedule, sums apart by an ulp or so
-    assert np.allclose(a.flow_completion, b.flow_completion, rtol=1e-12, atol=0)
