@@ -22,12 +22,21 @@ event LP solves in time, the incumbent is the best starting order's greedy
 permutation schedule. When time runs out before HiGHS finds a solution, the
 heuristic incumbent is returned with status ``TIME_LIMIT`` and the larger of
 HiGHS's dual bound (if any) and the isolation bound.
+
+HiGHS's "optimal" holds within its tolerances, which can cut off the optimum
+of this valid model. Before reporting ``OPTIMAL`` the method improves HiGHS's
+order by :func:`post_check` (swaps of neighbouring events, each order solved
+exactly; deterministic, bounded in work) and drops a HiGHS bound that a schedule
+checked here lies below (``info["refuted_bound"]``; the status is then
+``FEASIBLE``). This catches a cut-off optimum that improving swaps reach from
+HiGHS's order; it cannot prove HiGHS right.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -37,15 +46,20 @@ from ..bounds._highs import run_time
 from ..errors import CoflowoptError, require
 from ..instance import Instance
 from ..result import Result, Status, proves_optimal
+from ._events import EventLP, NodeLP
 from ._groups import FEASIBILITY_TOL, build_groups, check_size, check_span
+from ._order_eval import IMPROVES
 
-__all__ = ["solve_event_milp"]
+__all__ = ["POST_CHECK_WORK", "PostCheck", "post_check", "solve_event_milp"]
 
 MAX_WEIGHT_SPAN = 1e4
 """The largest ratio of coflow weights the big-M model accepts."""
 
 MIP_TOL = FEASIBILITY_TOL
 """HiGHS's MIP and primal feasibility tolerances for the big-M model (its defaults: 1e-6)."""
+
+POST_CHECK_WORK = 4
+"""The post-check solves at most this many event LPs per event of the order."""
 
 _CHUNK = 1000
 """Constraints handed to HiGHS per call while loading the model (the clock is checked between)."""
@@ -117,25 +131,63 @@ def solve_event_milp(inst: Instance, *, time_limit: float = 60.0, rel_gap: float
     if greedy is not None and (best_node is None or greedy[0] / tu < best):
         best = greedy[0] / tu  # no event LP in time (or rounding): the permutation schedule
 
+    def conclude(node: NodeLP | None, lb: float, info: dict[str, Any], timed: bool) -> Result:
+        """The better of ``node``'s schedule, after the post-check, and the heuristic
+        incumbent, with the best valid bound; ``lb``: HiGHS's dual bound (``nan``: none);
+        ``timed``: the time limit stopped HiGHS (else its verdict did).
+
+        A bound is valid unless a schedule checked here lies below it: with its tight
+        tolerances HiGHS can cut off the optimum of this (valid) model
+        (instances/optima/exact_milp_bound_above_optimum.json: bound 739, a schedule of
+        624), and then its bound is worth nothing, so it is dropped (``refuted_bound``),
+        not clamped to the value. Its "optimal" holds within its tolerances too: a
+        neighbouring order can be better (instances/optima/
+        exact_milp_optimal_above_feasible.json: "optimal" 1884 with bound 1884, a
+        swap of two completions 1875), so ``node``'s order is improved by
+        :func:`post_check` first. ``OPTIMAL`` needs a valid bound within ``rel_gap`` and
+        a post-check that ran to its end (else HiGHS's bound is unchecked:
+        ``TIME_LIMIT``), or the isolation bound within ``rel_gap``.
+        """
+        assert greedy is not None
+        sched, comp, value, _ = starting_schedule(inst, elp, best_node, greedy, verify=False)
+        cut = False
+        if node is not None and node.solution is not None:
+            check = post_check(elp, node, expired=lambda: left() <= 0,
+                               left=lambda: max(left(), 1e-3))
+            cut = check.expired
+            info["post_check"] = {"lps": check.lps, "local_optimum": check.local_optimum,
+                                  "stopped_by_time": check.expired}
+            if check.improved:
+                info["post_check"]["from_lp_value"] = float(node.solution.objective) * tu
+            if check.node is not best_node:  # (else starting_schedule has weighed it)
+                own = _node_schedule(elp, check.node)
+                own_comp = own.coflow_completion(inst)
+                own_value = float(np.dot(w, own_comp))
+                # a MILP solution (early, or "optimal" within tolerances) can be worse
+                if own_value <= value:
+                    sched, comp, value = own, own_comp, own_value
+        refuted = math.isfinite(lb) and lb > value and not proves_optimal(value, lb, 0.0)
+        if refuted:
+            info["refuted_bound"] = lb
+        bound = iso if refuted or not math.isfinite(lb) else max(lb, iso)
+        if proves_optimal(value, bound, rel_gap) and not (
+                cut and not proves_optimal(value, iso, rel_gap)):
+            status = Status.OPTIMAL
+        else:
+            status = Status.TIME_LIMIT if timed or cut else Status.FEASIBLE
+        return Result(status, value, float(min(bound, value)), now() - start, "exact-milp",
+                      schedule=sched, completion=comp, info=info)
+
     def stop(why: str, term: str = "not started", lb: float = math.nan, timed: bool = True) -> Result:
         """The heuristic incumbent (if any) and the best valid bound; ``timed``: stopped by
         the time limit (else by HiGHS's verdict, e.g. "infeasible" through rounding: the
         incumbent is then ``FEASIBLE``, not ``TIME_LIMIT``, unless a valid bound proves it
-        optimal: HiGHS's verdict proves nothing, the bound does, and one above the
-        incumbent is wrong and proves nothing either)."""
-        bound = max(iso, lb) if math.isfinite(lb) else iso
+        optimal: HiGHS's verdict proves nothing, the bound does)."""
         info: dict[str, Any] = {"termination": term, "stopped": why}
         if greedy is None:
-            return Result(Status.TIME_LIMIT, math.nan, bound, now() - start,
-                          "exact-milp", info=info)
-        sched, comp, value, _ = starting_schedule(inst, elp, best_node, greedy, verify=False)
-        if proves_optimal(value, bound, rel_gap):
-            status = Status.OPTIMAL
-        else:
-            status = Status.TIME_LIMIT if timed else Status.FEASIBLE
-        bound = min(bound, value)
-        return Result(status, value, float(bound), now() - start, "exact-milp",
-                      schedule=sched, completion=comp, info=info)
+            return Result(Status.TIME_LIMIT, math.nan, max(iso, lb) if math.isfinite(lb) else iso,
+                          now() - start, "exact-milp", info=info)
+        return conclude(best_node, lb, info, timed)
 
     if greedy is None:
         return stop("no heuristic order evaluated within the time limit")
@@ -192,29 +244,93 @@ def solve_event_milp(inst: Instance, *, time_limit: float = 60.0, rel_gap: float
         why = ("time limit reached while solving the MILP's event order exactly" if left() <= 0
                else "the MILP's event order failed its exact LP (numerical trouble)")
         return stop(why, term, lb, timed=left() <= 0)
-    sched = _node_schedule(elp, node)
-    comp = sched.coflow_completion(inst)
-    value = float(np.dot(w, comp))
-    start_sched, start_comp, start_value, _ = starting_schedule(inst, elp, best_node, greedy,
-                                                                verify=False)
-    if start_value < value:  # a MILP solution (early, or "optimal" within tolerances) worse
-        sched, comp, value = start_sched, start_comp, start_value
-    # the bound is HiGHS's dual bound (not the value of the order it chose: "optimal" holds
-    # within its tolerances, and a better schedule can lie within them). A dual bound above
-    # a schedule checked here is refuted: with its tight tolerances HiGHS can cut off the
-    # optimum of this (valid) model (instances/optima/exact_milp_bound_above_optimum.json:
-    # bound 739, a schedule of 624), and then its bound is worth nothing
-    refuted = math.isfinite(lb) and not proves_optimal(value, lb, 0.0) and lb > value
-    bound = iso if refuted or not math.isfinite(lb) else max(lb, iso)
-    if proves_optimal(value, bound, rel_gap):
-        status = Status.OPTIMAL
-    else:
-        status = Status.FEASIBLE if optimal else Status.TIME_LIMIT
-    bound = min(bound, value)
-    return Result(status, value, float(bound), now() - start, "exact-milp",
-                  schedule=sched, completion=comp,
-                  info={"termination": term, "big_m": M * tu,
-                        **({"refuted_bound": lb} if refuted else {})})
+    return conclude(node, lb, {"termination": term, "big_m": M * tu}, timed=not optimal)
+
+
+@dataclass(frozen=True, slots=True)
+class PostCheck:
+    """What :func:`post_check` found: the best event order's solved LP and the work done."""
+
+    node: NodeLP
+    """The best order's event LP (the given one when no neighbour is better)."""
+    improved: bool
+    """A neighbouring order's LP is better than the given one's by more than rounding."""
+    lps: int
+    """Event LPs solved."""
+    local_optimum: bool
+    """No swap of two neighbouring events improves ``node``'s order (else the work bound or
+    ``expired`` stopped the search)."""
+    expired: bool
+    """``expired()`` stopped the search."""
+
+
+def post_check(elp: EventLP, node: NodeLP, *, max_lps: int | None = None,
+               expired: Callable[[], bool] = lambda: False,
+               left: Callable[[], float | None] = lambda: None) -> PostCheck:
+    """Improve a solved event order by swapping neighbouring events, each order solved exactly.
+
+    The check exact-milp runs on HiGHS's answer before calling it optimal: a
+    deterministic first-improvement search over the orders that swap two
+    events next to each other (two completions, or a completion and a
+    release; never two releases), or two completions with only releases
+    between them, each solved by its exact event LP
+    (:func:`~coflowopt.exact.wcct.solve_event_sequence`). A swap is taken when
+    its LP is lower by more than rounding (``IMPROVES``). Bounded in work, not
+    by the clock: at most ``max_lps`` LPs (default ``POST_CHECK_WORK`` per
+    event). ``expired`` (checked before each LP) and ``left`` (each LP's time
+    limit) are the caller's time limit.
+
+    What it guarantees: the returned order's LP is no worse than ``node``'s, and
+    with ``local_optimum`` no single swap of the neighbourhood improves it. It
+    finds a better order when a chain of improving swaps leads there from
+    ``node``'s; it does not prove ``node``'s order (or HiGHS's bound) right.
+    """
+    from .wcct import solve_event_sequence
+
+    assert node.solution is not None and node.is_leaf
+    seq = [int(e) for e in node.events]
+    E = len(seq)
+    budget = POST_CHECK_WORK * E if max_lps is None else max_lps
+    best, value = node, float(node.solution.objective)
+    lps = 0
+    improved = False
+
+    def allowed(cand: Sequence[int], i: int, j: int) -> bool:
+        # the prefixes before i and from j + 1 on hold the same events as the current order's
+        for p in range(i, j + 1):
+            ready, nxt = elp.ready(cand[:p])
+            e = cand[p]
+            if (e >= 0 and e not in ready) or (e < 0 and -e - 1 != nxt):
+                return False
+        return True
+
+    while True:
+        changed = False
+        for i in range(E - 1):
+            j = i + 1
+            if seq[i] >= 0:  # the next completion, across releases
+                while j < E - 1 and seq[j] < 0:
+                    j += 1
+            pairs = [(i, i + 1)] + ([(i, j)] if j > i + 1 and seq[j] >= 0 else [])
+            for a, b in pairs:
+                if seq[a] < 0 and seq[b] < 0:
+                    continue
+                cand = list(seq)
+                cand[a], cand[b] = cand[b], cand[a]
+                if not allowed(cand, a, b):
+                    continue
+                if lps >= budget or expired():
+                    return PostCheck(best, improved, lps, False, lps < budget)
+                lps += 1
+                nd = solve_event_sequence(elp, cand, time_limit=left())
+                if nd is None or nd.solution is None:
+                    continue
+                v = float(nd.solution.objective)
+                if v < value * (1 - IMPROVES):
+                    best, value, seq, improved, changed = nd, v, cand, True, True
+                    break
+        if not changed:
+            return PostCheck(best, improved, lps, True, False)
 
 
 def _build_model(pyo: Any, g: Any, elp: Any, M: float, *, expired: Callable[[], bool]) -> Any:
