@@ -18,8 +18,8 @@ from hypothesis import strategies as st
 from coflowopt import Coflow, Instance, check_feasible
 from coflowopt.fabric import FatTree, Network, SpineLeaf
 from coflowopt.sim import simulate
-from coflowopt.sim.kernels.greedy import _BLOCK, _eager_after, _eager_before, greedy_csr_state
-from tests.sim.test_greedy_network_fast import HISTORY, _call
+from coflowopt.sim.kernels.greedy import _BLOCK, _eager_after, _eager_before
+from tests.sim.test_greedy_network_fast import kept_against_fresh
 from tests.strategies import instances
 
 GREEDY_ORDERS = ("sincronia", "static-order")
@@ -109,27 +109,4 @@ def test_lazy_entries_kept_across_orders_are_a_recomputation_from_scratch(r, dat
     structure, whose lazy entries live from one order to the next, give bit for bit what
     a fresh structure with the same flows' history gives: rates, completions, times and
     pieces."""
-    F = int(r["F"])
-    state = greedy_csr_state(r["indptr"], r["indices"], int(r["L"]))
-    sent_a, sent_b = np.zeros(F), np.zeros(F)
-    done = np.zeros(F, bool)
-    t = 0.0
-    for _ in range(data.draw(st.integers(1, 10))):
-        alive = np.flatnonzero(~done)
-        if alive.size == 0:
-            break
-        act = np.array(data.draw(st.permutations(alive.tolist())), np.int64)
-        act = act[: data.draw(st.integers(max(1, act.size - 2), act.size))]
-        t_stop = t + data.draw(st.sampled_from([0.1, 0.7, 2.0, np.inf]))
-        fresh = greedy_csr_state(r["indptr"], r["indices"], int(r["L"]))
-        for mine, kept in zip(fresh[-HISTORY:], state[-HISTORY:], strict=True):
-            mine[...] = kept  # the flows' history, not the structure
-        a = _call(r, state, act, t, t_stop, sent_a, done)
-        b = _call(r, fresh, act, t, t_stop, sent_b, done)
-        assert a == b
-        assert sent_a.tobytes() == sent_b.tobytes()
-        t, reason = a[0], a[4]
-        for f, _ in a[5]:
-            done[f] = True
-        if reason == 3:
-            break
+    kept_against_fresh(r, data, 10, 2)
