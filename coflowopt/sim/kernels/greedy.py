@@ -268,6 +268,11 @@ def _greedy_rate(ptr, idx, val, i, before, after):  # type: ignore[no-untyped-de
     return room
 
 
+_BLOCK = 64
+"""Slots per block: a search for the next (or previous) eager slot passes a block
+without eager slots in one step."""
+
+
 def greedy_csr_state(indptr: np.ndarray, indices: np.ndarray, L: int) -> tuple[np.ndarray, ...]:
     """What :func:`greedy_csr_stretch` keeps from one call to the next, for routes
     ``(indptr, indices)`` over ``L`` links: the arguments after the routes, in order.
@@ -276,16 +281,52 @@ def greedy_csr_state(indptr: np.ndarray, indices: np.ndarray, L: int) -> tuple[n
     order, its link's residual before and after its row, a change waiting at it; per
     flow: its greedy rate, whether it is in the structure, its position, marks, its
     piece's start and its predicted completion; the last order's flows and their
-    number; per link, scratch. Then the flows' history (:func:`_history`), which a fresh
-    structure may take over."""
+    number; per link, scratch. Then the slots (see :func:`greedy_csr_stretch`): per link
+    its first slot and its number of entries; per entry its slot and whether it is lazy;
+    per slot its entry and whether it is eager; per block of slots its eager ones. Then
+    the flows' history (:func:`_history`), which a fresh structure may take over."""
     F = indptr.size - 1
     nnz = indices.size
     erow = np.repeat(np.arange(F, dtype=np.int64), np.diff(indptr))
+    # each link's slots start at a block boundary, so that a block belongs to one link
+    room = -(-np.bincount(indices, minlength=L) // _BLOCK) * _BLOCK
+    lbase = np.zeros(L, np.int64)
+    lbase[1:] = np.cumsum(room)[:-1]
+    S = max(int(room.sum()), 1)
     return (erow, np.full(nnz, -1, np.int64), np.zeros(nnz), np.zeros(nnz),
             np.full(nnz, np.nan), np.zeros(F), np.zeros(F, np.bool_), np.zeros(F, np.int64),
             np.zeros(F, np.bool_), np.zeros(F, np.bool_), np.zeros(F, np.bool_), np.zeros(F),
             np.full(F, np.inf), np.zeros(F, np.int64), np.zeros(1, np.int64),
-            np.full(L, -1, np.int64), *_history(F))
+            np.full(L, -1, np.int64), lbase, np.zeros(L, np.int64), np.zeros(nnz, np.int64),
+            np.zeros(nnz, np.bool_), np.zeros(S, np.int64), np.zeros(S, np.bool_),
+            np.zeros(S // _BLOCK, np.int64), *_history(F))
+
+
+@njit
+def _eager_after(eager, nblk, s, end):  # type: ignore[no-untyped-def]
+    """The first eager slot in ``[s, end)``, or -1."""
+    while s < end:
+        if s % _BLOCK == 0 and nblk[s // _BLOCK] == 0:
+            s += _BLOCK
+            continue
+        if eager[s]:
+            return s
+        s += 1
+    return -1
+
+
+@njit
+def _eager_before(eager, nblk, s, first):  # type: ignore[no-untyped-def]
+    """The last eager slot in ``[first, s)``, or -1."""
+    s -= 1
+    while s >= first:
+        if s % _BLOCK == _BLOCK - 1 and nblk[s // _BLOCK] == 0:
+            s -= _BLOCK
+            continue
+        if eager[s]:
+            return s
+        s -= 1
+    return -1
 
 
 @njit
@@ -304,7 +345,8 @@ def greedy_csr_stretch(  # type: ignore[no-untyped-def]
     t0, t_stop, tol, act, la, lb, L, cap, size, sent, fco, cf_left, start,
     record, max_pieces, rate_out, done_f, done_t, pc_f, pc_t0, pc_t1, pc_r, lv_u, lv_t, lv_x,
     indptr, indices, data, erow, nxt, rb, ra, pend, rate, member, key, mark, alive, queued,
-    tstart, fin, members, meta, tail, t_set, s_set, s_ret, r_ret, ret_no, t_ret, calls,
+    tstart, fin, members, meta, tail, lbase, lcnt, gslot, lazy_e, sle, eager, nblk,
+    t_set, s_set, s_ret, r_ret, ret_no, t_ret, calls,
 ):
     """Advance the greedy allocation of ``act`` (priority order) over routes
     ``(indptr, indices, data)`` (CSR, positive coefficients, at least one link per
@@ -326,6 +368,18 @@ def greedy_csr_stretch(  # type: ignore[no-untyped-def]
     little from the last one: gathering the rows and recomputing every rate afresh at
     every call cost more than all the events between calls on the Facebook trace).
     A flow's data and completion run from when its rate was last set (:func:`_history`).
+
+    Most rows of an oversubscribed fabric's links are held at 0 by another link (the
+    leaf uplinks fill, the host links never do), and a change passed each of them in
+    turn. A held row's entry that passes a nonzero residual becomes lazy instead: its
+    residual is that of the eager entry before it on its link (a held row passes its
+    residual on unchanged), read when its row is recomputed, and a change with a
+    nonzero residual passes over a run of lazy entries in one step (each link's entries
+    have slots in the order, searched a block at a time). A zero residual is never
+    lazy, so that :func:`_held` sees where every link fills; a change with a zero
+    residual makes the lazy entries it reaches eager again. A lazy entry stays lazy in
+    a new order where its residual is the one before it there; otherwise it starts a
+    change like any other.
     """
     n = act.size
     width = 1
@@ -346,10 +400,13 @@ def greedy_csr_stretch(  # type: ignore[no-untyped-def]
     todo.pop()
     heap = [(np.inf, np.int64(-1))]
     heap.pop()
+    eager[:] = False
+    nblk[:] = 0
     # relink every link's rows in the new order; a row whose residual before it on
     # some link is not the one it had (a new neighbour), or a new row, starts a change
     for k in range(L):
         tail[k] = -1
+        lcnt[k] = 0
     for i in range(n):
         f = act[i]
         mark[f] = False
@@ -372,12 +429,23 @@ def greedy_csr_stretch(  # type: ignore[no-untyped-def]
             else:
                 v = cap[k]
             tail[k] = e
+            sl = lbase[k] + lcnt[k]
+            lcnt[k] += 1
+            gslot[e] = sl
+            sle[sl] = e
+            lazy = lazy_e[e]
             if fresh:
+                lazy = False
                 rb[e] = v
                 ra[e] = np.nan  # unknown until the row is computed: its successors wait for it
             elif v != rb[e]:
+                lazy = False
                 pend[e] = v
                 change = True
+            if not lazy:
+                lazy_e[e] = False
+                eager[sl] = True
+                nblk[sl // _BLOCK] += 1
         if change:
             queued[f] = True
             heapq.heappush(todo, np.int64(i))
@@ -443,6 +511,17 @@ def greedy_csr_stretch(  # type: ignore[no-untyped-def]
             lo = indptr[f]
             hi = indptr[f + 1]
             for e in range(lo, hi):
+                sl = gslot[e]
+                if not eager[sl]:
+                    # a lazy entry: its residual is that of the eager entry before it
+                    k = indices[e]
+                    p = _eager_before(eager, nblk, sl, lbase[k])
+                    v = ra[sle[p]] if p >= 0 else cap[k]
+                    rb[e] = v
+                    ra[e] = v
+                    lazy_e[e] = False
+                    eager[sl] = True
+                    nblk[sl // _BLOCK] += 1
                 if pend[e] == pend[e]:
                     rb[e] = pend[e]
                     pend[e] = np.nan
@@ -470,18 +549,47 @@ def greedy_csr_stretch(  # type: ignore[no-untyped-def]
                 rate[f] = r
             for e in range(lo, hi):
                 v = after[e - lo]
+                run = ra[e]  # the residual the lazy entries after e had
                 ra[e] = v
+                k = indices[e]
+                end = lbase[k] + lcnt[k]
                 q = nxt[e]
                 # what the next row on this link had before it, against what it has now
-                while q >= 0 and (v != rb[q] or pend[q] == pend[q]):
+                while q >= 0:
+                    sl = gslot[q]
+                    if not eager[sl]:
+                        if v != 0.0:
+                            # lazy entries keep a nonzero residual: they pass it on as the
+                            # held rows they are, or wait in the queue for their row
+                            p = _eager_after(eager, nblk, sl + 1, end)
+                            q = sle[p] if p >= 0 else -1
+                            continue
+                        # the link fills before it: its zero must be seen by its row
+                        rb[q] = run
+                        ra[q] = run
+                        lazy_e[q] = False
+                        eager[sl] = True
+                        nblk[sl // _BLOCK] += 1
+                    else:
+                        run = ra[q]
+                    if v == rb[q] and pend[q] != pend[q]:
+                        break
                     g = erow[q]
                     if not queued[g] and _held(indptr, rb, g, q):
                         # a row held at 0 by another link passes the change on as it is,
                         # rate and other links unchanged: settled here, not through the
-                        # queue (most rows of an oversubscribed fabric's links are held)
+                        # queue (most rows of an oversubscribed fabric's links are held);
+                        # with a nonzero residual it becomes lazy, passed over from now on
                         rb[q] = v
                         ra[q] = v
-                        q = nxt[q]
+                        if v != 0.0:
+                            lazy_e[q] = True
+                            eager[sl] = False
+                            nblk[sl // _BLOCK] -= 1
+                            p = _eager_after(eager, nblk, sl + 1, end)
+                            q = sle[p] if p >= 0 else -1
+                        else:
+                            q = nxt[q]
                         continue
                     pend[q] = v
                     if not queued[g]:
