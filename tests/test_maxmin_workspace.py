@@ -75,8 +75,8 @@ def _run_kept(mat, seq, mode):
     with mode():
         for rows, cap, w, ub in seq:
             x = np.full(rows.size + 3, -5.0)  # room to spare: only x[:rows.size] is written
-            nl = fill_rows(indptr, indices, data, rows, cap, w, ub, x, sc, rows,
-                           np.arange(rows.size))
+            nl = fill_rows(indptr, indices, data, rows, cap, w, ub, x, rows,
+                           np.arange(rows.size), *sc)
             assert np.all(sc.slot == -1)
             assert np.all(x[rows.size:] == -5.0)
             used = np.unique(indices[np.concatenate([np.arange(indptr[j], indptr[j + 1])
@@ -134,7 +134,7 @@ def test_rows_left_out_at_zero_change_no_rate_nor_the_order_of_ties(prob):
         keep = np.flatnonzero(~left)
         x = np.empty(keep.size)
         _garbage(sc)
-        fill_rows(indptr, indices, data, rows[keep], cap, w[keep], ub[keep], x, sc, every, at)
+        fill_rows(indptr, indices, data, rows[keep], cap, w[keep], ub[keep], x, every, at, *sc)
         assert np.array_equal(x, want[keep])
         assert np.all(sc.slot == -1)
 
@@ -158,10 +158,9 @@ def test_a_tie_is_broken_by_the_rows_left_out():
     sc = fill_scratch(np.full(4, -1, np.int64), 4, 5, ptr[-1])
     keep = np.array([1, 2, 3], np.int64)
     x = np.empty(3)
-    nl = fill_rows(indptr, indices, data, keep, cap, w[keep], ub[keep], x, sc, rows, rows)
+    nl = fill_rows(indptr, indices, data, keep, cap, w[keep], ub[keep], x, rows, rows, *sc)
     assert x.tolist() == want[keep].tolist()
     assert sorted(sc.links[:nl].tolist()) == [0, 1, 3]
     # the open rows alone order the tie the other way
-    fill_rows(indptr, indices, data, keep, cap, w[keep], ub[keep], x, sc, keep,
-              np.arange(3))
+    fill_rows(indptr, indices, data, keep, cap, w[keep], ub[keep], x, keep, np.arange(3), *sc)
     assert x.tolist() == [0.37500000000000006, 2.625, 0.3750000000000001]

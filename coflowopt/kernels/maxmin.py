@@ -338,7 +338,8 @@ a link is summed afresh only after its open weight has fallen a thousandfold."""
 
 
 class FillScratch(NamedTuple):
-    """Scratch of :func:`fill_rows`, which a caller may keep across calls (:func:`fill_scratch`).
+    """Scratch of :func:`fill_rows` (its last arguments, in this order), which a caller may
+    keep across calls (:func:`fill_scratch`).
 
     ``slot`` has one entry per link of the usage matrix, all ``-1`` between calls; the
     other arrays are overwritten by every call. Sizes bound a call: the links its rows
@@ -395,16 +396,24 @@ def progressive_filling(indptr, indices, data, rows, cap, w, ub, slot):  # type:
     for p in range(n):
         nnz += indptr[rows[p] + 1] - indptr[rows[p]]
     x = np.empty(n)
-    fill_rows(indptr, indices, data, rows, cap, w, ub, x,
-              fill_scratch(slot, min(cap.size, nnz), n, nnz), rows, np.arange(n))
+    (_, links, lstart, lcnt, num, kof, stack, hk, frozen, dem, fresh, lev, hval, state, bl, bu,
+     adj, coef) = fill_scratch(slot, min(cap.size, nnz), n, nnz)
+    fill_rows(indptr, indices, data, rows, cap, w, ub, x, rows, np.arange(n), slot, links,
+              lstart, lcnt, num, kof, stack, hk, frozen, dem, fresh, lev, hval, state, bl, bu,
+              adj, coef)
     return x
 
 
 @njit
-def fill_rows(indptr, indices, data, rows, cap, w, ub, x, sc, every, at):  # type: ignore[no-untyped-def]
-    """:func:`progressive_filling` into ``x[:rows.size]``, on the caller's scratch ``sc``.
+def fill_rows(  # type: ignore[no-untyped-def]
+    indptr, indices, data, rows, cap, w, ub, x, every, at, slot, links, lstart, lcnt, num, kof,
+    stack, hk, frozen, dem, fresh, lev, hval, state, bl, bu, adj, coef,
+):
+    """:func:`progressive_filling` into ``x[:rows.size]``, on the caller's scratch.
 
-    Returns how many links the rows use (they are ``sc.links[:nl]``). ``every[at]``: the
+    ``slot``... ``coef``: the fields of a :class:`FillScratch`, one by one (Varys's
+    backfilling calls this for every group: as one tuple they cost a sixth of its time).
+    Returns how many links the rows use (they are ``links[:nl]``). ``every[at]``: the
     rows whose order breaks ties (below); ``rows`` are these in the same order, less
     some that progressive filling freezes at 0 from the start (``ub <= 0``, or on a
     link without capacity), which a caller may leave out unread. ``at.size ==
@@ -429,8 +438,6 @@ def fill_rows(indptr, indices, data, rows, cap, w, ub, x, sc, every, at):  # typ
     left drops out whatever its remainder.
     """
     n = rows.size
-    (slot, links, lstart, lcnt, num, kof, stack, hk, frozen, dem, fresh, lev, hval, state, bl,
-     bu, adj, coef) = sc
     # the links the rows use, numbered locally by first appearance; rows with no room
     nl = 0
     nopen = 0

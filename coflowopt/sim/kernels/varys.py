@@ -338,7 +338,8 @@ def proportional_backfill_csr(indptr, indices, data, f, d, cptr, residual, cap, 
         skey[t] = key[r]
         cnt[a] = t + 1
     # the filling's scratch, once per decision (its entries grow with the groups)
-    sc = fill_scratch(np.full(L, -1, np.int64), L, m, 64)
+    (slot, links, lstart, lcnt, num, kof, stack, hk, frozen, dem, fresh, lev, hval, state, bl, bu,
+     adj, coef) = fill_scratch(np.full(L, -1, np.int64), L, m, 64)
     x = np.empty(m)
     use = np.zeros(L)
     rows = np.empty(m, np.int64)
@@ -377,10 +378,13 @@ def proportional_backfill_csr(indptr, indices, data, f, d, cptr, residual, cap, 
                     nopen += 1
                     nnz += indptr[j + 1] - indptr[j]
             if nopen > 0:
-                if sc.adj.size < nnz:
-                    sc = fill_scratch(sc.slot, L, m, 2 * nnz)
+                if adj.size < nnz:
+                    adj = np.empty(2 * nnz, np.int64)
+                    coef = np.empty(2 * nnz)
                 nl = fill_rows(indptr, indices, data, rows[:nopen], residual, w[:nopen],
-                               ub[:nopen], x, sc, f, spos[r0:r1])
+                               ub[:nopen], x, f, spos[r0:r1], slot, links, lstart, lcnt, num,
+                               kof, stack, hk, frozen, dem, fresh, lev, hval, state, bl, bu, adj,
+                               coef)
                 # the group's use of each link, summed in flow order
                 for r in range(nopen):
                     if x[r] > 0.0:
@@ -397,7 +401,7 @@ def proportional_backfill_csr(indptr, indices, data, f, d, cptr, residual, cap, 
                 swept = True
             elif nopen > 0:
                 for t in range(nl):
-                    _settle(sc.links[t], residual, use, cap)
+                    _settle(links[t], residual, use, cap)
             r0 = r1
         r0 = end
 
