@@ -5,6 +5,8 @@ two-sided links (water-filling).
 by index (the simulator's policies pass flows or route classes of the route
 incidence without building a submatrix), with weights, upper bounds and residual
 capacities; :func:`coflowopt.alloc.max_min` runs it on usage that is not bipartite.
+Its kernel :func:`fill_rows` works on scratch (:class:`FillScratch`) that a caller may
+keep across calls: Varys's proportional backfilling fills many small groups per decision.
 The rest of this module is the bipartite case.
 
 Rows (flows, or groups of flows on the same pair of links) each cross one
@@ -44,15 +46,15 @@ Rows come in two forms, which may be mixed:
 
 from __future__ import annotations
 
-import heapq
+from typing import NamedTuple
 
 import numpy as np
 
 from .._jit import njit
 
 __all__ = [
-    "REFRESH", "REL", "REOPEN", "SLACK", "bipartite_levels", "csr_lists", "max_min_rows",
-    "progressive_filling", "waterfill",
+    "REFRESH", "REL", "REOPEN", "SLACK", "FillScratch", "bipartite_levels", "csr_lists",
+    "fill_rows", "fill_scratch", "max_min_rows", "progressive_filling", "waterfill",
 ]
 
 REL = 1e-12
@@ -335,6 +337,50 @@ subtractions leave at most about ``1e-16 / REFRESH`` of relative error in a leve
 a link is summed afresh only after its open weight has fallen a thousandfold."""
 
 
+class FillScratch(NamedTuple):
+    """Scratch of :func:`fill_rows` (its last arguments, in this order), which a caller may
+    keep across calls (:func:`fill_scratch`).
+
+    ``slot`` has one entry per link of the usage matrix, all ``-1`` between calls; the
+    other arrays are overwritten by every call. Sizes bound a call: the links its rows
+    use (``links``...), its rows (``state``, ``bl``, ``bu``) and their entries
+    (``adj``, ``coef``).
+    """
+
+    slot: np.ndarray
+    links: np.ndarray  # the links the rows use, in order of first appearance
+    lstart: np.ndarray  # each link's rows in adj / coef (CSR pointers, one more entry)
+    lcnt: np.ndarray  # each link's open rows with a positive coefficient
+    num: np.ndarray  # each link's number among the links of every row (ties)
+    kof: np.ndarray  # the link of each number
+    stack: np.ndarray  # the heap entries left to look at for a tie
+    hk: np.ndarray  # the heap's link numbers
+    frozen: np.ndarray  # what frozen rows use of each link
+    dem: np.ndarray  # open rows' weighted coefficients
+    fresh: np.ndarray  # dem when last summed afresh
+    lev: np.ndarray  # where each link saturates
+    hval: np.ndarray  # the heap's levels
+    state: np.ndarray  # 0 open, 1 frozen
+    bl: np.ndarray  # the rows with an upper bound
+    bu: np.ndarray  # the level at which each reaches it
+    adj: np.ndarray  # each link's rows
+    coef: np.ndarray  # and their coefficients on it
+
+
+@njit
+def fill_scratch(slot, n_links, n_rows, nnz):  # type: ignore[no-untyped-def]
+    """:class:`FillScratch` around ``slot`` for calls whose rows use at most ``n_links``
+    links, number at most ``n_rows`` and have at most ``nnz`` entries."""
+    return FillScratch(
+        slot, np.empty(n_links, np.int64), np.empty(n_links + 1, np.int64),
+        np.empty(n_links, np.int64), np.empty(n_links, np.int64), np.empty(n_links, np.int64),
+        np.empty(n_links, np.int64), np.empty(n_links, np.int64), np.empty(n_links),
+        np.empty(n_links), np.empty(n_links), np.empty(n_links), np.empty(n_links),
+        np.empty(n_rows, np.int8), np.empty(n_rows, np.int64), np.empty(n_rows),
+        np.empty(nnz, np.int64), np.empty(nnz),
+    )
+
+
 @njit
 def progressive_filling(indptr, indices, data, rows, cap, w, ub, slot):  # type: ignore[no-untyped-def]
     """Weighted max-min rates of rows ``rows`` of a CSR usage matrix (progressive filling).
@@ -343,6 +389,35 @@ def progressive_filling(indptr, indices, data, rows, cap, w, ub, slot):  # type:
     data)`` (non-negative coefficients); ``cap`` holds every link's capacity, ``w[p]``
     and ``ub[p]`` the row's weight (positive) and upper bound (``inf``: none).
     ``slot``: one entry per link, all ``-1``, and so again on return (scratch).
+    :func:`fill_rows` on scratch of this call's size.
+    """
+    n = rows.size
+    nnz = 0
+    for p in range(n):
+        nnz += indptr[rows[p] + 1] - indptr[rows[p]]
+    x = np.empty(n)
+    (_, links, lstart, lcnt, num, kof, stack, hk, frozen, dem, fresh, lev, hval, state, bl, bu,
+     adj, coef) = fill_scratch(slot, min(cap.size, nnz), n, nnz)
+    fill_rows(indptr, indices, data, rows, cap, w, ub, x, rows, np.arange(n), slot, links,
+              lstart, lcnt, num, kof, stack, hk, frozen, dem, fresh, lev, hval, state, bl, bu,
+              adj, coef)
+    return x
+
+
+@njit
+def fill_rows(  # type: ignore[no-untyped-def]
+    indptr, indices, data, rows, cap, w, ub, x, every, at, slot, links, lstart, lcnt, num, kof,
+    stack, hk, frozen, dem, fresh, lev, hval, state, bl, bu, adj, coef,
+):
+    """:func:`progressive_filling` into ``x[:rows.size]``, on the caller's scratch.
+
+    ``slot``... ``coef``: the fields of a :class:`FillScratch`, one by one (Varys's
+    backfilling calls this for every group: as one tuple they cost a sixth of its time).
+    Returns how many links the rows use (they are ``links[:nl]``). ``every[at]``: the
+    rows whose order breaks ties (below); ``rows`` are these in the same order, less
+    some that progressive filling freezes at 0 from the start (``ub <= 0``, or on a
+    link without capacity), which a caller may leave out unread. ``at.size ==
+    rows.size``: none is left out (``at`` is not read).
 
     Every open row's rate is ``w * level``, the level rising from 0. Link ``k``
     saturates at the level ``(cap_k - frozen_k) / open_k`` (what the frozen rows leave
@@ -353,6 +428,9 @@ def progressive_filling(indptr, indices, data, rows, cap, w, ub, slot):  # type:
     open row and link per saturation level; rows freeze at their upper bounds as the
     level passes ``ub / w``. Rows on links without capacity, and rows with
     ``ub <= 0``, stay at 0; rows that use no link and have no bound get ``inf``.
+    Among links that saturate at one level, the one that appears first in ``every[at]``
+    goes first: links are numbered over ``rows`` and, when rows are left out, at the
+    first such tie numbered afresh over ``every[at]`` (:func:`_number_all`).
 
     A link's open weight is kept by subtraction as rows freeze, and summed afresh from
     its open rows when it falls to :data:`REFRESH` of its last fresh sum (weights far
@@ -360,92 +438,89 @@ def progressive_filling(indptr, indices, data, rows, cap, w, ub, slot):  # type:
     left drops out whatever its remainder.
     """
     n = rows.size
-    x = np.zeros(n)
-    nnz = 0
-    for p in range(n):
-        nnz += indptr[rows[p] + 1] - indptr[rows[p]]
-    # the links the rows use, numbered locally, and each one's rows in row order
-    links = np.empty(nnz, np.int64)
+    # the links the rows use, numbered locally by first appearance; rows with no room
     nl = 0
+    nopen = 0
     for p in range(n):
+        x[p] = 0.0
         j = rows[p]
+        s = 0 if ub[p] > 0.0 else 1
         for e in range(indptr[j], indptr[j + 1]):
-            if slot[indices[e]] < 0:
-                slot[indices[e]] = nl
-                links[nl] = indices[e]
+            lk = indices[e]
+            if slot[lk] < 0:
+                slot[lk] = nl
+                links[nl] = lk
+                kof[nl] = nl
                 nl += 1
-    start = np.zeros(nl + 1, np.int64)
+            if data[e] > 0.0 and not cap[lk] > 0.0:
+                s = 1
+        state[p] = s
+        nopen += 1 - s
+    if n == 1 and nopen == 1 and ub[0] == np.inf and nl == indptr[rows[0] + 1] - indptr[rows[0]]:
+        # one row, on distinct links: it stops at its smallest level, whichever link that is
+        j = rows[0]
+        v = np.inf
+        for e in range(indptr[j], indptr[j + 1]):
+            if data[e] > 0.0:
+                t = cap[indices[e]] / (data[e] * w[0])
+                if t < v:
+                    v = t
+        x[0] = w[0] * v  # inf if it uses no link
+        for k in range(nl):
+            slot[links[k]] = -1
+        return nl
+    # each link's rows in row order
+    for k in range(nl + 1):
+        lstart[k] = 0
     for p in range(n):
         j = rows[p]
         for e in range(indptr[j], indptr[j + 1]):
-            start[slot[indices[e]] + 1] += 1
+            lstart[slot[indices[e]] + 1] += 1
     for k in range(nl):
-        start[k + 1] += start[k]
-    fill = start[:nl].copy()
-    adj = np.empty(nnz, np.int64)
-    coef = np.empty(nnz)
+        lstart[k + 1] += lstart[k]
+        lcnt[k] = lstart[k]  # the next place to fill
     for p in range(n):
         j = rows[p]
         for e in range(indptr[j], indptr[j + 1]):
             k = slot[indices[e]]
-            adj[fill[k]] = p
-            coef[fill[k]] = data[e]
-            fill[k] += 1
-    # 0 open, 1 frozen
-    state = np.zeros(n, np.int8)
-    for p in range(n):
-        if not ub[p] > 0.0:
-            state[p] = 1
+            adj[lcnt[k]] = p
+            coef[lcnt[k]] = data[e]
+            lcnt[k] += 1
+    hn = 0
     for k in range(nl):
-        if not cap[links[k]] > 0.0:
-            for q in range(start[k], start[k + 1]):
-                if coef[q] > 0.0:
-                    state[adj[q]] = 1
-    nopen = 0
-    for p in range(n):
-        if state[p] == 0:
-            nopen += 1
-    frozen = np.zeros(nl)  # what frozen rows use of each link
-    dem = np.zeros(nl)  # open rows' weighted coefficients
-    fresh = np.zeros(nl)  # dem when last summed afresh
-    cnt = np.zeros(nl, np.int64)  # open rows with a positive coefficient
-    lev = np.full(nl, np.inf)  # where each link saturates
-    heap = [(np.inf, np.int64(-1))]
-    heap.pop()
-    for k in range(nl):
-        cnt[k] = _open_demand(k, start, adj, coef, w, state, dem)
+        frozen[k] = 0.0
+        lcnt[k] = _open_demand(k, lstart, adj, coef, w, state, dem)
         fresh[k] = dem[k]
-        if cnt[k] > 0:
+        lev[k] = np.inf
+        if lcnt[k] > 0:
             lev[k] = cap[links[k]] / dem[k]
-            heapq.heappush(heap, (lev[k], np.int64(k)))
+            hn = _heap_push(hval, hk, hn, lev[k], k)
     # rows with an upper bound, by the level at which they reach it
-    nb = 0
-    for p in range(n):
-        if state[p] == 0 and ub[p] < np.inf:
-            nb += 1
-    bl = np.empty(nb, np.int64)
-    bu = np.empty(nb)
     nb = 0
     for p in range(n):
         if state[p] == 0 and ub[p] < np.inf:
             bl[nb] = p
             bu[nb] = ub[p] / w[p]
             nb += 1
-    border = np.argsort(bu, kind="mergesort")
+    border = np.argsort(bu[:nb], kind="mergesort") if nb > 0 else bl[:0]
     bi = 0
+    exact = at.size == n
     level = 0.0
     while nopen > 0:
-        # a link's level only rises as rows freeze: an entry below it is stale and goes
-        # back in at the current level (a link is pushed again only when it surfaces)
-        while len(heap) > 0 and (cnt[heap[0][1]] == 0 or heap[0][0] != lev[heap[0][1]]):
-            k = heap[0][1]
-            if cnt[k] == 0:
-                heapq.heappop(heap)
+        # a link's level only rises as rows freeze: a stale entry goes back in at the
+        # link's level, an entry of a link without open rows goes
+        while hn > 0:
+            k = kof[hk[0]]
+            if lcnt[k] == 0:
+                hn = _heap_pop(hval, hk, hn)
+            elif hval[0] != lev[k]:
+                hval[0] = lev[k]
+                _sift_down(hval, hk, hn, 0)
             else:
-                heapq.heapreplace(heap, (lev[k], k))
+                break
         while bi < nb and state[bl[border[bi]]] != 0:
             bi += 1
-        lk = heap[0][0] if len(heap) > 0 else np.inf
+        lk = hval[0] if hn > 0 else np.inf
         lb = bu[border[bi]] if bi < nb else np.inf
         if lb <= lk * (1 + SLACK):
             if lb == np.inf:
@@ -454,23 +529,33 @@ def progressive_filling(indptr, indices, data, rows, cap, w, ub, slot):  # type:
             bi += 1
             if lb > level:
                 level = lb
-            nopen -= _freeze(p, ub[p], x, state, rows, indptr, indices, data, w, slot, start,
-                             adj, coef, cap, links, frozen, dem, fresh, cnt, lev)
+            nopen -= _freeze(p, ub[p], x, state, rows, indptr, indices, data, w, slot, lstart,
+                             adj, coef, cap, links, frozen, dem, fresh, lcnt, lev)
             continue
-        _, k = heapq.heappop(heap)
+        if not exact and _tied(hval, hk, kof, hn, lcnt, lev, stack):
+            _number_all(indptr, indices, every, at, slot, num, nl)
+            exact = True
+            hn = 0
+            for k in range(nl):
+                kof[num[k]] = k
+                if lcnt[k] > 0:
+                    hn = _heap_push(hval, hk, hn, lev[k], num[k])
+            continue
+        k = kof[hk[0]]
+        hn = _heap_pop(hval, hk, hn)
         if lk > level:
             level = lk
-        for q in range(start[k], start[k + 1]):
+        for q in range(lstart[k], lstart[k + 1]):
             p = adj[q]
             if state[p] == 0 and coef[q] > 0.0:
                 nopen -= _freeze(p, w[p] * level, x, state, rows, indptr, indices, data, w, slot,
-                                 start, adj, coef, cap, links, frozen, dem, fresh, cnt, lev)
+                                 lstart, adj, coef, cap, links, frozen, dem, fresh, lcnt, lev)
     for p in range(n):
         if state[p] == 0:
             x[p] = np.inf
     for k in range(nl):
         slot[links[k]] = -1
-    return x
+    return nl
 
 
 @njit
@@ -518,6 +603,99 @@ def _open_demand(k, start, adj, coef, w, state, dem):  # type: ignore[no-untyped
             c += 1
     dem[k] = d
     return c
+
+
+@njit
+def _tied(hval, hk, kof, hn, lcnt, lev, stack):  # type: ignore[no-untyped-def]
+    """Whether another link than the heap's first (a live entry) saturates at its level.
+
+    Such a link's entry holds that level (entries never lie above their link's level,
+    nor below the first), so it lies in the subtree of entries equal to the first.
+    ``stack``: scratch of at least ``hn`` integers.
+    """
+    top = hval[0]
+    ns = 0
+    for i in (1, 2):
+        if i < hn and hval[i] == top:
+            stack[ns] = i
+            ns += 1
+    while ns > 0:
+        ns -= 1
+        i = stack[ns]
+        k = kof[hk[i]]
+        if lcnt[k] > 0 and lev[k] == top:
+            return True
+        for c in (2 * i + 1, 2 * i + 2):
+            if c < hn and hval[c] == top:
+                stack[ns] = c
+                ns += 1
+    return False
+
+
+@njit
+def _number_all(indptr, indices, every, at, slot, num, nl):  # type: ignore[no-untyped-def]
+    """``num[k]``: the order in which link ``links[k]`` first appears in the rows
+    ``every[at]`` (among the ``nl`` links numbered in ``slot``)."""
+    for k in range(nl):
+        num[k] = -1
+    t = 0
+    for g in range(at.size):
+        j = every[at[g]]
+        for e in range(indptr[j], indptr[j + 1]):
+            k = slot[indices[e]]
+            if k >= 0 and num[k] < 0:
+                num[k] = t
+                t += 1
+
+
+@njit
+def _before(hval, hk, a, b):  # type: ignore[no-untyped-def]
+    """Heap entry ``a`` before ``b``: smaller level, then smaller link number."""
+    return hval[a] < hval[b] or (hval[a] == hval[b] and hk[a] < hk[b])
+
+
+@njit
+def _heap_push(hval, hk, hn, v, k):  # type: ignore[no-untyped-def]
+    """Add ``(v, k)`` to the heap of ``hn`` entries; returns the new size."""
+    i = hn
+    hval[i] = v
+    hk[i] = k
+    while i > 0:
+        up = (i - 1) >> 1
+        if not _before(hval, hk, i, up):
+            break
+        hval[i], hval[up] = hval[up], hval[i]
+        hk[i], hk[up] = hk[up], hk[i]
+        i = up
+    return hn + 1
+
+
+@njit
+def _heap_pop(hval, hk, hn):  # type: ignore[no-untyped-def]
+    """Drop the heap's first entry; returns the new size."""
+    hn -= 1
+    if hn > 0:
+        hval[0] = hval[hn]
+        hk[0] = hk[hn]
+        _sift_down(hval, hk, hn, 0)
+    return hn
+
+
+@njit
+def _sift_down(hval, hk, hn, i):  # type: ignore[no-untyped-def]
+    """Move entry ``i`` down to its place in the heap of ``hn`` entries."""
+    while True:
+        a = 2 * i + 1
+        if a >= hn:
+            return
+        b = a + 1
+        if b < hn and _before(hval, hk, b, a):
+            a = b
+        if not _before(hval, hk, a, i):
+            return
+        hval[i], hval[a] = hval[a], hval[i]
+        hk[i], hk[a] = hk[a], hk[i]
+        i = a
 
 
 @njit

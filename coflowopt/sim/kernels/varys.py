@@ -36,7 +36,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..._jit import njit
-from ...kernels.maxmin import _freeze, _open_demand
+from ...kernels.maxmin import fill_rows, fill_scratch
 from ...kernels.rates import greedy_pairs, madd_gamma, madd_rows
 
 __all__ = [
@@ -272,16 +272,17 @@ def proportional_backfill_csr(indptr, indices, data, f, d, cptr, residual, cap, 
     no link without room at the start, served first link by first link, coflows in
     order within a link; each group's rates are the weighted max-min rates of its
     flows with weights ``d`` on what is left
-    (:func:`coflowopt.kernels.maxmin.progressive_filling`, computed by
-    :func:`_fill_rows` to the last bit), and are added to ``extra``. After each group
-    the links left with at most ``SAT`` of their capacity are full and residuals are
-    clamped at 0 (every link after the first group; the links the group uses after
-    the others, as the rest are unchanged).
+    (:func:`coflowopt.kernels.maxmin.progressive_filling`, by its kernel
+    :func:`~coflowopt.kernels.maxmin.fill_rows` on scratch kept for the decision), and
+    are added to ``extra``. After each group the links left with at most ``SAT`` of
+    their capacity are full and residuals are clamped at 0 (every link after the first
+    group; the links the group uses after the others, as the rest are unchanged).
 
     Most candidates cross a link that an earlier group has filled by the time their
     group comes (on the Facebook trace on spine-leaf, their leaf's uplinks): each
     carries its route's last two links, and one of them full leaves it out without
-    reading its route; the filling sees only a group's open rows.
+    reading its route; the filling sees only a group's open rows (and all of them where
+    links tie).
     """
     L = residual.size
     n = f.size
@@ -336,28 +337,15 @@ def proportional_backfill_csr(indptr, indices, data, f, d, cptr, residual, cap, 
         spos[t] = cand[r]
         skey[t] = key[r]
         cnt[a] = t + 1
-    # the filling's scratch, once per decision
-    slot = np.full(L, -1, np.int64)
-    links = np.empty(L, np.int64)
-    lstart = np.empty(L + 1, np.int64)
-    lcnt = np.empty(L, np.int64)
-    num = np.empty(L, np.int64)
-    kof = np.empty(L, np.int64)
-    stack = np.empty(L, np.int64)
-    hk = np.empty(L, np.int64)
-    frozen = np.empty(L)
-    dem = np.empty(L)
-    fresh = np.empty(L)
-    lev = np.empty(L)
-    hval = np.empty(L)
-    adj = np.empty(64, np.int64)
-    coef = np.empty(64)
-    state = np.empty(m, np.int8)
+    # the filling's scratch, once per decision (its entries grow with the groups)
+    (slot, links, lstart, lcnt, num, kof, stack, hk, frozen, dem, fresh, lev, hval, state, bl, bu,
+     adj, coef) = fill_scratch(np.full(L, -1, np.int64), L, m, 64)
     x = np.empty(m)
     use = np.zeros(L)
     rows = np.empty(m, np.int64)
     lpos = np.empty(m, np.int64)
     w = np.empty(m)
+    ub = np.full(m, np.inf)
     swept = False
     r0 = 0
     for link in range(L):
@@ -393,9 +381,10 @@ def proportional_backfill_csr(indptr, indices, data, f, d, cptr, residual, cap, 
                 if adj.size < nnz:
                     adj = np.empty(2 * nnz, np.int64)
                     coef = np.empty(2 * nnz)
-                nl = _fill_rows(indptr, indices, data, rows[:nopen], residual, w[:nopen], x, f,
-                                spos[r0:r1], state, slot, links, lstart, lcnt, num, kof, stack,
-                                frozen, dem, fresh, lev, hval, hk, adj, coef)
+                nl = fill_rows(indptr, indices, data, rows[:nopen], residual, w[:nopen],
+                               ub[:nopen], x, f, spos[r0:r1], slot, links, lstart, lcnt, num,
+                               kof, stack, hk, frozen, dem, fresh, lev, hval, state, bl, bu, adj,
+                               coef)
                 # the group's use of each link, summed in flow order
                 for r in range(nopen):
                     if x[r] > 0.0:
@@ -415,214 +404,6 @@ def proportional_backfill_csr(indptr, indices, data, f, d, cptr, residual, cap, 
                     _settle(links[t], residual, use, cap)
             r0 = r1
         r0 = end
-
-
-@njit
-def _fill_rows(indptr, indices, data, rows, cap, w, x, f, group, state, slot, links, lstart,  # type: ignore[no-untyped-def]
-               lcnt, num, kof, stack, frozen, dem, fresh, lev, hval, hk, adj, coef):
-    """:func:`coflowopt.kernels.maxmin.progressive_filling` of a group's open rows
-    without upper bounds, into ``x[:rows.size]``: the same rates to the last bit.
-
-    ``rows``: the group's rows with room on every link, in the group's order; ``f[group]``:
-    all its rows (the others are frozen at 0 from the start there, and every sum skips
-    them). Among links that saturate at one level, progressive filling takes the one
-    that appears first in the group's rows: links are numbered over the open rows, and,
-    when some rows are not open, at the first such tie renumbered by first appearance
-    over all the group's rows (:func:`_number_all`). The next link is the one with the
-    smallest (level, number), which the lazy heap of ``(hval, hk)`` (levels and
-    numbers; ``kof``: the link of each number) finds as progressive filling's does.
-    Rows freeze, and links' open weights are summed afresh, by progressive filling's
-    own steps (``_freeze``, ``_open_demand``).
-    ``slot``: ``-1`` for every link, and so again on return. Returns how many links
-    the open rows use (numbered in ``links``).
-    """
-    n = rows.size
-    nl = 0
-    for p in range(n):
-        x[p] = 0.0
-        state[p] = 0
-        j = rows[p]
-        for e in range(indptr[j], indptr[j + 1]):
-            lk = indices[e]
-            if slot[lk] < 0:
-                slot[lk] = nl
-                links[nl] = lk
-                kof[nl] = nl
-                nl += 1
-    if n == 1:
-        # one row: it stops at its smallest level, whichever link that is
-        j = rows[0]
-        v = np.inf
-        for e in range(indptr[j], indptr[j + 1]):
-            if data[e] > 0.0:
-                t = cap[indices[e]] / (data[e] * w[0])
-                if t < v:
-                    v = t
-        x[0] = w[0] * v if v > 0.0 else np.inf if v == np.inf else 0.0
-        for k in range(nl):
-            slot[links[k]] = -1
-        return nl
-    # each link's open rows in row order
-    for k in range(nl + 1):
-        lstart[k] = 0
-    for p in range(n):
-        j = rows[p]
-        for e in range(indptr[j], indptr[j + 1]):
-            lstart[slot[indices[e]] + 1] += 1
-    for k in range(nl):
-        lstart[k + 1] += lstart[k]
-        lcnt[k] = lstart[k]  # the next place to fill
-    for p in range(n):
-        j = rows[p]
-        for e in range(indptr[j], indptr[j + 1]):
-            k = slot[indices[e]]
-            adj[lcnt[k]] = p
-            coef[lcnt[k]] = data[e]
-            lcnt[k] += 1
-    hn = 0
-    for k in range(nl):
-        frozen[k] = 0.0
-        lcnt[k] = _open_demand(k, lstart, adj, coef, w, state, dem)
-        fresh[k] = dem[k]
-        lev[k] = np.inf
-        if lcnt[k] > 0:
-            lev[k] = cap[links[k]] / dem[k]
-            hn = _heap_push(hval, hk, hn, lev[k], k)
-    exact = n == group.size  # numbered as over all the group's rows
-    nopen = n
-    level = 0.0
-    while nopen > 0:
-        # a link's level only rises as rows freeze: a stale entry goes back in at the
-        # link's level, an entry of a link without open rows goes
-        while hn > 0:
-            k = kof[hk[0]]
-            if lcnt[k] == 0:
-                hn = _heap_pop(hval, hk, hn)
-            elif hval[0] != lev[k]:
-                hval[0] = lev[k]
-                _sift_down(hval, hk, hn, 0)
-            else:
-                break
-        if hn == 0 or hval[0] == np.inf:
-            break  # the open rows use no link with room left to share
-        if not exact and _tied(hval, hk, kof, hn, lcnt, lev, stack):
-            _number_all(indptr, indices, f, group, slot, num, nl)
-            exact = True
-            hn = 0
-            for k in range(nl):
-                kof[num[k]] = k
-                if lcnt[k] > 0:
-                    hn = _heap_push(hval, hk, hn, lev[k], num[k])
-            continue
-        lk = hval[0]
-        k = kof[hk[0]]
-        hn = _heap_pop(hval, hk, hn)
-        if lk > level:
-            level = lk
-        for q in range(lstart[k], lstart[k + 1]):
-            p = adj[q]
-            if state[p] == 0 and coef[q] > 0.0:
-                nopen -= _freeze(p, w[p] * level, x, state, rows, indptr, indices, data, w, slot,
-                                 lstart, adj, coef, cap, links, frozen, dem, fresh, lcnt, lev)
-    for p in range(n):
-        if state[p] == 0:
-            x[p] = np.inf
-    for k in range(nl):
-        slot[links[k]] = -1
-    return nl
-
-
-@njit
-def _tied(hval, hk, kof, hn, lcnt, lev, stack):  # type: ignore[no-untyped-def]
-    """Whether another link than the heap's first (a live entry) saturates at its level.
-
-    Such a link's entry holds that level (entries never lie above their link's level,
-    nor below the first), so it lies in the subtree of entries equal to the first.
-    ``stack``: scratch of at least ``hn`` integers.
-    """
-    top = hval[0]
-    ns = 0
-    for i in (1, 2):
-        if i < hn and hval[i] == top:
-            stack[ns] = i
-            ns += 1
-    while ns > 0:
-        ns -= 1
-        i = stack[ns]
-        k = kof[hk[i]]
-        if lcnt[k] > 0 and lev[k] == top:
-            return True
-        for c in (2 * i + 1, 2 * i + 2):
-            if c < hn and hval[c] == top:
-                stack[ns] = c
-                ns += 1
-    return False
-
-
-@njit
-def _number_all(indptr, indices, f, group, slot, num, nl):  # type: ignore[no-untyped-def]
-    """``num[k]``: the order in which link ``links[k]`` first appears in the rows
-    ``f[group]`` (among the ``nl`` links numbered in ``slot``)."""
-    for k in range(nl):
-        num[k] = -1
-    t = 0
-    for g in range(group.size):
-        j = f[group[g]]
-        for e in range(indptr[j], indptr[j + 1]):
-            k = slot[indices[e]]
-            if k >= 0 and num[k] < 0:
-                num[k] = t
-                t += 1
-
-
-@njit
-def _before(hval, hk, a, b):  # type: ignore[no-untyped-def]
-    """Heap entry ``a`` before ``b``: smaller level, then smaller link number."""
-    return hval[a] < hval[b] or (hval[a] == hval[b] and hk[a] < hk[b])
-
-
-@njit
-def _heap_push(hval, hk, hn, v, k):  # type: ignore[no-untyped-def]
-    """Add ``(v, k)`` to the heap of ``hn`` entries; returns the new size."""
-    i = hn
-    hval[i] = v
-    hk[i] = k
-    while i > 0:
-        up = (i - 1) >> 1
-        if not _before(hval, hk, i, up):
-            break
-        hval[i], hval[up] = hval[up], hval[i]
-        hk[i], hk[up] = hk[up], hk[i]
-        i = up
-    return hn + 1
-
-
-@njit
-def _heap_pop(hval, hk, hn):  # type: ignore[no-untyped-def]
-    """Drop the heap's first entry; returns the new size."""
-    hn -= 1
-    if hn > 0:
-        hval[0] = hval[hn]
-        hk[0] = hk[hn]
-        _sift_down(hval, hk, hn, 0)
-    return hn
-
-
-@njit
-def _sift_down(hval, hk, hn, i):  # type: ignore[no-untyped-def]
-    """Move entry ``i`` down to its place in the heap of ``hn`` entries."""
-    while True:
-        a = 2 * i + 1
-        if a >= hn:
-            return
-        b = a + 1
-        if b < hn and _before(hval, hk, b, a):
-            a = b
-        if not _before(hval, hk, a, i):
-            return
-        hval[i], hval[a] = hval[a], hval[i]
-        hk[i], hk[a] = hk[a], hk[i]
-        i = a
 
 
 @njit
