@@ -20,6 +20,9 @@ recomputed at every event: arrivals and completions of coflow flows and of backg
 flows, the breakpoints of a background load, and the policy's own wake-ups; the policy is
 asked again only where it would be without a background (and, ``ideal``, at every change
 of the background).
+On multi-hop fabrics the sharing is compiled (:mod:`coflowopt.sim.kernels.capped`: the
+progressive filling on the links that the caps overload, step for step the one over every
+flow); ``simulate(..., compiled=False)`` runs the max-min over every flow.
 
 A policy that builds its own estimate (``coflourish``) declares a
 :class:`~coflowopt.fabric.feedback.SwitchFeedback`: the network then keeps, on every link,
@@ -58,6 +61,7 @@ from ..fabric.background import Background
 from ..fabric.feedback import FeedbackReport, SwitchFeedback, dre_advance
 from ..schedule import LinkLoad
 from .engine import Allocation, Engine, PolicyError, SimView, joined, time_resolution
+from .kernels.capped import capped_share
 from .policies._base import NoParams, Policy
 
 __all__ = ["KNOWLEDGE", "SEEN_FLOOR", "UnderBackground"]
@@ -202,6 +206,11 @@ class UnderBackground(Policy):
         self.n_bg = 0  # background flows arrived so far (their names for ECMP)
         L = self.cap.size
         self.bg_rows = sp.csr_array((0, L))
+        self.bg_csr: tuple[IntArray, IntArray, FloatArray] | None = None  # bg_rows, for the kernel
+        self.net = view  # the engine's view: the network's rates go by every route
+        self.compiled = bool(view.compiled)
+        self.routes = e.route_csr
+        self.route_len = np.diff(e.route_csr[0])
         self.bg_left = np.zeros(0)
         self.bg_size = np.zeros(0)
         self.bg_rate = np.zeros(0)
@@ -246,6 +255,7 @@ class UnderBackground(Policy):
                 self.bg_bytes += float(self.bg_left[done].sum())
                 self.bg_done += int(done.sum())
                 self.bg_rows = self.bg_rows[np.flatnonzero(keep)]
+                self.bg_csr = None
                 self.bg_left, self.bg_size = self.bg_left[keep], self.bg_size[keep]
                 self.bg_rate = self.bg_rate[keep]
                 self.changed = True
@@ -256,6 +266,7 @@ class UnderBackground(Policy):
             ids = [f"~background-{i}" for i in range(n0, n0 + n)]
             rows = sp.csr_array(self.fabric.routes(src, dst, ids=ids, ptr=np.arange(n + 1)))
             self.bg_rows = sp.vstack([self.bg_rows, rows], format="csr")
+            self.bg_csr = None
             self.bg_left = np.concatenate([self.bg_left, size])
             self.bg_size = np.concatenate([self.bg_size, size])
             self.bg_rate = np.concatenate([self.bg_rate, np.zeros(n)])
@@ -284,10 +295,10 @@ class UnderBackground(Policy):
         admitted (the policy is not woken for background events then)."""
         if self.running:
             return
-        empty = sp.csr_array((0, self.cap.size))
+        none = np.zeros(0, np.int64)
         while (nxt := self._next_background_event(self.t_prev)) < t - time_resolution(t):
             self._advance(nxt)
-            self._share(np.zeros(0), empty, self._available(nxt))
+            self._share(np.zeros(0), none, self._available(nxt))
 
     def _next_background_event(self, t: float) -> float:
         nxt = min(self.arrivals.next_time(), self.background.next_change(t))
@@ -309,8 +320,8 @@ class UnderBackground(Policy):
         seen = avail
         if self.bg_left.size:
             active = view.active_flows()
-            x = self._with_background(view.usage(active), avail, np.full(active.size, np.inf))
-            seen = avail - self.bg_rows.T @ x[active.size:]
+            _, bg_load, _ = self._shared(np.full(active.size, np.inf), active, avail, free=False)
+            seen = avail - bg_load
         return np.maximum(seen, SEEN_FLOOR * self.cap)
 
     def decide(self, view: SimView) -> Allocation:
@@ -349,7 +360,7 @@ class UnderBackground(Policy):
             caps = caps[active]
         else:
             caps = self.req[active]
-        rates = self._share(caps, view.usage(active), avail)
+        rates = self._share(caps, active, avail)
         # while no coflow flow is admitted, background events need no decision (_catch_up)
         self.running = bool(active.size)
         wake = self.inner_wake
@@ -357,21 +368,50 @@ class UnderBackground(Policy):
             wake = min(wake, self._next_background_event(t))
         return Allocation(flows=active, rates=rates, wake=wake)
 
-    def _share(self, caps: FloatArray, usage: sp.csr_array, avail: FloatArray) -> FloatArray:
-        """The network's rates: the coflow flows (``usage``, capped at ``caps``) and the
+    def _share(self, caps: FloatArray, flows: IntArray, avail: FloatArray) -> FloatArray:
+        """The network's rates: the coflow flows ``flows`` (capped at ``caps``) and the
         background flows share ``avail`` max-min; returns the coflow flows' rates."""
-        x = self._with_background(usage, avail, caps)
+        x, bg_load, free_load = self._shared(caps, flows, avail, free=self.fb is not None)
         n = caps.size
         self.bg_rate = x[n:]
-        self.load_prev = (self.cap - avail) + self.bg_rows.T @ self.bg_rate
-        if self.fb is not None:
-            free = np.where(np.isinf(caps), x[:n], 0.0)
-            self.unseen_prev = self.load_prev + usage.T @ free
+        self.load_prev = (self.cap - avail) + bg_load
+        if free_load is not None:
+            self.unseen_prev = self.load_prev + free_load
         return x[:n]
+
+    def _shared(self, caps: FloatArray, flows: IntArray, avail: FloatArray, *, free: bool
+                ) -> tuple[FloatArray, FloatArray, FloatArray | None]:
+        """Max-min rates of ``flows`` (capped at ``caps``), then of the background flows,
+        sharing ``avail``; the background flows' load on every link; with ``free``, the
+        load of the flows without a cap (else None).
+
+        Compiled (:func:`~coflowopt.sim.kernels.capped.capped_share`: the filling on the
+        links the caps overload only, step for step the reference's) unless the engine
+        runs its reference path (``simulate(..., compiled=False)``), or every row crosses
+        two links, where :func:`coflowopt.alloc.max_min` takes the big switch's method.
+        """
+        n = caps.size
+        bg = self.bg_rows
+        if self.compiled and not (np.all(self.route_len[flows] == 2)
+                                  and np.all(np.diff(bg.indptr) == 2)):
+            if self.bg_csr is None:
+                self.bg_csr = (bg.indptr.astype(np.int64), bg.indices.astype(np.int64),
+                               bg.data.astype(np.float64))
+            x, bg_load, free_load = capped_share(
+                *self.routes, np.ascontiguousarray(flows, np.int64),
+                np.ascontiguousarray(caps, np.float64), *self.bg_csr,
+                np.ascontiguousarray(avail, np.float64))
+            return x, bg_load, free_load if free else None
+        usage = self.net.usage(flows)
+        x = self._with_background(usage, avail, caps)
+        bg_load = bg.T @ x[n:]
+        if not free:
+            return x, bg_load, None
+        return x, bg_load, usage.T @ np.where(np.isinf(caps), x[:n], 0.0)
 
     def _with_background(self, usage: sp.csr_array, avail: FloatArray, caps: FloatArray) -> FloatArray:
         """Max-min rates of the coflow flows of ``usage`` (capped at ``caps``), then of the
-        background flows (uncapped), sharing ``avail``."""
+        background flows (uncapped), sharing ``avail`` (the reference path)."""
         if not self.bg_left.size and caps.size and np.all(np.isfinite(caps)) and np.all(
                 usage.T @ caps <= avail):
             # the caps fit: max-min gives every flow its cap (progressive filling freezes
