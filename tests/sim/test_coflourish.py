@@ -120,6 +120,29 @@ def test_gamma_sums_a_coflows_bytes_on_each_entry():
     assert res.cct[0] == pytest.approx(3.0)
 
 
+def test_the_backfilling_gives_nothing_to_a_flow_with_nothing_left():
+    """A flow that ends at a decision's instant has 0 bytes left: it asks for nothing, and
+    the others share what is left as if it were not there (the filling takes positive
+    weights only; on the Facebook trace placed on a spine-leaf fabric such a flow reached
+    it)."""
+    import scipy.sparse as sp
+
+    from coflowopt import alloc
+    from coflowopt.sim.policies.coflourish import Coflourish
+
+    u = sp.csr_array(np.array([[1.0, 0.0, 1.0], [1.0, 1.0, 0.0], [0.0, 1.0, 1.0]]))
+    residual = np.array([4.0, 3.0, 5.0])
+    rem = np.array([2.0, 0.0, 1.0])
+    x = Coflourish._backfill(u, rem, residual)
+    keep = np.array([0, 2])
+    assert x[1] == 0.0
+    assert x[keep].tolist() == alloc.max_min(u[keep], residual, weights=rem[keep]).tolist()
+    assert np.all(u.T @ x <= residual * (1 + 1e-12))
+    assert Coflourish._backfill(u, np.zeros(3), residual).tolist() == [0.0, 0.0, 0.0]
+    assert Coflourish._backfill(u, rem + 1, residual).tolist() == alloc.max_min(
+        u, residual, weights=rem + 1).tolist()
+
+
 def test_a_starved_coflow_runs_alone_in_each_starvation_stage():
     inst = _switch(Coflow.from_flows("A", [(0, 1, 1000 * MB)]),
                    Coflow.from_flows("B", [(0, 1, 300 * MB)]), ports=2)
