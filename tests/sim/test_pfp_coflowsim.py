@@ -15,6 +15,8 @@ from hypothesis import given, settings
 
 import coflowopt as co
 from coflowopt.sim import SimulationError, make_policy, simulate
+from coflowopt.sim.policies.pfp import LIST_TIE
+from coflowopt.sim.policies.varys import COFLOWSIM_STEP
 
 from ..strategies import instances
 from .test_kernels import assert_same, both
@@ -24,11 +26,13 @@ def coflowsim_pfp(inst: co.Instance) -> np.ndarray:
     """Coflow completion times under coflowsim's PFP on uniform ports, event by event.
 
     Each receiver keeps a list; an admitted flow goes before the first listed flow
-    with more bytes left than its size. At every instant receivers in index order
-    each serve the first flow of their list whose sender no earlier receiver serves,
-    at the port rate.
+    with more bytes left than its size, "more" by more than half of what a port moves
+    in one of coflowsim's 8 ms steps (its remaining bytes are whole steps' worth) and
+    ``LIST_TIE`` of the size. At every instant receivers in index order each serve the
+    first flow of their list whose sender no earlier receiver serves, at the port rate.
     """
     c = float(inst.fabric.capacity[0])
+    half_step = 0.5 * COFLOWSIM_STEP * c
     rem = inst.flow_size.astype(float).copy()
     lists: list[list[int]] = [[] for _ in range(inst.num_ports)]
     order = np.lexsort((np.arange(inst.num_coflows), inst.release))
@@ -38,8 +42,9 @@ def coflowsim_pfp(inst: co.Instance) -> np.ndarray:
         while nxt < order.size and inst.release[order[nxt]] <= t + 1e-12:
             for f in np.flatnonzero(inst.flow_coflow == order[nxt]).tolist():
                 lst = lists[int(inst.flow_dst[f])]
-                k = next((i for i, g in enumerate(lst) if rem[g] > inst.flow_size[f] * (1 + 1e-9)),
-                         len(lst))
+                size = float(inst.flow_size[f])
+                k = next((i for i, g in enumerate(lst)
+                          if rem[g] > size + max(LIST_TIE * size, half_step)), len(lst))
                 lst.insert(k, f)
             nxt += 1
         busy: set[int] = set()
