@@ -75,3 +75,22 @@ def completed(f, t0, tf, r, fco, start, record, npc, pc_f, pc_t0, pc_t1, pc_r, s
     k = fco[f]
     cf_left[k] -= 1
     return npc, nd + 1, cf_left[k] == 0
+
+
+@njit
+def tied_completed(f, tf, record, npc, pstart, fw, pc_f, pc_t0, pc_t1, pc_r, sent, size, fkey,  # type: ignore[no-untyped-def]
+                   done_f, done_t, nd):
+    """Flow ``f`` of a tied series (a level times its weight ``fw[f]``) completes at ``tf``:
+    its one piece since ``pstart[f]``, its data, its key cleared (``nan``) and the
+    completion list. Returns ``(npc, nd)``; the caller updates its series and coflow."""
+    if record and tf > pstart[f]:
+        pc_f[npc] = f
+        pc_t0[npc] = pstart[f]
+        pc_t1[npc] = tf
+        pc_r[npc] = fw[f]
+        npc += 1
+    sent[f] = size[f]
+    fkey[f] = np.nan
+    done_f[nd] = f
+    done_t[nd] = tf
+    return npc, nd + 1

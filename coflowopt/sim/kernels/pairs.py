@@ -64,7 +64,7 @@ import numpy.typing as npt
 
 from ..._jit import njit
 from ...kernels.maxmin import waterfill
-from ._common import EVENT, next_event
+from ._common import EVENT, next_event, tied_completed
 
 __all__ = ["new_pair_state", "pair_admit", "pair_gate_admit", "pair_join", "pair_stretch"]
 
@@ -854,17 +854,8 @@ def pair_stretch(  # type: ignore[no-untyped-def]
                     f = hf[base]
                     _heap_pop(hk, hf, base, hn[p])
                     hn[p] -= 1
-                    if record and tf > pstart[f]:
-                        pc_f[npc] = f
-                        pc_t0[npc] = pstart[f]
-                        pc_t1[npc] = tf
-                        pc_r[npc] = fw[f]
-                        npc += 1
-                    sent[f] = size[f]
-                    fkey[f] = np.nan
-                    done_f[nd] = f
-                    done_t[nd] = tf
-                    nd += 1
+                    npc, nd = tied_completed(f, tf, record, npc, pstart, fw, pc_f, pc_t0, pc_t1, pc_r,
+                                             sent, size, fkey, done_f, done_t, nd)
                     if tf > t_new:
                         t_new = tf
                     w = fw[f]

@@ -60,7 +60,7 @@ import numpy.typing as npt
 
 from ..._jit import njit
 from ...kernels.maxmin import REFRESH
-from ._common import EVENT, next_event
+from ._common import EVENT, next_event, tied_completed
 from .pairs import _heap_pop, _heap_push
 
 __all__ = ["STATE", "new_route_state", "route_join", "route_stretch"]
@@ -706,17 +706,8 @@ def route_stretch(  # type: ignore[no-untyped-def]
                 f = hf[base]
                 _heap_pop(hk, hf, base, hn[c])
                 hn[c] -= 1
-                if record and tf > pstart[f]:
-                    pc_f[npc] = f
-                    pc_t0[npc] = pstart[f]
-                    pc_t1[npc] = tf
-                    pc_r[npc] = fw[f]
-                    npc += 1
-                sent[f] = size[f]
-                fkey[f] = np.nan
-                done_f[nd] = f
-                done_t[nd] = tf
-                nd += 1
+                npc, nd = tied_completed(f, tf, record, npc, pstart, fw, pc_f, pc_t0, pc_t1, pc_r,
+                                         sent, size, fkey, done_f, done_t, nd)
                 if tf > t_new:
                     t_new = tf
                 cn[c] -= 1
