@@ -92,8 +92,8 @@ def test_static_order_of_the_simulators_order_matches_it(offline, reference):
 
 
 def test_the_simulators_order_counts_one_flow_per_port_pair():
-    # a defect of the simulator, not met in the trace's first 100 coflows (no coflow there
-    # has two flows between the same ports): its BSSI loads keep the last flow of a coflow
+    # a defect of the simulator, not met in the trace (no coflow there has two flows
+    # between the same ports): its BSSI loads keep the last flow of a coflow
     # on each port pair (primal_dual.cpp, D_k[s][r] = size). Coflow '1', two 2 MB flows
     # 0->0 (load 4), is ordered before '2', one 3 MB flow 0->0, as if its load were 2
     ref = sinc.read_offline_output(HERE / "duplicate-pair-PD-GREEDY.txt")
