@@ -33,7 +33,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import NoReturn
+from typing import Any, NoReturn
 
 import numpy as np
 
@@ -121,8 +121,9 @@ def main() -> None:
     print()
     print("| coflowopt | within 1e-9 | within 1% | mean CCT ratio | wall s | CPU s |")
     print("|---|---|---|---|---|---|")
-    variants = [("sincronia", {}), ("sincronia", {"reorder": "arrivals"}),
-                ("static-order", {"order": ref.ids})]
+    variants: list[tuple[str, dict[str, Any]]] = [
+        ("sincronia", {}), ("sincronia", {"reorder": "arrivals"}),
+        ("static-order", {"order": ref.ids})]
     listed = []
     for name, params in variants:
         w, c = time.perf_counter(), time.process_time()
