@@ -16,15 +16,18 @@ from __future__ import annotations
 import dataclasses
 import math
 import os
+from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
+import numpy.typing as npt
 
 from .._text import plural
 from ..errors import InputError, InstanceError
 from ..instance import MB, TINY, Fabric, Instance
 from ._common import (
     atomic_writer,
+    brief,
     check_writable_instance,
     read_text,
     release_ms,
@@ -43,7 +46,7 @@ from .benchmark import (
     _plain_number,
 )
 
-__all__ = ["dumps", "loads", "read", "round_sizes", "write"]
+__all__ = ["OfflineOutput", "dumps", "loads", "read", "read_offline_output", "round_sizes", "write"]
 
 Rounding = Literal["ceil", "nearest", "none"]
 
@@ -209,3 +212,60 @@ def write(instance: Instance, path: str | os.PathLike[str], *, mb_rounding: Roun
             f"rounded ({mb_rounding})"
         )
     return notes
+
+
+@dataclass(frozen=True, slots=True)
+class OfflineOutput:
+    """The output log of Sincronia's offline simulator (``offlinesim``).
+
+    One line per coflow, ``<id> <oracle time> <rank> <start> <completion>``, in
+    the simulator's order (rank 1 first), then the mean completion time. Its
+    time unit is what a port takes to send one MB (2^20 bytes): every port
+    sends 1 MB per unit.
+    """
+
+    ids: tuple[str, ...]
+    """Coflow ids in the simulator's order, highest priority first."""
+    start: npt.NDArray[np.float64]
+    completion: npt.NDArray[np.float64]
+    """Start and completion times (simulator units), in the order of ``ids``."""
+    mean: float
+    """The mean completion time as printed (summed in single precision)."""
+
+    def __post_init__(self) -> None:
+        for a in (self.start, self.completion):
+            a.setflags(write=False)
+
+    def seconds(self, port_rate: float) -> npt.NDArray[np.float64]:
+        """Completion times in seconds for ports of ``port_rate`` bytes per second."""
+        return self.completion * (MB / port_rate)
+
+
+def read_offline_output(path: str | os.PathLike[str]) -> OfflineOutput:
+    """Read the output log ``offlinesim`` writes (its second argument)."""
+    where = str(path)
+    lines = [(n, t.split()) for n, t in enumerate(read_text(path).splitlines(), 1) if t.strip()]
+    if not lines or len(lines[-1][1]) != 1:
+        raise InputError("the last line must hold the mean completion time alone",
+                         path=where, line=lines[-1][0] if lines else None)
+    ids: list[str] = []
+    start: list[float] = []
+    done: list[float] = []
+    for rank, (number, t) in enumerate(lines[:-1], 1):
+        if len(t) != 5:
+            raise InputError(f"expected '<id> <oracle time> <rank> <start> <completion>', got "
+                             f"{len(t)} fields", path=where, line=number)
+        if t[2] != str(rank):
+            raise InputError(f"rank '{brief(t[2])}' should be {rank}", path=where, line=number)
+        if t[0] in ids:
+            raise InputError(f"coflow '{brief(t[0])}' appears twice", path=where, line=number)
+        begin = _float(t[3], f"start time of coflow '{t[0]}'", where, number)
+        end = _float(t[4], f"completion time of coflow '{t[0]}'", where, number)
+        if not 0 <= begin <= end:
+            raise InputError(f"coflow '{brief(t[0])}' starts at {t[3]} and completes at {t[4]}",
+                             path=where, line=number)
+        ids.append(t[0])
+        start.append(begin)
+        done.append(end)
+    mean = _float(lines[-1][1][0], "mean completion time", where, lines[-1][0])
+    return OfflineOutput(tuple(ids), np.array(start), np.array(done), mean)

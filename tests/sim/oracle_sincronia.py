@@ -23,7 +23,8 @@ Rules:
   minimum; ``w_c -= beta * v[c, b]`` for every unordered ``c`` (a result within
   a relative 1e-12 of ``c``'s weight is 0, the policy's documented rule);
 - the order is recomputed when a coflow arrives or departs (not at single
-  flow completions, nor at a stall);
+  flow completions, nor at a stall); with ``reorder="arrivals"`` only when a
+  coflow arrives (a departed coflow has nothing left to allocate);
 - rates: greedy order-preserving: the flows of the ordered coflows, within a
   coflow by flow index, each take ``min`` of what is left on its uplink and
   its downlink; a link left with at most ``FULL`` of what it had before a
@@ -116,7 +117,7 @@ def greedy(flows: Sequence[int], links_of: Sequence[tuple[Link, Link]],
 def simulate(
     up: Sequence[float], down: Sequence[float], coflows: Sequence[tuple[float, Sequence[Flow]]],
     weights: Sequence[float] | None = None, reschedule: str = "flow", stall: str = "idle",
-    ties: str = "low", seen: list[str] | None = None,
+    ties: str = "low", seen: list[str] | None = None, reorder: str = "events",
 ) -> list[Fraction]:
     """Exact completion times of ``coflows`` (``(release, [(src, dst, size), ...])``).
 
@@ -125,6 +126,7 @@ def simulate(
     ``seen``: see :func:`bssi`.
     """
     assert reschedule in ("flow", "coflow") and stall in ("idle", "last")
+    assert reorder in ("events", "arrivals")
     assert ties in ("low", "high")
     cap: dict[Link, Fraction] = {("u", i): exact(c) for i, c in enumerate(up)}
     cap.update({("d", i): exact(c) for i, c in enumerate(down)})
@@ -155,7 +157,7 @@ def simulate(
         active = sorted((k for k in range(m) if admitted[k] and finish[k] is None),
                         key=lambda k: (release[k], k))
         live = [f for k in active for f in members[k] if rem[f] > 0]
-        if arrived or departed:
+        if arrived or (departed and reorder == "events"):
             v = []
             for k in active:
                 load: dict[Link, Fraction] = {}

@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from coflowopt.instance import Coflow, Fabric, Instance
 from coflowopt.orders import bssi
 from coflowopt.schedule import check_feasible
-from coflowopt.sim import simulate
+from coflowopt.sim import SimulationError, simulate
 
 from . import oracle_sincronia as oracle
 from .test_oracle import cases as unweighted_cases
@@ -46,14 +46,15 @@ def instance(case: Case) -> Instance:
     ))
 
 
-def assert_agrees(case: Case, compiled: bool, reschedule: str) -> None:
+def assert_agrees(case: Case, compiled: bool, reschedule: str, reorder: str = "events") -> None:
     """Completion times as the oracle's (and a feasible schedule)."""
     up, down, coflows, weights = case
     inst = instance(case)
-    res = simulate(inst, "sincronia", params={"reschedule": reschedule}, compiled=compiled)
+    res = simulate(inst, "sincronia", params={"reschedule": reschedule, "reorder": reorder},
+                   compiled=compiled)
     assert res.schedule is not None and check_feasible(inst, res.schedule)
     want = [float(x) for x in oracle.simulate(
-        up, down, coflows, weights, reschedule=reschedule, stall="idle")]
+        up, down, coflows, weights, reschedule=reschedule, stall="idle", reorder=reorder)]
     np.testing.assert_allclose(res.completion, want, rtol=1e-9, atol=1e-12)
 
 
@@ -67,6 +68,32 @@ def test_sincronia_agrees_with_its_oracle(case, compiled):
 @given(cases(), st.booleans())
 def test_sincronia_reschedule_coflow_agrees_with_its_oracle(case, compiled):
     assert_agrees(case, compiled, "coflow")
+
+
+@settings(max_examples=150, deadline=None)
+@given(cases(), st.booleans(), st.sampled_from(["flow", "coflow"]))
+def test_sincronia_reorder_arrivals_agrees_with_its_oracle(case, compiled, reschedule):
+    assert_agrees(case, compiled, reschedule, "arrivals")
+
+
+def test_reorder_arrivals_keeps_the_order_a_departure_would_change():
+    # loads u0 3, u1 7, d0 6, d1 4: BSSI places c2 last on u1 (w/v 1/4 < 1/3), then c1 on d0
+    # (residual 1/4 over 3 < 1/3): c0, c1, c2. c0 and c2 run; at t = 3 c0 departs. Re-ordered
+    # on what is left (c1: 3 on u1 and d0, c2: 1 on u1 and d1; bottleneck u1 at 4) c2 goes
+    # first and ends at 4, c1 at 7; kept, c1 takes u1 from c2, ends at 6 and c2 at 7
+    unit = [1.0, 1.0]
+    flows = [(0.0, [(0, 0, 3.0)]), (0.0, [(1, 0, 3.0)]), (0.0, [(1, 1, 4.0)])]
+    assert oracle.simulate(unit, unit, flows) == [3, 7, 4]
+    assert oracle.simulate(unit, unit, flows, reorder="arrivals") == [3, 6, 7]
+    for compiled in (True, False):
+        assert_agrees((unit, unit, flows, None), compiled, "flow", "arrivals")
+        assert_agrees((unit, unit, flows, None), compiled, "flow")
+
+
+def test_reorder_rejects_an_unknown_rule():
+    with pytest.raises(SimulationError, match="reorder"):
+        simulate(instance(([1.0], [1.0], [(0.0, [(0, 0, 1.0)])], None)), "sincronia",
+                 params={"reorder": "departures"})
 
 
 @settings(max_examples=200, deadline=None)
