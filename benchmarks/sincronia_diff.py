@@ -65,8 +65,13 @@ def run_offlinesim(binary: Path, inst: Instance) -> tuple[sinc.OfflineOutput, fl
         sinc.write(inst, trace)
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
         w = time.perf_counter()
-        subprocess.run([str(binary), str(trace), str(log), "PD", "GREEDY"], check=True,
-                       stdout=subprocess.DEVNULL)
+        try:
+            subprocess.run([str(binary), str(trace), str(log), "PD", "GREEDY"], check=True,
+                           stdout=subprocess.DEVNULL)
+        except OSError as exc:
+            fail(f"cannot run --offlinesim {binary}: {exc.strerror or exc}")
+        except subprocess.CalledProcessError as exc:
+            fail(f"--offlinesim {binary} exited with code {exc.returncode}")
         wall = time.perf_counter() - w
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
         cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
@@ -109,8 +114,8 @@ def main() -> None:
     if sorted(ref.ids) != sorted(inst.ids):
         fail(f"the output's {len(ref.ids)} coflows are not the instance's {inst.num_coflows} "
              "(wrong --first or --trace?)")
-    at = {cid: i for i, cid in enumerate(ref.ids)}
-    theirs = ref.seconds(args.port_rate)[[at[c] for c in inst.ids]]
+    theirs = ref.seconds(args.port_rate, inst.ids)
+    rank = {cid: i + 1 for i, cid in enumerate(ref.ids)}
     ours_order = [inst.ids[k] for k in sincronia_order(inst)]
     same = sum(a == b for a, b in zip(ours_order, ref.ids, strict=True))
     print(f"{args.trace.name}, first {inst.num_coflows} coflows released at 0: {inst.num_flows} "
@@ -138,7 +143,7 @@ def main() -> None:
         if args.list:
             far = np.argsort(-ratio, kind="stable")[: args.list]
             far = far[ratio[far] > 1e-9]
-            listed.append((label, [(inst.ids[k], at[inst.ids[k]] + 1, ours[k], theirs[k])
+            listed.append((label, [(inst.ids[k], rank[inst.ids[k]], ours[k], theirs[k])
                                    for k in sorted(far.tolist())]))
     for label, rows in listed:
         print(f"\n{label}: coflows beyond 1e-9 (id, simulator's rank, coflowopt CCT s, "

@@ -16,6 +16,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -49,6 +50,10 @@ from .benchmark import (
 __all__ = ["OfflineOutput", "dumps", "loads", "read", "read_offline_output", "round_sizes", "write"]
 
 Rounding = Literal["ceil", "nearest", "none"]
+
+MEAN_CHECK = 1e-4
+"""Relative slack between the mean an ``offlinesim`` log prints (a single-precision sum)
+and the mean of its completion times (the stored logs: within 1e-6)."""
 
 
 def loads(text: str, *, path: str = "<string>", port_rate: float = DEFAULT_PORT_RATE) -> Instance:
@@ -236,19 +241,31 @@ class OfflineOutput:
         for a in (self.start, self.completion):
             a.setflags(write=False)
 
-    def seconds(self, port_rate: float) -> npt.NDArray[np.float64]:
-        """Completion times in seconds for ports of ``port_rate`` bytes per second."""
-        return self.completion * (MB / port_rate)
+    def seconds(self, port_rate: float, ids: Sequence[str] | None = None) -> npt.NDArray[np.float64]:
+        """Completion times in seconds for ports of ``port_rate`` bytes per second, in the
+        order of ``ids`` (an instance's coflow ids; default: the simulator's order)."""
+        s = self.completion * (MB / port_rate)
+        if ids is None:
+            return s
+        at = {cid: i for i, cid in enumerate(self.ids)}
+        return s[[at[c] for c in ids]]
 
 
 def read_offline_output(path: str | os.PathLike[str]) -> OfflineOutput:
     """Read the output log ``offlinesim`` writes (its second argument)."""
     where = str(path)
     lines = [(n, t.split()) for n, t in enumerate(read_text(path).splitlines(), 1) if t.strip()]
-    if not lines or len(lines[-1][1]) != 1:
+    if not lines:
+        raise InputError("empty file: expected a line per coflow, then the mean completion time",
+                         path=where)
+    if len(lines[-1][1]) != 1:
         raise InputError("the last line must hold the mean completion time alone",
-                         path=where, line=lines[-1][0] if lines else None)
+                         path=where, line=lines[-1][0])
+    if len(lines) == 1:
+        raise InputError("no coflow lines before the mean completion time", path=where,
+                         line=lines[0][0])
     ids: list[str] = []
+    seen: set[str] = set()
     start: list[float] = []
     done: list[float] = []
     for rank, (number, t) in enumerate(lines[:-1], 1):
@@ -257,10 +274,12 @@ def read_offline_output(path: str | os.PathLike[str]) -> OfflineOutput:
                              f"{len(t)} fields", path=where, line=number)
         if t[2] != str(rank):
             raise InputError(f"rank '{brief(t[2])}' should be {rank}", path=where, line=number)
-        if t[0] in ids:
+        if t[0] in seen:
             raise InputError(f"coflow '{brief(t[0])}' appears twice", path=where, line=number)
-        begin = _float(t[3], f"start time of coflow '{t[0]}'", where, number)
-        end = _float(t[4], f"completion time of coflow '{t[0]}'", where, number)
+        seen.add(t[0])
+        _float(t[1], f"oracle time of coflow '{brief(t[0])}'", where, number)
+        begin = _float(t[3], f"start time of coflow '{brief(t[0])}'", where, number)
+        end = _float(t[4], f"completion time of coflow '{brief(t[0])}'", where, number)
         if not 0 <= begin <= end:
             raise InputError(f"coflow '{brief(t[0])}' starts at {t[3]} and completes at {t[4]}",
                              path=where, line=number)
@@ -268,4 +287,9 @@ def read_offline_output(path: str | os.PathLike[str]) -> OfflineOutput:
         start.append(begin)
         done.append(end)
     mean = _float(lines[-1][1][0], "mean completion time", where, lines[-1][0])
+    # the simulator sums in single precision: a mean further off is another file's, or edited
+    if abs(mean - math.fsum(done) / len(done)) > MEAN_CHECK * max(abs(mean), 1.0):
+        raise InputError(f"the mean completion time {brief(lines[-1][1][0])} is not the mean of "
+                         f"the {len(done)} completions ({math.fsum(done) / len(done):.6g})",
+                         path=where, line=lines[-1][0])
     return OfflineOutput(tuple(ids), np.array(start), np.array(done), mean)

@@ -24,7 +24,7 @@ Rules:
   a relative 1e-12 of ``c``'s weight is 0, the policy's documented rule);
 - the order is recomputed when a coflow arrives or departs (not at single
   flow completions, nor at a stall); with ``reorder="arrivals"`` only when a
-  coflow arrives (a departed coflow has nothing left to allocate);
+  coflow arrives, and the order is kept through departures;
 - rates: greedy order-preserving: the flows of the ordered coflows, within a
   coflow by flow index, each take ``min`` of what is left on its uplink and
   its downlink; a link left with at most ``FULL`` of what it had before a

@@ -90,6 +90,25 @@ def test_reorder_arrivals_keeps_the_order_a_departure_would_change():
         assert_agrees((unit, unit, flows, None), compiled, "flow")
 
 
+def test_reorder_arrivals_reranks_when_a_departure_admits_a_successor():
+    # the example above plus c3 on a port of its own, admitted when c0 departs (starts_after):
+    # that admission re-ranks every active coflow on its remaining loads, as "events" does
+    # at the departure itself, so both rules give the re-ordered CCTs
+    unit = [1.0, 1.0, 1.0]
+    flows = [(0, 0, 3.0)], [(1, 0, 3.0)], [(1, 1, 4.0)]
+    coflows = [Coflow.from_flows(f"c{k}", fl) for k, fl in enumerate(flows)]
+    coflows.append(Coflow.from_flows("c3", [(2, 2, 0.5)], starts_after=["c0"]))
+    inst = Instance(Fabric(unit, unit), tuple(coflows))
+    for compiled in (True, False):
+        for reorder in ("arrivals", "events"):
+            res = simulate(inst, "sincronia", params={"reorder": reorder}, compiled=compiled)
+            np.testing.assert_allclose(res.completion, [3, 7, 4, 3.5], rtol=1e-12)
+            assert check_feasible(inst, res.schedule)
+    # without c3 the rules part (the test above)
+    res = simulate(inst.subset(range(3)), "sincronia", params={"reorder": "arrivals"})
+    np.testing.assert_allclose(res.completion, [3, 6, 7], rtol=1e-12)
+
+
 def test_reorder_rejects_an_unknown_rule():
     with pytest.raises(SimulationError, match="reorder"):
         simulate(instance(([1.0], [1.0], [(0.0, [(0, 0, 1.0)])], None)), "sincronia",

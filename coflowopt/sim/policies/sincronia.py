@@ -4,8 +4,9 @@ Sincronia (Agarwal et al., SIGCOMM 2018; THEORY.md, "Lower bounds"): the
 coflow order comes from :func:`coflowopt.orders.bssi` on the coflows'
 *remaining* loads (``v[k, l]`` = data coflow ``k`` still has to send over
 link ``l`` divided by its capacity, over its flows admitted so far) and
-their weights, recomputed whenever a coflow arrives or departs, or more of a
-coflow's flows are admitted (its later waves). Rates are the greedy order-preserving
+their weights, recomputed (by default, ``reorder="events"``) whenever a coflow
+arrives or departs, or more of a coflow's flows are admitted (its later
+waves). Rates are the greedy order-preserving
 allocation: flows in coflow order (within a coflow by flow index) each take
 all their links still have (:func:`coflowopt.alloc.greedy`), recomputed at
 every flow completion so the allocation stays work-conserving, as
@@ -15,10 +16,13 @@ capacity then idles from its completion to the next coflow event, and a flow
 the greedy pass left at rate 0 waits for it; on the Facebook trace the mean
 CCT is 458.0 s against 23.7 s, measured with ``simulate``, 2026-11-27).
 
-``reorder="arrivals"`` recomputes BSSI only when flows are admitted; a
-departure leaves the others' order as it was. With every coflow released at
-0 that is one BSSI order of the full sizes (:func:`coflowopt.bounds.sincronia.sincronia_order`),
-kept to the end: the rule of Sincronia's offline simulator
+``reorder="arrivals"`` recomputes BSSI only when flows are admitted: any
+admission (a release, a later wave, or a coflow whose predecessors' departure
+lets it start) re-ranks every active coflow on its remaining loads, and a
+departure that admits nothing leaves the others' order as it was. With every
+coflow released at 0, no dependencies and no delays, that is one BSSI order of
+the full sizes (:func:`coflowopt.bounds.sincronia.sincronia_order`), kept to
+the end: the rule of Sincronia's offline simulator
 (github.com/sincronia-coflow/simulator, ``offlinesim``), which orders once and
 then runs its greedy allocation through every flow completion. On the Facebook
 trace's first 100 coflows released at 0 it matches that simulator coflow by
@@ -45,8 +49,9 @@ class SincroniaParams(Params):
     """Re-run the greedy allocation at every flow completion ("flow") or only on coflow events."""
 
     reorder: str = "events"
-    """Recompute the BSSI order on remaining loads at every arrival and coflow departure
-    ("events") or only when flows are admitted ("arrivals", Sincronia's offline simulator)."""
+    """Recompute the BSSI order on remaining loads at every admission and coflow departure
+    ("events") or only when flows are admitted ("arrivals", Sincronia's offline simulator;
+    an admission that a departure causes still re-ranks every active coflow)."""
 
     def __post_init__(self) -> None:
         check_choice(self.reschedule, "reschedule", ("flow", "coflow"))
