@@ -9,7 +9,10 @@ adopts the priority queues of Aalo") schedule at three granularities:
 - among queues: weighted sharing (lines 15-19) or strict priority.
 
 Strict priority is sequential: queue by queue, coflow by coflow, each coflow
-gets the max-min fair rates of its flows on what is left of every link.
+gets the max-min fair rates of its flows on what is left of every link. On
+networks :func:`strict_rates` runs the whole sequence in one compiled call per
+decision (:mod:`coflowopt.sim.kernels.queues`, the same arithmetic);
+``simulate(..., compiled=False)`` runs the reference, ``_strict``.
 
 Weighted sharing follows Pseudocode 4's loop "while the fabric is not
 saturated" as rounds: in each round every link's spare capacity is split

@@ -34,7 +34,9 @@ Creek (§IV-B) schedules at the receivers, without a central coordinator:
 Non-clairvoyant: the policy sees bytes sent and which flows completed, never sizes; the
 receivers of a coflow are those of its admitted flows. Decisions at every flow arrival
 and completion (max-min within a queue changes), at threshold crossings (computed
-exactly from the current rates) and at starvation deadlines.
+exactly from the current rates) and at starvation deadlines. On networks each decision's
+queue-by-queue filling is one compiled call (:func:`._queues.strict_rates`);
+``simulate(..., compiled=False)`` runs the reference.
 """
 
 from __future__ import annotations
