@@ -55,6 +55,10 @@ class RouteClasses:
     :func:`coflowopt.alloc.max_min_bipartite_levels`."""
     slot: IntArray = field(default_factory=lambda: np.zeros(0, np.int64))
     """Scratch of the progressive filling: one ``-1`` per link."""
+    count_scratch: FloatArray = field(default_factory=lambda: np.zeros(0))
+    """Scratch of the strict-priority kernel: one ``0.0`` per class."""
+    link_scratch: FloatArray = field(default_factory=lambda: np.zeros(0))
+    """Scratch of the strict-priority kernel: one ``0.0`` per link."""
 
     @classmethod
     def build(cls, view: SimView) -> RouteClasses:
@@ -62,7 +66,8 @@ class RouteClasses:
         F = view.num_flows
         slot = np.full(view.num_links, -1, np.int64)
         if F == 0:
-            return cls(np.zeros(0, np.int64), sp.csr_array((0, view.num_links)), slot=slot)
+            return cls(np.zeros(0, np.int64), sp.csr_array((0, view.num_links)), slot=slot,
+                       link_scratch=np.zeros(view.num_links))
         split = None
         if view.two_link:
             key = view.link_a * view.num_links + view.link_b
@@ -75,7 +80,8 @@ class RouteClasses:
         u = A[np.asarray(first)]
         u = sp.csr_array((np.ascontiguousarray(u.data, dtype=np.float64),
                           u.indices.astype(np.int64), u.indptr.astype(np.int64)), shape=u.shape)
-        return cls(np.asarray(of, np.int64).reshape(-1), u, split, slot)
+        return cls(np.asarray(of, np.int64).reshape(-1), u, split, slot, np.zeros(u.shape[0]),
+                   np.zeros(view.num_links))
 
     @property
     def count(self) -> int:

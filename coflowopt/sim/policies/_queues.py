@@ -9,7 +9,10 @@ adopts the priority queues of Aalo") schedule at three granularities:
 - among queues: weighted sharing (lines 15-19) or strict priority.
 
 Strict priority is sequential: queue by queue, coflow by coflow, each coflow
-gets the max-min fair rates of its flows on what is left of every link.
+gets the max-min fair rates of its flows on what is left of every link. On
+networks :func:`strict_rates` runs the whole sequence in one compiled call per
+decision (:mod:`coflowopt.sim.kernels.queues`, the same arithmetic);
+``simulate(..., compiled=False)`` runs the reference, ``_strict``.
 
 Weighted sharing follows Pseudocode 4's loop "while the fabric is not
 saturated" as rounds: in each round every link's spare capacity is split
@@ -31,9 +34,10 @@ from __future__ import annotations
 import numpy as np
 
 from ..engine import SimView
+from ..kernels.queues import strict_fill
 from ._common import SAT, RouteClasses, max_min_flows
 
-__all__ = ["MAX_QUEUES", "MAX_ROUNDS", "queue_rates"]
+__all__ = ["MAX_QUEUES", "MAX_ROUNDS", "queue_rates", "strict_rates"]
 
 MAX_ROUNDS = 8
 
@@ -50,10 +54,39 @@ def _usable(view: SimView, flows: np.ndarray, dead: np.ndarray) -> np.ndarray:
     return hit == 0
 
 
+def strict_rates(
+    view: SimView, classes: RouteClasses, order: list[np.ndarray]
+) -> tuple[np.ndarray, np.ndarray]:
+    """Strict priority over groups of flows on the full capacity: each group's flows share
+    max-min what the groups before it left; returns the flows (concatenated) and their rates.
+
+    Compiled on networks (:func:`coflowopt.sim.kernels.queues.strict_fill`, the same steps
+    and arithmetic in one call); ``simulate(..., compiled=False)`` and the big switch run
+    :func:`_strict`.
+    """
+    if not order:
+        return np.zeros(0, np.int64), np.zeros(0)
+    flows = np.concatenate(order).astype(np.int64, copy=False)
+    if view.compiled and not view.two_link:
+        gptr = np.zeros(len(order) + 1, np.int64)
+        np.cumsum([f.size for f in order], out=gptr[1:])
+        x = np.empty(flows.size)
+        u = classes.usage
+        strict_fill(*view.route_csr, flows, gptr, classes.of, u.indptr, u.indices, u.data,
+                    view.capacity, view.capacity.astype(float), SAT, x, classes.slot,
+                    classes.count_scratch, classes.link_scratch)
+        return flows, x
+    rates = [np.zeros(f.size) for f in order]
+    _strict(view, classes, order, view.capacity.astype(float).copy(), rates)
+    return flows, np.concatenate(rates)
+
+
 def _strict(
     view: SimView, classes: RouteClasses, order: list[np.ndarray], residual: np.ndarray,
     rates: list[np.ndarray],
 ) -> None:
+    """The reference of :func:`strict_rates` (``rates[i]`` grows by group ``i``'s rates,
+    ``residual`` falls by their use of every link), and the final pass of weighted sharing."""
     cap = view.capacity
     for i, f in enumerate(order):
         if f.size == 0:
@@ -89,48 +122,49 @@ def queue_rates(
     """
     ks = [k for q in queues for k in q]
     flows = [view.flows_of(k) for k in ks]
+    if weights is None or len([q for q in queues if q]) <= 1:
+        return strict_rates(view, classes, flows)
     rates = [np.zeros(f.size) for f in flows]
     residual = view.capacity.astype(float).copy()
     cap = view.capacity
-    if weights is not None and len([q for q in queues if q]) > 1:
-        qid = np.concatenate([np.full(len(q), i) for i, q in enumerate(queues)]).astype(int)
-        for _ in range(MAX_ROUNDS):
-            dead = residual <= SAT * cap
-            if dead.all():
-                break
-            live = [_usable(view, f, dead) if f.size else np.zeros(0, bool) for f in flows]
-            present = np.zeros((len(queues), view.num_links), bool)
-            for i, (f, ok) in enumerate(zip(flows, live, strict=True)):
-                if ok.any():
-                    present[qid[i]] |= view.link_sum(f[ok], np.ones(int(ok.sum()))) > 0
-            wl = weights[:, None] * present
-            total = wl.sum(axis=0)
-            if not total.any():
-                break
-            with np.errstate(invalid="ignore", divide="ignore"):
-                share = np.where(total > 0, wl / total, 0.0) * residual
-            grew = 0.0
-            used = np.zeros(view.num_links)
-            for i, (f, ok) in enumerate(zip(flows, live, strict=True)):
-                if not ok.any():
-                    continue
-                b = share[qid[i]]
-                g = f[ok]
-                # what is left of a share below SAT of the link is rounding, not capacity
-                x = max_min_flows(view, classes, g, np.where(b > SAT * cap, b, 0.0))
-                if not x.any():
-                    continue
-                add = np.zeros(f.size)
-                add[ok] = x
-                rates[i] = rates[i] + add
-                u = view.link_sum(g, x)
-                b -= u
-                used += u
-                grew = max(grew, float((u / cap).max()))
-            residual -= used
-            np.maximum(residual, 0.0, out=residual)
-            if grew <= 1e-9:
-                break
+    qid = np.concatenate([np.full(len(q), i) for i, q in enumerate(queues)]).astype(int)
+    for _ in range(MAX_ROUNDS):
+        dead = residual <= SAT * cap
+        if dead.all():
+            break
+        live = [_usable(view, f, dead) if f.size else np.zeros(0, bool) for f in flows]
+        present = np.zeros((len(queues), view.num_links), bool)
+        for i, (f, ok) in enumerate(zip(flows, live, strict=True)):
+            if ok.any():
+                present[qid[i]] |= view.link_sum(f[ok], np.ones(int(ok.sum()))) > 0
+        wl = weights[:, None] * present
+        total = wl.sum(axis=0)
+        if not total.any():
+            break
+        with np.errstate(invalid="ignore", divide="ignore"):
+            share = np.where(total > 0, wl / total, 0.0) * residual
+        grew = 0.0
+        used = np.zeros(view.num_links)
+        for i, (f, ok) in enumerate(zip(flows, live, strict=True)):
+            if not ok.any():
+                continue
+            b = share[qid[i]]
+            g = f[ok]
+            # what is left of a share below SAT of the link is rounding, not capacity
+            x = max_min_flows(view, classes, g, np.where(b > SAT * cap, b, 0.0))
+            if not x.any():
+                continue
+            add = np.zeros(f.size)
+            add[ok] = x
+            rates[i] = rates[i] + add
+            u = view.link_sum(g, x)
+            b -= u
+            used += u
+            grew = max(grew, float((u / cap).max()))
+        residual -= used
+        np.maximum(residual, 0.0, out=residual)
+        if grew <= 1e-9:
+            break
     _strict(view, classes, flows, residual, rates)
     if not flows:
         return np.zeros(0, np.int64), np.zeros(0)

@@ -34,7 +34,9 @@ Creek (§IV-B) schedules at the receivers, without a central coordinator:
 Non-clairvoyant: the policy sees bytes sent and which flows completed, never sizes; the
 receivers of a coflow are those of its admitted flows. Decisions at every flow arrival
 and completion (max-min within a queue changes), at threshold crossings (computed
-exactly from the current rates) and at starvation deadlines.
+exactly from the current rates) and at starvation deadlines. On networks each decision's
+queue-by-queue filling is one compiled call (:func:`._queues.strict_rates`);
+``simulate(..., compiled=False)`` runs the reference.
 """
 
 from __future__ import annotations
@@ -49,7 +51,7 @@ from ..engine import Allocation, SimulationError, SimView
 from . import register
 from ._base import Params, Policy, check_bool, check_positive
 from ._common import RouteClasses
-from ._queues import _strict
+from ._queues import strict_rates
 from .aalo import REACH_TOL, check_ladder, demotion_wake
 
 __all__ = ["Creek", "CreekParams"]
@@ -103,6 +105,9 @@ class Creek(Policy):
         n_sub = int(self.sub_of.max()) + 1 if self.sub_of.size else 0
         self.sub_coflow = np.zeros(n_sub, np.int64)
         self.sub_coflow[self.sub_of] = view.flow_coflow
+        # sub-coflows are numbered coflow by coflow (their keys start with the coflow), so
+        # coflow k's are sub_ptr[k]:sub_ptr[k + 1]
+        self.sub_ptr = np.searchsorted(self.sub_coflow, np.arange(K + 1))
         self.sub_seen = np.zeros(n_sub, bool)  # has an admitted flow (its receiver is known)
         self.sub_open = np.zeros(n_sub, np.int64)  # admitted flows not complete
         self.sub_done = np.zeros(n_sub, bool)
@@ -125,7 +130,8 @@ class Creek(Policy):
             # to be admitted (multi-wave coflows) before it calls a sub-coflow complete
             for k in np.unique(view.flow_coflow[done]).tolist():
                 if view.fully_admitted(k):
-                    ks = np.flatnonzero((self.sub_coflow == k) & self.sub_seen & ~self.sub_done)
+                    lo, hi = int(self.sub_ptr[k]), int(self.sub_ptr[k + 1])
+                    ks = np.flatnonzero(self.sub_seen[lo:hi] & ~self.sub_done[lo:hi]) + lo
                     self.sub_done[ks[self.sub_open[ks] == 0]] = True
 
     def _size(self, view: SimView, sent: np.ndarray) -> np.ndarray:
@@ -169,10 +175,7 @@ class Creek(Policy):
         queue = np.maximum(self.base - self.raised, 0)
         fq = queue[view.flow_coflow[flows]]
         order = [flows[fq == q] for q in range(p.num_queues)]
-        rates = [np.zeros(f.size) for f in order]
-        _strict(view, self.classes, order, view.capacity.astype(float).copy(), rates)
-        out_f = np.concatenate(order)
-        out_r = np.concatenate(rates)
+        out_f, out_r = strict_rates(view, self.classes, order)
         # who waits from now (and since when)
         run = out_r > 0
         self.waiting[out_f[run]] = np.inf

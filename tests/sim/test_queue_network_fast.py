@@ -1,0 +1,125 @@
+"""Strict-priority queues on multi-hop fabrics (``aalo:sharing=strict``, ``creek``): the
+compiled strict-priority filling (:func:`coflowopt.sim.kernels.queues.strict_fill`) gives
+the reference's rates bit for bit at every decision, and whole runs match
+``compiled=False``."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import coflowopt as co
+from coflowopt import check_feasible
+from coflowopt.sim import simulate
+from coflowopt.sim.policies import _queues, creek
+
+from ..strategies import network_instances
+from .test_kernels import assert_same, both
+
+STRICT = (("aalo", {"sharing": "strict"}), ("creek", {}), ("creek", {"condition": False}),
+          ("mcs", {}))
+
+
+class _Checked:
+    """Runs every compiled strict-priority filling beside the reference (``_strict`` on the
+    same groups) and asserts the same rates to the last bit; counts the compiled calls."""
+
+    def __init__(self, mp: pytest.MonkeyPatch) -> None:
+        self.calls = 0
+        real = _queues.strict_rates
+
+        def spy(view, classes, order):
+            flows, x = real(view, classes, order)
+            if view.compiled and not view.two_link:
+                rates = [np.zeros(f.size) for f in order]
+                _queues._strict(view, classes, order, view.capacity.astype(float).copy(), rates)
+                ref = np.concatenate(rates) if order else np.zeros(0)
+                assert x.tobytes() == (ref + 0.0).tobytes()
+                self.calls += 1
+            return flows, x
+
+        mp.setattr(_queues, "strict_rates", spy)
+        mp.setattr(creek, "strict_rates", spy)
+
+
+@settings(max_examples=40, deadline=None)
+@given(network_instances(max_ports=6, max_coflows=6, max_flows=6, dependencies=True,
+                         delays=True),
+       st.sampled_from(STRICT))
+def test_the_compiled_filling_gives_the_reference_rates_bit_for_bit(inst, policy):
+    name, params = policy
+    with pytest.MonkeyPatch.context() as mp:
+        checked = _Checked(mp)
+        res = simulate(inst, name, params)
+    assert check_feasible(inst, res.schedule).ok
+    # every decision on a fabric with longer routes than two links went through the kernel
+    assert checked.calls > 0 or inst.num_flows == 0 or bool((np.diff(inst.routes.indptr) <= 2).all())
+
+
+@settings(max_examples=30, deadline=None)
+@given(network_instances(max_ports=6, max_coflows=6, max_flows=6, integer=True),
+       st.sampled_from(STRICT))
+def test_the_compiled_filling_gives_the_reference_rates_on_whole_numbers(inst, policy):
+    # whole-number sizes and releases: links that saturate together, flows that finish
+    # together, groups left nothing by the groups before them
+    name, params = policy
+    with pytest.MonkeyPatch.context() as mp:
+        _Checked(mp)
+        res = simulate(inst, name, params)
+    assert check_feasible(inst, res.schedule).ok
+
+
+@settings(max_examples=30, deadline=None)
+@given(network_instances(max_ports=6, max_coflows=5, max_flows=6, dependencies=True,
+                         delays=True),
+       st.sampled_from((*STRICT, ("aalo", {}))), st.sampled_from([None, 0.5]))
+def test_compiled_runs_equal_the_reference_path(inst, policy, batch):
+    name, params = policy
+    fast, ref = both(inst, name, params=params, batch_interval=batch)
+    assert_same(inst, fast, ref)
+
+
+def test_a_group_on_saturated_links_waits_and_later_groups_use_what_is_left():
+    """k = 4 fat-tree, ECMP: under strict aalo coflow a (first in FIFO) fills host 0's uplink,
+    so coflow b's flow from host 0 waits while its flow from host 4 runs; under creek all
+    three share queue 0. Each group's rates are the reference's, bit for bit."""
+    inst = co.Instance(
+        co.fabric.Network(co.fabric.FatTree(4), "ecmp", 1),
+        (co.Coflow("a", [0, 0], [8, 12], [2.0, 2.0]),
+         co.Coflow("b", [0, 4], [9, 13], [1.0, 1.0], release=0.25),
+         co.Coflow("c", [1], [5], [3.0], release=0.5)),
+    )
+    for name, params in STRICT:
+        with pytest.MonkeyPatch.context() as mp:
+            checked = _Checked(mp)
+            fast = simulate(inst, name, params)
+        assert checked.calls > 0
+        ref = simulate(inst, name, params, compiled=False)
+        assert_same(inst, fast, ref)
+        if name == "aalo":
+            # b's flow from host 0 starts only when a's flows are done (at 4: 4 units on host
+            # 0's uplink of 1), then runs alone on it
+            assert fast.start[1] == pytest.approx(0.25)
+            np.testing.assert_allclose(fast.flow_completion[:3], [4.0, 4.0, 5.0])
+
+
+def test_every_link_saturated_leaves_the_later_groups_at_zero():
+    """One route of capacity 1 shared by three coflows' flows: under strict aalo the first
+    coflow takes it all and the others get 0 until it is done (the kernel stops at the first
+    group after every link is full); under creek, one queue, they share it (mcs: as strict aalo)."""
+    inst = co.Instance(
+        co.fabric.Network(co.fabric.SpineLeaf(2, 1, 1), "ecmp", 0),
+        (co.Coflow("a", [0], [1], [1.0]),
+         co.Coflow("b", [0], [1], [1.0]),
+         co.Coflow("c", [0], [1], [1.0])),
+    )
+    for name, params in STRICT:
+        with pytest.MonkeyPatch.context() as mp:
+            checked = _Checked(mp)
+            res = simulate(inst, name, params)
+        assert checked.calls > 0
+        assert check_feasible(inst, res.schedule).ok
+        want = [3.0, 3.0, 3.0] if name == "creek" else [1.0, 2.0, 3.0]
+        np.testing.assert_allclose(np.sort(res.completion), want)
