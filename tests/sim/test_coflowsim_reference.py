@@ -81,9 +81,8 @@ def same_step(ours: np.ndarray, theirs: np.ndarray) -> int:
     # measured (within 1%, in coflowsim's step, mean CCT ratio): SEBF 512, 503, 0.9687;
     # DARK 526, 526, 1.0000; FIFO 411, 372, 1.0601; FAIR 525, 469, 1.0000; PFP 520, 460,
     # 0.9978; SCF 503, 489, 0.9405; NCF 510, 493, 0.9812; LCF 493, 486, 0.9995. SEBF's,
-    # FIFO's, NCF's and LCF's remainder follows from coflowsim counting a rounding residue
-    # as capacity, PFP's from ties, FAIR's from its steps; SCF's parts after 880 s and was
-    # not traced (models/simulator.md)
+    # FIFO's, SCF's, NCF's and LCF's remainder follows from coflowsim counting a rounding
+    # residue as capacity, PFP's from ties, FAIR's from its steps (models/simulator.md)
     ("SEBF", "varys", {"order": "static", "backfill": "coflowsim", **STEP}, 510, 500, 0.035),
     ("DARK", "dark", {}, 526, 526, 1e-9),
     ("FIFO", "fifo", {"backfill": "coflowsim", **STEP}, 408, 368, 0.065),
