@@ -13,7 +13,7 @@ rounded up to the step first (:func:`coflowopt.sim.policies.varys.steps_up`).
 ``--list N`` lists each variant's N coflows furthest from coflowsim's, in release order.
 ``--trace`` and ``--reference`` compare on another trace (a prefix of the bundled one, say)
 with coflowsim's outputs for it (``DIR/<NAME>.txt``); ``--first N`` keeps the trace's first
-N coflows. coflowsim's SCF, NCF and LCF output for the first 160 coflows is in
+N coflows. coflowsim's SCF, NCF and LCF output for the first 160 coflows is also in
 ``tests/sim/coflowsim_fb2010_first160/`` (``--first 160 --reference`` that directory).
 Prints a Markdown table, the wall and CPU time of each run and the load average.
 """
