@@ -11,15 +11,21 @@ Pairs that share no link never appear and are left out, and so are the
 rows of links a coflow does not use: those rows are valid too (the published
 LP has them, for every port), so this is a relaxation of it, up to 0.24%
 weaker on random instances (see the model page).
-Optionally the rows are repeated for release thresholds ``rho``, counting
-only coflows released at or after ``rho`` and adding ``rho``. The matrix is
-built directly (scipy.sparse -> HiGHS); on the Facebook trace it has about
-67k pair columns and 1.6M nonzeros, far beyond what Pyomo builds quickly.
+The rows are repeated for release thresholds ``rho``, counting only coflows
+released at or after ``rho`` and adding ``rho``. Built at once, the matrix has
+about 67k pair columns and 1.6M nonzeros for rho = 0 alone on the Facebook trace
+(scipy.sparse -> HiGHS; far beyond what Pyomo builds quickly). With thresholds the
+rows are generated lazily instead: the candidates of every coflow, link and
+threshold stay implicit, their violations at the LP's solution are computed a link
+at a time, and only the most violated rows are built (:func:`pairwise_lp`). Every
+row added is a row of the full LP, so each restricted LP is a relaxation of it and
+its safe dual bound is valid whenever it stops.
 """
 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
@@ -78,21 +84,7 @@ def scaled_times(inst: Instance, what: str) -> tuple[float, FloatArray, FloatArr
     return tu, v, r, e
 
 
-def pairwise_lp(
-    inst: Instance, *, thresholds: int | str = "auto", time_limit: float | None = None,
-    solver: str = "auto", rowgen: bool | str = "auto", per_coflow: int = 3, rows: str = "used",
-) -> tuple[float, FloatArray | None, dict]:
-    """Solve the pairwise LP; returns ``(bound, C values or None, info)`` in instance units.
-
-    ``thresholds="auto"`` uses up to 10 release thresholds when releases
-    differ; ``solver="auto"`` picks HiGHS's interior point method (without
-    crossover) for large matrices and its simplex otherwise; ``rowgen="auto"``
-    adds rows lazily (most violated per coflow) when thresholds are used.
-    ``rows="used"``: a coflow's rows for the links it uses, and order
-    variables for the pairs that share a link; ``rows="published"``: the
-    published LP, a row for every coflow and every link, and order variables
-    for every pair (``models/bound-pairwise.md``).
-    """
+def _check_options(rows: str, solver: str, rowgen: bool | str) -> None:
     if rows not in ("used", "published"):
         raise CoflowoptError(f"rows must be 'used' or 'published', got {rows!r}")
     if solver not in ("auto", "choose", "simplex", "ipm", "pdlp"):
@@ -100,120 +92,231 @@ def pairwise_lp(
             f"solver must be 'auto', 'choose', 'simplex', 'ipm' or 'pdlp', got {solver!r}")
     if rowgen not in (True, False, "auto"):
         raise CoflowoptError(f"rowgen must be true, false or 'auto', got {rowgen!r}")
-    budget = TimeBudget(time_limit)  # building the matrix counts against the limit
+
+
+@dataclass(slots=True)
+class _Link:
+    """The rows of one link, for every threshold, kept implicit.
+
+    ``members``: the coflows using the link, latest release first; ``targets``: the
+    coflows with a row on it (its users, or every coflow for the published rows);
+    ``pair[a, b]``: the order column of ``(members[a], targets[b])``, -1 where they are
+    one coflow. ``cand_t``: the thresholds whose rows are not implied by another of the
+    same link (``cand_n``: the users counted at each); ``in_lp[j, b]``: row
+    ``(targets[b], this link, cand_t[j])`` is in the LP.
+    """
+
+    link: int
+    members: IntArray
+    vm: FloatArray
+    targets: IntArray
+    pair: npt.NDArray[np.int32]
+    cand_t: FloatArray
+    cand_n: IntArray
+    in_lp: npt.NDArray[np.bool_]
+
+
+def _links(v: FloatArray, r: FloatArray, rho: FloatArray, pkey: IntArray, published: bool,
+           budget: TimeBudget) -> list[_Link] | None:
+    """Every link's implicit rows (:class:`_Link`); ``None`` when the time ran out.
+
+    ``rho``: the thresholds, ascending, the first 0. A row ``(k, l, rho)`` counts the users
+    of ``l`` released at or after ``rho``; of the thresholds that count the same users and
+    that ``k`` is released by, the largest gives the strongest row and implies the others
+    (same left side, larger right side). That largest is the largest threshold at or below
+    ``min(r_k, the earliest release among the counted users)``, so the thresholds at or
+    below a release of a user or target, and largest so, are the only ones needed.
+    """
+    K = r.size
+    every = np.arange(K, dtype=np.int64)
+    by_release = np.argsort(-r, kind="stable")
+    use = sp.csc_array(v > 0)
+    out: list[_Link] = []
+    for lk in range(v.shape[1]):
+        if budget.expired():
+            return None
+        members = use.indices[use.indptr[lk]: use.indptr[lk + 1]].astype(np.int64)
+        if members.size == 0:
+            continue
+        members = by_release[np.isin(by_release, members)]  # latest release first
+        targets = every if published else members
+        lo_k = np.minimum(members[:, None], targets[None, :])
+        hi_k = np.maximum(members[:, None], targets[None, :])
+        pair = np.searchsorted(pkey, lo_k * K + hi_k).astype(np.int32)
+        pair[lo_k == hi_k] = -1
+        points = np.unique(r[np.concatenate([members, targets])])
+        cand_t = rho[np.unique(np.searchsorted(rho, points, side="right") - 1)]
+        rm = r[members]
+        cand_n = np.searchsorted(-rm, -cand_t, side="right").astype(np.int64)  # r >= t
+        keep = cand_n > 0
+        cand_t, cand_n = cand_t[keep], cand_n[keep]
+        out.append(_Link(lk, members, v[members, lk], targets, pair, cand_t, cand_n,
+                         np.zeros((cand_t.size, targets.size), bool)))
+    return out
+
+
+def _link_rows(
+    lk: _Link, v: FloatArray, rho: FloatArray, n: IntArray, b: IntArray, dcol: IntArray,
+    ccol: IntArray,
+) -> tuple[IntArray, IntArray, FloatArray, FloatArray]:
+    """Rows of one link: row ``i`` for coflow ``targets[b[i]]`` at threshold ``rho[i]``,
+    counting its first ``n[i]`` users (those released at or after ``rho[i]``).
+
+    ``C_k - sum_{k'} v_k'l delta_k'k >= rho + v_kl`` with ``delta_k'k`` the order column
+    of the pair when ``k' < k``, else one minus it. Returns the triplets (local row
+    numbers) and each row's lower side.
+    """
+    rid = np.repeat(np.arange(n.size), n)
+    a = np.arange(rid.size) - np.repeat(np.cumsum(n) - n, n)
+    bb = b[rid]
+    p = lk.pair[a, bb].astype(np.int64)
+    off = p >= 0
+    rid, a, bb, p = rid[off], a[off], bb[off], p[off]
+    ka, kb, w = lk.members[a], lk.targets[bb], lk.vm[a]
+    kk = lk.targets[b]
+    lo = rho + v[kk, lk.link] + np.bincount(rid, weights=np.where(ka > kb, w, 0.0),
+                                           minlength=n.size)
+    rows = np.concatenate([rid, np.arange(n.size)])
+    cols = np.concatenate([dcol[p], ccol[kk]])
+    vals = np.concatenate([np.where(ka < kb, -w, w), np.ones(n.size)])
+    return rows, cols, vals, lo
+
+
+def _most_violated(
+    links: list[_Link], v: FloatArray, r: FloatArray, C: FloatArray, delta: FloatArray,
+    count: int, *, relative: bool, budget: TimeBudget | None = None,
+) -> tuple[FloatArray, IntArray, IntArray, IntArray, IntArray] | None:
+    """Up to ``count`` rows per coflow and link not in the LP, the most violated at
+    ``(C, delta)``, over every threshold: ``(violation, coflow, link index, threshold
+    index, target index)``; ``relative``: violations over ``max(|lower side|, 1e-9)``.
+
+    A link at a time, as dense ``users x targets`` arrays: the order terms of the users
+    released at or after a threshold are a prefix sum over the users, latest first.
+    ``None`` when the time ran out.
+    """
+    parts: list[tuple[FloatArray, IntArray, IntArray, IntArray, IntArray]] = []
+    delta = np.append(delta, 0.0)  # pair -1 (a coflow with itself) reads the 0 at the end
+    for i, lk in enumerate(links):
+        if budget is not None and budget.expired():
+            return None
+        d = delta[lk.pair]
+        before = lk.members[:, None] < lk.targets[None, :]
+        d = np.where(before, d, 1.0 - d)
+        d[lk.pair < 0] = 0.0
+        terms = np.cumsum(lk.vm[:, None] * d, axis=0)[lk.cand_n - 1]
+        own = v[lk.targets, lk.link]
+        viol = lk.cand_t[:, None] + own[None, :] + terms - C[lk.targets][None, :]
+        if relative:
+            later = np.cumsum(lk.vm[:, None] * (lk.members[:, None] > lk.targets[None, :]),
+                              axis=0)[lk.cand_n - 1]
+            viol /= np.maximum(np.abs(lk.cand_t[:, None] + own[None, :] + later), 1e-9)
+        viol[(r[lk.targets][None, :] < lk.cand_t[:, None]) | lk.in_lp] = -np.inf
+        q = viol.shape[0]
+        if q > count:
+            j = np.argpartition(-viol, count - 1, axis=0)[:count]
+        else:
+            j = np.broadcast_to(np.arange(q)[:, None], viol.shape)
+        b = np.broadcast_to(np.arange(viol.shape[1])[None, :], j.shape)
+        j, b = j.ravel(), b.ravel()
+        parts.append((viol[j, b], lk.targets[b], np.full(j.size, i, np.int64),
+                      j.astype(np.int64), b.astype(np.int64)))
+    if not parts:
+        z = np.zeros(0, np.int64)
+        return np.zeros(0), z, z, z, z
+    s, k, li, j, b = (np.concatenate(x) for x in zip(*parts, strict=True))
+    return s, k, li, j, b
+
+
+def pairwise_lp(
+    inst: Instance, *, thresholds: int | str = "auto", time_limit: float | None = None,
+    solver: str = "auto", rowgen: bool | str = "auto", per_coflow: int = 3, rows: str = "used",
+) -> tuple[float, FloatArray | None, dict]:
+    """Solve the pairwise LP; returns ``(bound, C values or None, info)`` in instance units.
+
+    ``thresholds``: ``0`` (only ``rho = 0``), a count (that many quantiles of the
+    distinct release times), ``"all"`` (every distinct release time but the earliest),
+    or ``"auto"``: with distinct release times, ``"all"`` when rows are generated lazily
+    (the default then) and 10 when every row is built (``rowgen=False``); otherwise 0.
+    With lazy rows the work per round does not grow with the thresholds (at most one
+    candidate threshold per user release and link, evaluated as one prefix sum), which
+    is why ``"auto"`` takes them all; building every row grows with them (about 27 MB
+    per threshold on the Facebook trace), so there it takes 10.
+
+    ``rowgen="auto"``: lazy rows when there are thresholds. Lazily, no row is built
+    before it is needed: start with each coflow's row that is largest when every delta
+    is 1/2, solve, compute every row's violation at the solution (every coflow, link and
+    threshold, a link at a time: :func:`_most_violated`), add the ``per_coflow`` most
+    violated rows of each coflow, and repeat until none is violated (relative
+    tolerance 1e-9; ``info["complete"]``). Each added row is a row of the full LP, so
+    every restricted LP is a relaxation of it (a subset of its rows) and its safe dual
+    bound is a valid lower bound at every round: at the time limit the last solved round
+    is returned, with ``info["complete"]`` false. ``rowgen=False`` builds every row of
+    every threshold at once and solves once.
+
+    ``solver="auto"`` picks HiGHS's interior point method (without crossover) for
+    large matrices built at once and its simplex otherwise. ``rows="used"``: a
+    coflow's rows for the links it uses, and order variables for the pairs that share
+    a link; ``rows="published"``: the published LP, a row for every coflow and every
+    link, and order variables for every pair (``models/bound-pairwise.md``).
+    """
+    _check_options(rows, solver, rowgen)
+    budget = TimeBudget(time_limit)  # building the rows counts against the limit
     if thresholds == "auto":
-        thresholds = 10 if np.unique(inst.release).size > 1 else 0
+        distinct = np.unique(inst.release).size > 1
+        thresholds = (10 if rowgen is False else "all") if distinct else 0
     K = inst.num_coflows
     tu, v, r, e = scaled_times(inst, "the pairwise LP")
+    th = _thresholds(r, thresholds)
+    if rowgen == "auto":
+        rowgen = th.size > 0
     caps = completion_caps(inst) / tu
-    use = sp.csc_array(v > 0)
-    use.eliminate_zeros()
     published = rows == "published"
     if published:  # every pair: a coflow's rows on links it does not use pair it with their users
         pi, pj = (x.astype(np.int64) for x in np.triu_indices(K, 1))
     else:
-        share = sp.triu(sp.csr_array(use.astype(np.float64))
-                        @ sp.csr_array(use.T.astype(np.float64)), k=1).tocoo()
+        use = sp.csr_array((v > 0).astype(np.float64))
+        share = sp.triu(use @ use.T, k=1).tocoo()
         pi, pj = np.asarray(share.row, np.int64), np.asarray(share.col, np.int64)
-    pkey = pi * K + pj
-    order = np.argsort(pkey)
-    pkey, pi, pj = pkey[order], pi[order], pj[order]
+    pkey = np.sort(pi * K + pj)
     npair = pkey.size
 
     lp = LPBuilder()
     ccol = lp.add_cols(K, cost=inst.weight, lo=e, hi=caps)
-    dcol = lp.add_cols(npair, lo=0.0, hi=1.0)  # delta[p] = pi[p] before pj[p]
+    dcol = lp.add_cols(npair, lo=0.0, hi=1.0)  # delta[p]: the pair's smaller index first
 
     def out_of_time(stage: str) -> tuple[float, None, dict]:
         return math.nan, None, {"pairs": int(npair), "timed_out": True, "row_set": rows,
                                 "stopped_while": stage}
 
-    # entries for every link: rows (k, l) for members k, columns from other members k'
-    rows_r: list[IntArray] = []
-    rows_c: list[IntArray] = []
-    rows_v: list[FloatArray] = []
-    row_lo: list[FloatArray] = []
-    nrow = 0
-    blocks: list[sp.csr_array] = []  # rows [flushed, nrow) are still triplets
-    flushed = pending = 0
-
-    def flush() -> None:  # triplets to a CSR block, so the clock is watched while assembling
-        nonlocal flushed, pending
-        if nrow > flushed:
-            blocks.append(csr_block(rows_r, rows_c, rows_v, (nrow - flushed, lp.num_cols),
-                                    first_row=flushed))
-        for part in (rows_r, rows_c, rows_v):
-            part.clear()
-        flushed, pending = nrow, 0
-
-    th = _thresholds(r, thresholds)
-    every = np.arange(K, dtype=np.int64)
-    for rho in np.concatenate([[0.0], th]):
-        for lk in range(v.shape[1]):
-            if budget.expired():
-                return out_of_time("building the rows")
-            members = use.indices[use.indptr[lk]: use.indptr[lk + 1]].astype(np.int64)
-            members = members[r[members] >= rho] if rho > 0 else members
-            if members.size == 0:
-                continue
-            # the coflows with a row on this link: its users, or (published) every coflow
-            targets = members if not published else (every[r >= rho] if rho > 0 else every)
-            n = targets.size
-            vl = v[members, lk]
-            local = nrow + np.arange(n)
-            const = rho + v[targets, lk]
-            a_idx, b_idx = np.meshgrid(np.arange(members.size), np.arange(n), indexing="ij")
-            ka, kb = members[a_idx.ravel()], targets[b_idx.ravel()]  # k' a user, k a target
-            off = ka != kb
-            a_idx, b_idx, ka, kb = a_idx.ravel()[off], b_idx.ravel()[off], ka[off], kb[off]
-            if ka.size:
-                lo_k, hi_k = np.minimum(ka, kb), np.maximum(ka, kb)
-                p = np.searchsorted(pkey, lo_k * K + hi_k)
-                # delta_{k'k} = delta[p] if k' < k else 1 - delta[p]
-                sign = np.where(ka < kb, -1.0, 1.0)
-                rows_r.append(local[b_idx])
-                rows_c.append(dcol[p])
-                rows_v.append(sign * vl[a_idx])
-                const += np.bincount(b_idx, weights=np.where(ka > kb, vl[a_idx], 0.0),
-                                     minlength=n)
-            rows_r.append(local)
-            rows_c.append(ccol[targets])
-            rows_v.append(np.ones(n))
-            row_lo.append(const)
-            nrow += n
-            pending += ka.size + n
-            if pending >= ASSEMBLE_CHUNK:
-                flush()
-    flush()
-    full = stack_rows(blocks, lp.num_cols)
-    if budget.expired():
-        return out_of_time("assembling the matrix")
-    lo_full = np.concatenate(row_lo)
-    if rowgen == "auto":
-        rowgen = th.size > 0
-    if solver == "auto":
-        solver = "ipm" if (full.nnz > 300_000 and not rowgen) else "choose"
-    row_coflow = full[:, ccol].tocoo()
-    owner = np.empty(nrow, np.int64)
-    owner[row_coflow.row] = row_coflow.col
+    rho = np.concatenate([[0.0], th])
+    links = _links(v, r, rho, pkey, published, budget)
+    if links is None:
+        return out_of_time("building the rows")
+    info: dict = {"pairs": int(npair), "thresholds": int(th.size), "row_set": rows,
+                  "rowgen": bool(rowgen)}
+    if not rowgen:
+        built = _every_row(links, v, r, rho, dcol, ccol, lp.num_cols, budget)
+        if isinstance(built, str):
+            return out_of_time(built)
+        full, lo_full = built
+        if solver == "auto":
+            solver = "ipm" if full.nnz > 300_000 else "choose"
+        lp.add_sparse_rows(full, lo_full, math.inf)
+        info.update(rows=int(full.shape[0]), nonzeros=int(full.nnz))
+    else:
+        info["rows"] = int(sum(int((r[lk.targets][None, :] >= lk.cand_t[:, None]).sum())
+                               for lk in links))
+        # start with each coflow's row that is largest when every delta is 1/2
+        first = _most_violated(links, v, r, np.zeros(K), np.full(npair, 0.5), 1,
+                               relative=False, budget=budget)
+        if first is None:
+            return out_of_time("choosing the first rows")
+        _add_rows(lp, links, v, first, _top_per_owner(first[0], first[1], K, 1), dcol, ccol)
+        solver = "choose" if solver == "auto" else solver
     opts: dict = {} if solver == "choose" else {"solver": solver}
     if solver == "ipm":
         opts["run_crossover"] = "off"
 
-    info: dict = {"pairs": int(npair), "rows": int(nrow), "nonzeros": int(full.nnz),
-                  "row_set": rows}
-    if not rowgen:
-        chosen = np.arange(nrow)
-    else:
-        # start with each coflow's row that is largest when every delta is 1/2
-        half = full[:, dcol] @ np.full(npair, 0.5)
-        guess = lo_full - half
-        chosen = _top_per_owner(guess, owner, K, 1)
-    if budget.expired():
-        return out_of_time("choosing the first rows")
-    lp.add_sparse_rows(full if chosen.size == nrow else full[chosen], lo_full[chosen], math.inf)
-    in_lp = np.zeros(nrow, bool)
-    in_lp[chosen] = True
     rounds = 0
     last_ok = None
     complete = False
@@ -231,21 +334,89 @@ def pairwise_lp(
         if not rowgen:
             complete = True
             break
-        viol = lo_full - full @ sol.x
-        scale = np.maximum(np.abs(lo_full), 1e-9)
-        viol = np.where(in_lp, -np.inf, viol / scale)
-        new = _top_per_owner(viol, owner, K, per_coflow, threshold=1e-9)
+        found = _most_violated(links, v, r, sol.x[ccol], sol.x[dcol], per_coflow,
+                               relative=True, budget=budget)
+        if found is None:
+            timed_out = True
+            break
+        new = _top_per_owner(found[0], found[1], K, per_coflow, threshold=1e-9)
         if new.size == 0:
             complete = True
             break
-        in_lp[new] = True
-        lp.add_sparse_rows(full[new], lo_full[new], math.inf)
-    info.update({"rows_used": int(in_lp.sum()), "rounds": rounds, "complete": complete,
-                 "solver": solver, "rowgen": rowgen, "timed_out": timed_out})
+        _add_rows(lp, links, v, found, new, dcol, ccol)
+    if rowgen:
+        info["nonzeros"] = int(lp.arrays()[1].nnz)
+    info.update({"rows_used": int(lp.num_rows), "rounds": rounds, "complete": complete,
+                 "solver": solver, "timed_out": timed_out})
     if last_ok is None or last_ok.x is None:
         return math.nan, None, info
     # an LP over a subset of the rows is a relaxation too: its safe bound is valid
     return float(last_ok.bound) * tu, last_ok.x[ccol] * tu, info
+
+
+def _every_row(
+    links: list[_Link], v: FloatArray, r: FloatArray, rho: FloatArray, dcol: IntArray,
+    ccol: IntArray, ncol: int, budget: TimeBudget,
+) -> tuple[sp.csr_array, FloatArray] | str:
+    """Every row of every threshold (also those another row implies), as one matrix with
+    its rows' lower sides; when the time runs out, the stage it ran out in."""
+    rows_r: list[IntArray] = []
+    rows_c: list[IntArray] = []
+    rows_v: list[FloatArray] = []
+    row_lo: list[FloatArray] = []
+    blocks: list[sp.csr_array] = []  # rows [flushed, nrow) are still triplets
+    nrow = flushed = pending = 0
+    for t in rho:
+        for lk in links:
+            if budget.expired():
+                return "building the rows"
+            n = int(np.searchsorted(-r[lk.members], -t, side="right"))  # users with r >= t
+            b = np.flatnonzero(r[lk.targets] >= t)
+            if n == 0 or b.size == 0:
+                continue
+            rr, cc, vv, lo = _link_rows(lk, v, np.full(b.size, t), np.full(b.size, n), b,
+                                        dcol, ccol)
+            rows_r.append(rr + nrow)
+            rows_c.append(cc)
+            rows_v.append(vv)
+            row_lo.append(lo)
+            nrow += b.size
+            pending += rr.size
+            if pending >= ASSEMBLE_CHUNK:  # to a CSR block, so the clock is watched
+                blocks.append(csr_block(rows_r, rows_c, rows_v, (nrow - flushed, ncol),
+                                        first_row=flushed))
+                for part in (rows_r, rows_c, rows_v):
+                    part.clear()
+                flushed, pending = nrow, 0
+    if nrow > flushed:
+        blocks.append(csr_block(rows_r, rows_c, rows_v, (nrow - flushed, ncol),
+                                first_row=flushed))
+    full = stack_rows(blocks, ncol)
+    if budget.expired():
+        return "assembling the matrix"
+    return full, (np.concatenate(row_lo) if row_lo else np.zeros(0))
+
+
+def _add_rows(
+    lp: LPBuilder, links: list[_Link], v: FloatArray,
+    found: tuple[FloatArray, IntArray, IntArray, IntArray, IntArray], chosen: IntArray,
+    dcol: IntArray, ccol: IntArray,
+) -> None:
+    """Add the rows ``chosen`` of :func:`_most_violated`'s answer ``found`` to ``lp``."""
+    _, _, li, j, b = (x[chosen] for x in found)
+    parts: list[tuple[IntArray, IntArray, FloatArray, FloatArray]] = []
+    nrow = 0
+    for i in np.unique(li):
+        at = li == i
+        lk = links[int(i)]
+        rr, cc, vv, lo = _link_rows(lk, v, lk.cand_t[j[at]], lk.cand_n[j[at]], b[at], dcol,
+                                    ccol)
+        lk.in_lp[j[at], b[at]] = True
+        parts.append((rr + nrow, cc, vv, lo))
+        nrow += lo.size
+    if nrow:
+        rr, cc, vv, lo = (np.concatenate(x) for x in zip(*parts, strict=True))
+        lp.add_rows(rr, cc, vv, lo, math.inf, num=nrow)
 
 
 def _top_per_owner(

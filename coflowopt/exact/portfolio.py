@@ -71,8 +71,8 @@ HEURISTIC_SHARE = 0.25
 shares are caps: what a phase leaves unused goes to the next (on the Facebook trace the
 heuristics take about 20 s)."""
 BOUND_SHARE = 0.25
-"""Share of the time limit for the LP bounds (the pairwise LP of the Facebook trace: 3 s
-with its releases, 40-80 s with all releases 0)."""
+"""Share of the time limit for the LP bounds (the pairwise LP of the Facebook trace: about
+11 CPU s with its releases and every release threshold, 40-80 s with all releases 0)."""
 EXACT_SHARE = 0.75
 """Share of the time left after the bounds that the branch and bound gets on small
 instances; the local search gets the rest."""

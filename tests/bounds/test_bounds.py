@@ -40,6 +40,9 @@ def all_bounds(inst: Instance) -> dict[str, float]:
     out = {name: bound(inst, method=name).bound for name in BOUNDS}
     out["interval-fine"] = bound(inst, method="interval", ratio=1.05).bound
     out["pairwise-all-thresholds"] = bound(inst, method="pairwise", thresholds="all").bound
+    out["pairwise-every-row"] = bound(inst, method="pairwise", thresholds="all",
+                                      rowgen=False).bound
+    out["pairwise-lazy-rho-0"] = bound(inst, method="pairwise", thresholds=0, rowgen=True).bound
     out["pairwise-published"] = bound(inst, method="pairwise", rows="published").bound
     return out
 
@@ -401,19 +404,115 @@ def test_the_pairwise_lp_can_stop_between_assembled_blocks(monkeypatch):
     from coflowopt.bounds import pairwise
 
     inst = _random_instance(seed=6, ports=5, width=4, coflows=9, releases="mod3")
-    whole = compute_bound(inst, "pairwise")
+    whole = compute_bound(inst, "pairwise", rowgen=False)  # every row built at once
     monkeypatch.setattr(pairwise, "ASSEMBLE_CHUNK", 5)  # a CSR block every few rows
-    assert compute_bound(inst, "pairwise").bound == whole.bound
+    assert compute_bound(inst, "pairwise", rowgen=False).bound == whole.bound
     budget = pairwise.TimeBudget
     calls = {"n": 0}
 
-    def expired(self):  # out of time once every row is built, before the assembled matrix is used
+    def count(self):
         calls["n"] += 1
-        return calls["n"] > n_links
-    n_links = (1 + pairwise._thresholds(inst.release, 10).size) * inst.fabric.num_links
+        return False
+
+    monkeypatch.setattr(budget, "expired", count)
+    compute_bound(inst, "pairwise", time_limit=10.0, rowgen=False)
+    last, calls["n"] = calls["n"], 0  # the last look is the solve loop's, the one before it
+                                      # after the matrix is assembled
+
+    def expired(self):
+        calls["n"] += 1
+        return calls["n"] >= last - 1
+
     monkeypatch.setattr(budget, "expired", expired)
-    res = compute_bound(inst, "pairwise", time_limit=10.0)
+    res = compute_bound(inst, "pairwise", time_limit=10.0, rowgen=False)
     assert res.status is Status.TIME_LIMIT and res.info["stopped_while"] == "assembling the matrix"
+
+
+def _releases_instance(seed: int, *, ports: int = 4, coflows: int = 7) -> Instance:
+    """Coflows of 1-3 random flows with releases among 0-5 (so that several share one)."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for k in range(coflows):
+        w = int(rng.integers(1, 4))
+        out.append(Coflow(f"c{k}", rng.integers(0, ports, w), rng.integers(0, ports, w),
+                          rng.uniform(1, 5, w), release=float(rng.integers(0, 6)),
+                          weight=float(rng.uniform(0.5, 3))))
+    return Instance(Fabric.uniform(ports), tuple(out))
+
+
+@pytest.mark.parametrize("rows", ["used", "published"])
+@pytest.mark.parametrize("thresholds", [0, 2, "all"])
+def test_lazy_pairwise_rows_give_the_lp_of_every_row(rows, thresholds):
+    # rows generated from the implicit candidates (every coflow, link and threshold) reach
+    # the optimum of the LP with every row built, though they skip the rows another row
+    # of the same link implies
+    for seed in range(12):
+        inst = _releases_instance(seed)
+        lazy = compute_bound(inst, "pairwise", thresholds=thresholds, rowgen=True, rows=rows)
+        full = compute_bound(inst, "pairwise", thresholds=thresholds, rowgen=False, rows=rows)
+        assert lazy.info["complete"] and full.info["complete"]
+        assert lazy.bound == pytest.approx(full.bound, rel=1e-7), seed
+        assert lazy.info["rows_used"] <= lazy.info["rows"] <= full.info["rows"]
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(instances(max_ports=3, max_coflows=5, max_flows=3, delays=True),
+       st.sampled_from([0, 1, 3, "all"]))
+def test_lazy_pairwise_rows_equal_every_row_on_random_instances(inst, thresholds):
+    lazy = bound(inst, method="pairwise", thresholds=thresholds, rowgen=True)
+    full = bound(inst, method="pairwise", thresholds=thresholds, rowgen=False)
+    assert lazy.bound == pytest.approx(full.bound, rel=1e-7, abs=1e-9)
+
+
+def test_more_thresholds_never_weaken_the_pairwise_lp():
+    # nested thresholds give nested rows: the median (1) is among the quartiles (3), and
+    # every quantile threshold is a release time, so among "all"
+    for seed in range(8):
+        inst = _releases_instance(seed, coflows=8)
+        values = [compute_bound(inst, "pairwise", thresholds=t).bound for t in (0, 1, 3, "all")]
+        assert all(a <= b * (1 + 1e-7) for a, b in itertools.pairwise(values)), seed
+
+
+def test_pairwise_auto_thresholds_follow_the_row_generation():
+    inst = _random_instance(seed=2, ports=5, width=3, coflows=20, releases="uniform")
+    lazy = compute_bound(inst, "pairwise")
+    assert lazy.info["rowgen"] and lazy.info["thresholds"] == np.unique(inst.release).size - 1
+    assert lazy.bound == compute_bound(inst, "pairwise", thresholds="all").bound
+    every = compute_bound(inst, "pairwise", rowgen=False)
+    assert not every.info["rowgen"] and every.info["thresholds"] == 10
+    zero = compute_bound(inst.with_releases(0.0), "pairwise")
+    assert not zero.info["rowgen"] and zero.info["thresholds"] == 0
+
+
+def test_lazy_pairwise_rows_out_of_time_keep_the_last_solved_round(monkeypatch):
+    from coflowopt.bounds import pairwise
+
+    inst = _random_instance(seed=4, ports=5, width=3, coflows=12, releases="uniform")
+    whole = compute_bound(inst, "pairwise")
+    assert whole.info["rounds"] >= 3 and whole.info["complete"]
+    rounds = {"n": 0}
+    real = pairwise._most_violated
+
+    def separate(*args, budget=None, **kwargs):  # out of time in the second search for rows
+        rounds["n"] += 1
+        if rounds["n"] == 3:
+            return None
+        return real(*args, budget=budget, **kwargs)
+
+    monkeypatch.setattr(pairwise, "_most_violated", separate)
+    res = compute_bound(inst, "pairwise", time_limit=10.0)
+    assert res.status is Status.BOUND and res.info["timed_out"] and not res.info["complete"]
+    assert res.info["rounds"] == 2
+    assert iso_bound(inst) <= res.bound <= whole.bound * (1 + 1e-9)
+    # out of time while choosing the first rows: no bound, and said where
+    monkeypatch.setattr(pairwise, "_most_violated", lambda *a, **k: None)
+    res = compute_bound(inst, "pairwise", time_limit=10.0)
+    assert res.status is Status.TIME_LIMIT and math.isnan(res.bound)
+    assert res.info["stopped_while"] == "choosing the first rows"
+
+
+def iso_bound(inst: Instance) -> float:
+    return float(np.dot(inst.weight, earliest_completion(inst))) * (1 - 1e-9)
 
 
 def test_lp_builder_blocks_give_the_same_model(monkeypatch):
