@@ -44,6 +44,9 @@ ASSEMBLE_CHUNK = 2_000_000
 """Matrix entries gathered as triplets before they become a CSR block: the clock is
 checked between blocks (one ``csr_array`` call over 28.6 million entries took 2.1 s)."""
 
+SEPARATION_CHUNK = 4_000_000
+"""Entries (users x coflows of one link) whose row violations are computed at once."""
+
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
 
@@ -110,7 +113,7 @@ class _Link:
     members: IntArray
     vm: FloatArray
     targets: IntArray
-    pair: npt.NDArray[np.int32]
+    pair: npt.NDArray[np.integer]
     cand_t: FloatArray
     cand_n: IntArray
     in_lp: npt.NDArray[np.bool_]
@@ -142,7 +145,9 @@ def _links(v: FloatArray, r: FloatArray, rho: FloatArray, pkey: IntArray, publis
         targets = every if published else members
         lo_k = np.minimum(members[:, None], targets[None, :])
         hi_k = np.maximum(members[:, None], targets[None, :])
-        pair = np.searchsorted(pkey, lo_k * K + hi_k).astype(np.int32)
+        pair: npt.NDArray[np.integer] = np.searchsorted(pkey, lo_k * K + hi_k)
+        if pkey.size < 2**31 - 1:
+            pair = pair.astype(np.int32)  # half the memory
         pair[lo_k == hi_k] = -1
         points = np.unique(r[np.concatenate([members, targets])])
         cand_t = rho[np.unique(np.searchsorted(rho, points, side="right") - 1)]
@@ -197,29 +202,33 @@ def _most_violated(
     parts: list[tuple[FloatArray, IntArray, IntArray, IntArray, IntArray]] = []
     delta = np.append(delta, 0.0)  # pair -1 (a coflow with itself) reads the 0 at the end
     for i, lk in enumerate(links):
-        if budget is not None and budget.expired():
-            return None
-        d = delta[lk.pair]
-        before = lk.members[:, None] < lk.targets[None, :]
-        d = np.where(before, d, 1.0 - d)
-        d[lk.pair < 0] = 0.0
-        terms = np.cumsum(lk.vm[:, None] * d, axis=0)[lk.cand_n - 1]
-        own = v[lk.targets, lk.link]
-        viol = lk.cand_t[:, None] + own[None, :] + terms - C[lk.targets][None, :]
-        if relative:
-            later = np.cumsum(lk.vm[:, None] * (lk.members[:, None] > lk.targets[None, :]),
-                              axis=0)[lk.cand_n - 1]
-            viol /= np.maximum(np.abs(lk.cand_t[:, None] + own[None, :] + later), 1e-9)
-        viol[(r[lk.targets][None, :] < lk.cand_t[:, None]) | lk.in_lp] = -np.inf
-        q = viol.shape[0]
-        if q > count:
-            j = np.argpartition(-viol, count - 1, axis=0)[:count]
-        else:
-            j = np.broadcast_to(np.arange(q)[:, None], viol.shape)
-        b = np.broadcast_to(np.arange(viol.shape[1])[None, :], j.shape)
-        j, b = j.ravel(), b.ravel()
-        parts.append((viol[j, b], lk.targets[b], np.full(j.size, i, np.int64),
-                      j.astype(np.int64), b.astype(np.int64)))
+        step = max(1, SEPARATION_CHUNK // lk.members.size)
+        for b0 in range(0, lk.targets.size, step):  # a few million entries at a time
+            if budget is not None and budget.expired():
+                return None
+            cols = slice(b0, b0 + step)
+            tg, pair = lk.targets[cols], lk.pair[:, cols]
+            d = delta[pair]
+            before = lk.members[:, None] < tg[None, :]
+            d = np.where(before, d, 1.0 - d)
+            d[pair < 0] = 0.0
+            terms = np.cumsum(lk.vm[:, None] * d, axis=0)[lk.cand_n - 1]
+            own = v[tg, lk.link]
+            viol = lk.cand_t[:, None] + own[None, :] + terms - C[tg][None, :]
+            if relative:
+                later = np.cumsum(lk.vm[:, None] * (lk.members[:, None] > tg[None, :]),
+                                  axis=0)[lk.cand_n - 1]
+                viol /= np.maximum(np.abs(lk.cand_t[:, None] + own[None, :] + later), 1e-9)
+            viol[(r[tg][None, :] < lk.cand_t[:, None]) | lk.in_lp[:, cols]] = -np.inf
+            q = viol.shape[0]
+            if q > count:
+                j = np.argpartition(-viol, count - 1, axis=0)[:count]
+            else:
+                j = np.broadcast_to(np.arange(q)[:, None], viol.shape)
+            b = np.broadcast_to(np.arange(viol.shape[1])[None, :], j.shape)
+            j, b = j.ravel(), b.ravel()
+            parts.append((viol[j, b], tg[b], np.full(j.size, i, np.int64),
+                          j.astype(np.int64), b.astype(np.int64) + b0))
     if not parts:
         z = np.zeros(0, np.int64)
         return np.zeros(0), z, z, z, z

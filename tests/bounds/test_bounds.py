@@ -455,6 +455,18 @@ def test_lazy_pairwise_rows_give_the_lp_of_every_row(rows, thresholds):
         assert lazy.info["rows_used"] <= lazy.info["rows"] <= full.info["rows"]
 
 
+def test_lazy_pairwise_rows_in_chunks_of_coflows_give_the_same_lp(monkeypatch):
+    from coflowopt.bounds import pairwise
+
+    for seed in range(4):
+        inst = _releases_instance(seed, coflows=9)
+        whole = compute_bound(inst, "pairwise", thresholds="all", rows="published")
+        monkeypatch.setattr(pairwise, "SEPARATION_CHUNK", 1)  # one coflow's rows at a time
+        assert compute_bound(inst, "pairwise", thresholds="all",
+                             rows="published").bound == whole.bound
+        monkeypatch.undo()
+
+
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(instances(max_ports=3, max_coflows=5, max_flows=3, delays=True),
        st.sampled_from([0, 1, 3, "all"]))
