@@ -123,7 +123,7 @@ def _links(v: FloatArray, r: FloatArray, rho: FloatArray, pkey: IntArray, publis
            budget: TimeBudget) -> list[_Link] | None:
     """Every link's implicit rows (:class:`_Link`); ``None`` when the time ran out.
 
-    ``rho``: the thresholds, ascending, the first 0. A row ``(k, l, rho)`` counts the users
+    ``rho``: the thresholds, ascending, the first the earliest release. A row ``(k, l, rho)`` counts the users
     of ``l`` released at or after ``rho``; of the thresholds that count the same users and
     that ``k`` is released by, the largest gives the strongest row and implies the others
     (same left side, larger right side). That largest is the largest threshold at or below
@@ -242,12 +242,14 @@ def pairwise_lp(
 ) -> tuple[float, FloatArray | None, dict]:
     """Solve the pairwise LP; returns ``(bound, C values or None, info)`` in instance units.
 
-    ``thresholds``: ``0`` (only ``rho = 0``), a count (that many quantiles of the
+    ``thresholds``: ``0`` (only ``rho`` = the earliest release, which counts every
+    coflow), a count (that many quantiles of the
     distinct release times), ``"all"`` (every distinct release time but the earliest),
     or ``"auto"``: with distinct release times, ``"all"`` when rows are generated lazily
     (the default then) and 10 when every row is built (``rowgen=False``); otherwise 0.
     With lazy rows the work per round does not grow with the thresholds (at most one
-    candidate threshold per user release and link, evaluated as one prefix sum), which
+    candidate threshold per release of a coflow with a row on the link, evaluated as one
+    prefix sum), which
     is why ``"auto"`` takes them all; building every row grows with them (about 27 MB
     per threshold on the Facebook trace), so there it takes 10.
 
@@ -297,7 +299,9 @@ def pairwise_lp(
         return math.nan, None, {"pairs": int(npair), "timed_out": True, "row_set": rows,
                                 "stopped_while": stage}
 
-    rho = np.concatenate([[0.0], th])
+    # the first threshold is the earliest release: every coflow counts there, and no
+    # schedule serves anything before it (with every release at 0 it is 0)
+    rho = np.concatenate([[r.min()], th])
     links = _links(v, r, rho, pkey, published, budget)
     if links is None:
         return out_of_time("building the rows")
@@ -338,6 +342,7 @@ def pairwise_lp(
         rounds += 1
         if not sol.ok or sol.x is None:
             timed_out = sol.status == "time_limit"
+            info["stopped_while"] = f"solving round {rounds}: HiGHS status {sol.status}"
             break
         last_ok = sol
         if not rowgen:
@@ -352,7 +357,10 @@ def pairwise_lp(
         if new.size == 0:
             complete = True
             break
-        _add_rows(lp, links, v, found, new, dcol, ccol)
+        if _add_rows(lp, links, v, found, new, dcol, ccol) == 0:
+            # cannot happen: the separation skips rows in the LP; stop rather than loop
+            info["stopped_while"] = f"round {rounds}: no new row among the violated ones"
+            break
     if rowgen:
         info["nonzeros"] = int(lp.arrays()[1].nnz)
     info.update({"rows_used": int(lp.num_rows), "rounds": rounds, "complete": complete,
@@ -410,22 +418,25 @@ def _add_rows(
     lp: LPBuilder, links: list[_Link], v: FloatArray,
     found: tuple[FloatArray, IntArray, IntArray, IntArray, IntArray], chosen: IntArray,
     dcol: IntArray, ccol: IntArray,
-) -> None:
-    """Add the rows ``chosen`` of :func:`_most_violated`'s answer ``found`` to ``lp``."""
+) -> int:
+    """Add the rows ``chosen`` of :func:`_most_violated`'s answer ``found`` to ``lp``;
+    returns how many of them were not in it yet."""
     _, _, li, j, b = (x[chosen] for x in found)
     parts: list[tuple[IntArray, IntArray, FloatArray, FloatArray]] = []
-    nrow = 0
+    nrow = new = 0
     for i in np.unique(li):
         at = li == i
         lk = links[int(i)]
         rr, cc, vv, lo = _link_rows(lk, v, lk.cand_t[j[at]], lk.cand_n[j[at]], b[at], dcol,
                                     ccol)
+        new += int((~lk.in_lp[j[at], b[at]]).sum())
         lk.in_lp[j[at], b[at]] = True
         parts.append((rr + nrow, cc, vv, lo))
         nrow += lo.size
     if nrow:
         rr, cc, vv, lo = (np.concatenate(x) for x in zip(*parts, strict=True))
         lp.add_rows(rr, cc, vv, lo, math.inf, num=nrow)
+    return new
 
 
 def _top_per_owner(

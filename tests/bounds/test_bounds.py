@@ -440,6 +440,18 @@ def _releases_instance(seed: int, *, ports: int = 4, coflows: int = 7) -> Instan
     return Instance(Fabric.uniform(ports), tuple(out))
 
 
+@pytest.mark.parametrize("thresholds", [0, 2, "all"])
+def test_the_pairwise_lps_first_threshold_is_the_earliest_release(thresholds):
+    # (a review) two unit coflows on one unit link, both released at 5: one ends at 6 at
+    # the earliest, the other at 7, so the optimum is 13; the rows at rho = 0 alone give 12
+    inst = Instance(Fabric.uniform(1), tuple(
+        Coflow.from_flows(f"c{k}", [(0, 0, 1.0)], release=5.0) for k in range(2)))
+    assert solve(inst, method="exact").objective == pytest.approx(13.0, rel=1e-9)
+    for rowgen in (True, False):
+        b = bound(inst, method="pairwise", thresholds=thresholds, rowgen=rowgen)
+        assert b.bound == pytest.approx(13.0, rel=1e-9)
+
+
 @pytest.mark.parametrize("rows", ["used", "published"])
 @pytest.mark.parametrize("thresholds", [0, 2, "all"])
 def test_lazy_pairwise_rows_give_the_lp_of_every_row(rows, thresholds):
@@ -460,10 +472,13 @@ def test_lazy_pairwise_rows_in_chunks_of_coflows_give_the_same_lp(monkeypatch):
 
     for seed in range(4):
         inst = _releases_instance(seed, coflows=9)
-        whole = compute_bound(inst, "pairwise", thresholds="all", rows="published")
+        # a limit far above the work (well under a second): a separation that kept
+        # offering rows already in the LP would stop there, incomplete, not hang
+        whole = compute_bound(inst, "pairwise", thresholds="all", rows="published",
+                              time_limit=120)
         monkeypatch.setattr(pairwise, "SEPARATION_CHUNK", 1)  # one coflow's rows at a time
-        assert compute_bound(inst, "pairwise", thresholds="all",
-                             rows="published").bound == whole.bound
+        assert compute_bound(inst, "pairwise", thresholds="all", rows="published",
+                             time_limit=120).bound == whole.bound
         monkeypatch.undo()
 
 
