@@ -1,9 +1,11 @@
 """Strict-priority queues on multi-hop fabrics (``aalo:sharing=strict``, ``creek``): the
 compiled strict-priority filling (:func:`coflowopt.sim.kernels.queues.strict_fill`) gives
-the reference's rates bit for bit at every decision, and whole runs match
-``compiled=False``."""
+the reference's rates bit for bit at every decision, resumed from the filling before at
+its first changed group as from scratch, and whole runs match ``compiled=False``."""
 
 from __future__ import annotations
+
+import dataclasses
 
 import numpy as np
 import pytest
@@ -14,6 +16,7 @@ import coflowopt as co
 from coflowopt import check_feasible
 from coflowopt.sim import simulate
 from coflowopt.sim.policies import _queues, creek
+from coflowopt.sim.policies._common import StrictMemo
 
 from ..strategies import network_instances
 from .test_kernels import assert_same, both
@@ -145,3 +148,91 @@ def test_a_link_left_with_a_rounding_residue_counts_as_full():
     assert res.start[1] == 10.0
     assert_same(inst, res, simulate(inst, name, params, compiled=False))
 
+
+def _view_and_classes(inst):
+    """The view and route classes of a strict aalo run on ``inst`` (its first decision)."""
+    seen = []
+    real = _queues.strict_rates
+
+    def spy(view, classes, order):
+        seen.append((view, classes))
+        return real(view, classes, order)
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(_queues, "strict_rates", spy)
+        simulate(inst, "aalo", {"sharing": "strict"}, jit="compile")
+    view, classes = seen[0]
+    assert view.compiled and not view.two_link
+    return view, classes
+
+
+def _many_flows(fabric, hosts, n, seed):
+    rng = np.random.default_rng(seed)
+    src = rng.integers(0, hosts, n)
+    dst = (src + rng.integers(1, hosts, n)) % hosts
+    return co.Instance(co.fabric.Network(fabric, "ecmp", seed),
+                       (co.Coflow("a", src.tolist(), dst.tolist(), [1.0] * n),))
+
+
+def _from_scratch(view, classes, order):
+    return _queues.strict_rates(view, dataclasses.replace(classes, strict=StrictMemo()), order)[1]
+
+
+@pytest.mark.parametrize("fabric,hosts", [(co.fabric.FatTree(4), 16),
+                                          (co.fabric.SpineLeaf(2, 1, 1), 2)])
+@pytest.mark.parametrize("seed", range(4))
+def test_a_resumed_filling_equals_a_filling_from_scratch(fabric, hosts, seed):
+    """Sequences of random changes to the groups (flows leave a group; groups are inserted,
+    swapped, removed; nothing changes): each filling resumed from the one before gives the
+    rates of a filling from scratch, bit for bit (on the small spine-leaf every link fills
+    up, so later groups meet a fabric with no capacity left)."""
+    inst = _many_flows(fabric, hosts, 60, seed)
+    view, classes = _view_and_classes(inst)
+    rng = np.random.default_rng(seed)
+    pool = list(rng.permutation(inst.num_flows))
+    order = [np.array(sorted(pool.pop() for _ in range(rng.integers(1, 5))), np.int64)
+             for _ in range(4)]
+    resumed = full = 0
+    for _ in range(60):
+        op = rng.integers(0, 5)
+        if op == 0 and order:  # flows leave a group
+            g = rng.integers(len(order))
+            keep = rng.random(order[g].size) < 0.6
+            order[g] = order[g][keep]
+        elif op == 1 and len(pool) >= 3:  # a group comes in
+            new = np.array(sorted(pool.pop() for _ in range(rng.integers(1, 4))), np.int64)
+            order.insert(int(rng.integers(len(order) + 1)), new)
+        elif op == 2 and len(order) >= 2:  # two groups swap
+            i, j = rng.choice(len(order), 2, replace=False)
+            order[i], order[j] = order[j], order[i]
+        elif op == 3 and order:  # a group leaves
+            order.pop(int(rng.integers(len(order))))
+        before = int(classes.strict.gptr.size - 1)
+        flows, x = _queues.strict_rates(view, classes, order)
+        if order:
+            assert flows.tobytes() == np.concatenate(order).astype(np.int64).tobytes()
+            assert x.tobytes() == _from_scratch(view, classes, order).tobytes()
+            resumed += before > 0
+            full += int(classes.strict.alv[-1] == 0)  # no link left with capacity
+    assert resumed > 0
+    assert full > 0 or hosts > 2
+
+
+def test_the_filling_resumes_at_the_group_that_changed():
+    """Groups on one route of capacity 1 (spine-leaf, host 0 to host 1), each change made
+    to the first group: the resumed filling starts there. One group later would keep that
+    group's rates from the filling before (0.5 for flow 1 once flow 2 has left its group,
+    1.0 for it once a group has come in front of it)."""
+    inst = co.Instance(co.fabric.Network(co.fabric.SpineLeaf(2, 1, 1), "ecmp", 0),
+                       (co.Coflow("a", [0] * 5, [1] * 5, [1.0] * 5),))
+    view, classes = _view_and_classes(inst)
+    a, b, c = np.array([0]), np.array([1, 2]), np.array([3])
+    assert _queues.strict_rates(view, classes, [b, c])[1].tolist() == [0.5, 0.5, 0.0]
+    # b loses flow 2: flow 1 takes the link alone; c still gets 0
+    assert _queues.strict_rates(view, classes, [np.array([1]), c])[1].tolist() == [1.0, 0.0]
+    # a group in front: it takes the link, the groups after it get 0
+    assert _queues.strict_rates(view, classes, [a, np.array([1]), c])[1].tolist() == [1.0, 0.0, 0.0]
+    # the first group leaves: the second takes the link again
+    x = _queues.strict_rates(view, classes, [np.array([1]), c])[1]
+    assert x.tolist() == [1.0, 0.0]
+    assert x.tobytes() == _from_scratch(view, classes, [np.array([1]), c]).tobytes()

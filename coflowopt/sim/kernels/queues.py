@@ -21,6 +21,12 @@ over its weight; the group's rates are summed per link in flow order, as
 :func:`coflowopt.kernels.rates.csr_link_sum` sums them, and subtracted from the
 residuals, which stop at 0. The reference passes the filling residuals with saturated
 links set to 0; the filled rows cross none of them, so the filling never reads those.
+
+Between decisions most groups stay as they were: a flow completion changes its own
+group, an arrival or a demotion the groups from where the coflow enters or leaves.
+:func:`strict_fill` resumes at a given group from an undo log of the call before (per
+group, the links it changed and their residuals before it), keeping the earlier groups'
+rates, which the same inputs make the same bit for bit.
 """
 
 from __future__ import annotations
@@ -36,7 +42,7 @@ __all__ = ["strict_fill"]
 @njit
 def strict_fill(  # type: ignore[no-untyped-def]
     indptr, indices, data, flows, gptr, cls, cptr, cidx, cval, cap, residual, sat, x, slot,
-    count, acc,
+    count, acc, start, lptr, alv, log_k, log_r, undo_end,
 ):
     """Strict-priority max-min rates of groups of flows, into ``x``.
 
@@ -49,35 +55,64 @@ def strict_fill(  # type: ignore[no-untyped-def]
 
     Scratch kept by the caller: ``slot`` (one ``-1`` per link), ``count`` (one ``0.0`` per
     class) and ``acc`` (one ``0.0`` per link), restored on return.
+
+    Resuming at group ``start`` (0: from scratch). Group ``g``'s rates depend only on its
+    flows and the groups before it, so when groups ``0 .. start - 1`` are those of an earlier call (the
+    same flows in the same order, the same capacities) their rates ``x[:gptr[start]]``,
+    which the caller copies from it, stand, and the residual before group ``start`` is
+    that call's. The undo log gives it back: group ``g`` changed links ``log_k[lptr[g]:
+    lptr[g + 1]]``, whose residuals before it were ``log_r[...]``, and found ``alv[g]``
+    links not saturated; ``residual`` holds what the earlier call left, whose log ended
+    at ``undo_end``. The call undoes ``log_k[lptr[start]:undo_end]`` (last first), fills
+    groups ``start ..`` and writes their log, ``lptr[start + 1:]`` and ``alv[start + 1:]``
+    (``alv[G]``: after the last group; ``lptr[:start + 1]``, ``alv[:start + 1]`` and the
+    log before ``lptr[start]``: the earlier call's). At ``start`` 0 the residual (after any
+    undo) is ``cap`` and ``alv[0]`` is counted. ``log_k`` and ``log_r`` need room for
+    ``lptr[start]`` entries plus one per incidence entry of the flows from ``gptr[start]``
+    on.
     """
     n = flows.size
     L = cap.size
-    for p in range(n):
+    G = gptr.size - 1
+    for e in range(undo_end - 1, lptr[start] - 1, -1):
+        residual[log_k[e]] = log_r[e]
+    p0 = gptr[start]
+    for p in range(p0, n):
         x[p] = 0.0
-    alive = 0
-    for k in range(L):
-        if not residual[k] <= sat * cap[k]:
-            alive += 1
-    # scratch sized for the largest group: a group has at most n classes, whose rows
-    # have at most as many entries as the group's flows
+    if start == 0:
+        alive = 0
+        for k in range(L):
+            if not residual[k] <= sat * cap[k]:
+                alive += 1
+    else:
+        alive = alv[start]
+    # scratch sized for the largest group: a group has at most as many classes as
+    # flows, whose rows have at most as many entries as the group's flows
+    m = n - p0
     nnz = 0
-    for p in range(n):
+    for p in range(p0, n):
         nnz += indptr[flows[p] + 1] - indptr[flows[p]]
     (_, links, lstart, lcnt, num, kof, stack, hk, frozen, dem, fresh, lev, hval, state, bl, bu,
-     adj, coef) = fill_scratch(slot, min(L, nnz), n, nnz)
-    ok = np.empty(n, np.int64)
-    act = np.empty(n, np.int64)
-    w = np.empty(n)
-    ub = np.full(n, np.inf)
-    xc = np.empty(n)
-    order = np.arange(n)
+     adj, coef) = fill_scratch(slot, min(L, nnz), m, nnz)
+    ok = np.empty(m, np.int64)
+    act = np.empty(m, np.int64)
+    w = np.empty(m)
+    ub = np.full(m, np.inf)
+    xc = np.empty(m)
+    order = np.arange(m)
     touched = np.empty(min(L, nnz), np.int64)
-    for g in range(gptr.size - 1):
+    pos = lptr[start]
+    for g in range(start, G):
+        lptr[g] = pos
+        alv[g] = alive
         g0 = gptr[g]
         g1 = gptr[g + 1]
         if g1 == g0:
             continue
         if alive == 0:
+            for h in range(g + 1, G):
+                lptr[h] = pos
+                alv[h] = 0
             break
         # the group's flows that cross no saturated link
         nu = 0
@@ -128,6 +163,9 @@ def strict_fill(  # type: ignore[no-untyped-def]
             count[act[i]] = 0.0
         for i in range(nt):
             k = touched[i]
+            log_k[pos] = k
+            log_r[pos] = residual[k]
+            pos += 1
             was = not residual[k] <= sat * cap[k]
             v = residual[k] - acc[k]
             residual[k] = v if v > 0.0 else 0.0
@@ -135,3 +173,5 @@ def strict_fill(  # type: ignore[no-untyped-def]
                 alive -= 1
             acc[k] = 0.0
             slot[k] = -1
+    lptr[G] = pos
+    alv[G] = alive

@@ -27,6 +27,7 @@ from ..engine import SimView
 
 __all__ = [
     "RouteClasses",
+    "StrictMemo",
     "coflow_order",
     "greedy_flows",
     "madd_flows",
@@ -40,6 +41,27 @@ IntArray = npt.NDArray[np.int64]
 
 SAT = 1e-9
 """A link whose residual is below ``SAT`` times its capacity counts as saturated."""
+
+
+@dataclass(slots=True)
+class StrictMemo:
+    """The last strict-priority filling on a network (:func:`._queues.strict_rates`), from
+    which the next resumes at its first changed group: its groups (``flows`` cut at
+    ``gptr``), rates ``x``, the residual it left and its undo log (the arguments ``lptr``,
+    ``alv``, ``log_k``, ``log_r`` of :func:`coflowopt.sim.kernels.queues.strict_fill`),
+    for the capacities ``cap`` and the route incidence ``routes`` it had. ``cap`` None:
+    nothing to resume from."""
+
+    cap: FloatArray | None = None
+    routes: IntArray | None = None
+    flows: IntArray = field(default_factory=lambda: np.zeros(0, np.int64))
+    gptr: IntArray = field(default_factory=lambda: np.zeros(1, np.int64))
+    x: FloatArray = field(default_factory=lambda: np.zeros(0))
+    residual: FloatArray = field(default_factory=lambda: np.zeros(0))
+    lptr: IntArray = field(default_factory=lambda: np.zeros(1, np.int64))
+    alv: IntArray = field(default_factory=lambda: np.zeros(1, np.int64))
+    log_k: IntArray = field(default_factory=lambda: np.zeros(0, np.int64))
+    log_r: FloatArray = field(default_factory=lambda: np.zeros(0))
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,6 +81,8 @@ class RouteClasses:
     """Scratch of the strict-priority kernel: one ``0.0`` per class."""
     link_scratch: FloatArray = field(default_factory=lambda: np.zeros(0))
     """Scratch of the strict-priority kernel: one ``0.0`` per link."""
+    strict: StrictMemo = field(default_factory=StrictMemo)
+    """The strict-priority kernel's last filling, to resume from."""
 
     @classmethod
     def build(cls, view: SimView) -> RouteClasses:

@@ -68,17 +68,57 @@ def strict_rates(
         return np.zeros(0, np.int64), np.zeros(0)
     flows = np.concatenate(order).astype(np.int64, copy=False)
     if view.compiled and not view.two_link:
-        gptr = np.zeros(len(order) + 1, np.int64)
-        np.cumsum([f.size for f in order], out=gptr[1:])
-        x = np.empty(flows.size)
-        u = classes.usage
-        strict_fill(*view.route_csr, flows, gptr, classes.of, u.indptr, u.indices, u.data,
-                    view.capacity, view.capacity.astype(float), SAT, x, classes.slot,
-                    classes.count_scratch, classes.link_scratch)
-        return flows, x
+        return flows, _strict_fill(view, classes, order, flows)
     rates = [np.zeros(f.size) for f in order]
     _strict(view, classes, order, view.capacity.astype(float).copy(), rates)
     return flows, np.concatenate(rates)
+
+
+def _strict_fill(
+    view: SimView, classes: RouteClasses, order: list[np.ndarray], flows: np.ndarray
+) -> np.ndarray:
+    """The compiled filling of :func:`strict_rates`, resumed from the last one
+    (``classes.strict``) at the first group that is not the same as there."""
+    m = classes.strict
+    G = len(order)
+    gptr = np.zeros(G + 1, np.int64)
+    np.cumsum([f.size for f in order], out=gptr[1:])
+    indptr = view.route_csr[0]
+    start = 0
+    if (m.cap is not None and m.routes is indptr
+            and np.array_equal(m.cap, view.capacity)):
+        pg, pf = m.gptr, m.flows
+        last = min(G, pg.size - 1)
+        while (start < last and pg[start + 1] == gptr[start + 1]
+               and np.array_equal(pf[pg[start]:pg[start + 1]], flows[gptr[start]:gptr[start + 1]])):
+            start += 1
+        undo_end = int(m.lptr[-1])
+    else:
+        m.cap = view.capacity.copy()
+        m.routes = indptr
+        m.residual = view.capacity.astype(float)
+        m.lptr = np.zeros(1, np.int64)
+        m.alv = np.zeros(1, np.int64)
+        undo_end = 0
+    lptr = np.empty(G + 1, np.int64)
+    lptr[:start + 1] = m.lptr[:start + 1]
+    alv = np.empty(G + 1, np.int64)
+    alv[:start + 1] = m.alv[:start + 1]
+    x = np.empty(flows.size)
+    x[:gptr[start]] = m.x[:gptr[start]]
+    rest = flows[gptr[start]:]
+    need = int(lptr[start]) + int((indptr[rest + 1] - indptr[rest]).sum())
+    if m.log_k.size < need:
+        # room for the log kept (up to undo_end: the kernel undoes it) and what comes
+        grow = max(need, 2 * m.log_k.size)
+        m.log_k = np.concatenate([m.log_k[:undo_end], np.empty(grow - undo_end, np.int64)])
+        m.log_r = np.concatenate([m.log_r[:undo_end], np.empty(grow - undo_end)])
+    u = classes.usage
+    strict_fill(*view.route_csr, flows, gptr, classes.of, u.indptr, u.indices, u.data,
+                view.capacity, m.residual, SAT, x, classes.slot, classes.count_scratch,
+                classes.link_scratch, start, lptr, alv, m.log_k, m.log_r, undo_end)
+    m.flows, m.gptr, m.x, m.lptr, m.alv = flows.copy(), gptr, x, lptr, alv
+    return x.copy()
 
 
 def _strict(
