@@ -50,7 +50,8 @@ class StrictMemo:
     ``gptr``), rates ``x``, the residual it left and its undo log (the arguments ``lptr``,
     ``alv``, ``log_k``, ``log_r`` of :func:`coflowopt.sim.kernels.queues.strict_fill`),
     for the capacities ``cap`` and the route incidence ``routes`` it had. ``cap`` None:
-    nothing to resume from."""
+    nothing to resume from. The route classes and ``SAT``, which the filling also reads,
+    are fixed for a run (the memo lives on the run's :class:`RouteClasses`)."""
 
     cap: FloatArray | None = None
     routes: IntArray | None = None

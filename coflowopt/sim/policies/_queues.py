@@ -114,10 +114,11 @@ def _strict_fill(
         m.log_k = np.concatenate([m.log_k[:undo_end], np.empty(grow - undo_end, np.int64)])
         m.log_r = np.concatenate([m.log_r[:undo_end], np.empty(grow - undo_end)])
     u = classes.usage
+    cap, m.cap = m.cap, None  # a call that does not return leaves nothing to resume from
     strict_fill(*view.route_csr, flows, gptr, classes.of, u.indptr, u.indices, u.data,
                 view.capacity, m.residual, SAT, x, classes.slot, classes.count_scratch,
                 classes.link_scratch, start, lptr, alv, m.log_k, m.log_r, undo_end)
-    m.flows, m.gptr, m.x, m.lptr, m.alv = flows.copy(), gptr, x, lptr, alv
+    m.cap, m.flows, m.gptr, m.x, m.lptr, m.alv = cap, flows.copy(), gptr, x, lptr, alv
     return x.copy()
 
 
