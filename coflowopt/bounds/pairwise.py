@@ -383,6 +383,16 @@ def _every_row(
     row_lo: list[FloatArray] = []
     blocks: list[sp.csr_array] = []  # rows [flushed, nrow) are still triplets
     nrow = flushed = pending = 0
+
+    def flush() -> None:  # triplets to a CSR block, so the clock is watched while assembling
+        nonlocal flushed, pending
+        if nrow > flushed:
+            blocks.append(csr_block(rows_r, rows_c, rows_v, (nrow - flushed, ncol),
+                                    first_row=flushed))
+        for part in (rows_r, rows_c, rows_v):
+            part.clear()
+        flushed, pending = nrow, 0
+
     for t in rho:
         for lk in links:
             if budget.expired():
@@ -399,15 +409,9 @@ def _every_row(
             row_lo.append(lo)
             nrow += b.size
             pending += rr.size
-            if pending >= ASSEMBLE_CHUNK:  # to a CSR block, so the clock is watched
-                blocks.append(csr_block(rows_r, rows_c, rows_v, (nrow - flushed, ncol),
-                                        first_row=flushed))
-                for part in (rows_r, rows_c, rows_v):
-                    part.clear()
-                flushed, pending = nrow, 0
-    if nrow > flushed:
-        blocks.append(csr_block(rows_r, rows_c, rows_v, (nrow - flushed, ncol),
-                                first_row=flushed))
+            if pending >= ASSEMBLE_CHUNK:
+                flush()
+    flush()
     full = stack_rows(blocks, ncol)
     if budget.expired():
         return "assembling the matrix"
