@@ -15,6 +15,7 @@ wcct / permutation    best permutation schedule (one order, greedy rates)
 wcct / sincronia      Sincronia's order, greedy rates, certified ratio
 wcct / pairwise-order pairwise-LP order, greedy rates, certified ratio
 wcct / local-search   best start order improved by insert moves, greedy rates, certified
+wcct / lns            best start order, windows of coflows re-ordered exactly, certified
 wcct / best           portfolio: bounds, heuristic orders, exact (small) or local search
 makespan / exact      minimum makespan (closed form or LP), Maluca utilization
 deadlines / exact     most coflows (or weight) meeting deadlines (MILP), LP bound
@@ -36,6 +37,7 @@ from .bounds.simple import makespan_bound
 from .errors import CoflowoptError
 from .exact.certified import cheap_bounds, pairwise_order, sincronia_greedy
 from .exact.deadlines import max_deadlines
+from .exact.lns import lns
 from .exact.local_search import local_search
 from .exact.makespan import min_makespan
 from .exact.milp import solve_event_milp
@@ -60,6 +62,7 @@ SOLVERS: dict[str, dict[str, SolverFn]] = {
         "sincronia": sincronia_greedy,
         "pairwise-order": pairwise_order,
         "local-search": local_search,
+        "lns": lns,
         "best": portfolio,
     },
     "makespan": {"exact": min_makespan},
@@ -168,7 +171,7 @@ def _with_cheap_bound(inst: Instance, res: Result, rel_gap: float) -> Result:
 
 
 _GUARDED = {("wcct", "exact"), ("wcct", "exact-milp"), ("wcct", "time-indexed"),
-            ("wcct", "permutation"), ("wcct", "local-search"), ("wcct", "best"),
+            ("wcct", "permutation"), ("wcct", "local-search"), ("wcct", "lns"), ("wcct", "best"),
             ("makespan", "exact")}
 """The methods whose schedules come from LPs or MILPs solved in floating point, or (the
 local search's and the portfolio's) from a schedule builder other than the simulator."""

@@ -52,6 +52,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
@@ -67,7 +68,8 @@ from ._order_eval import IMPROVES, Incumbent, OrderEvaluator, OutOfTime, by_comp
 from .certified import cheap_bounds
 from .permutation import check_order, reject_dependencies
 
-__all__ = ["NEIGHBOURHOODS", "START_ORDERS", "local_search"]
+__all__ = ["NEIGHBOURHOODS", "START_ORDERS", "Start", "check_start_options", "finish", "local_search",
+           "start_orders"]
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
@@ -156,86 +158,21 @@ def local_search(
         Called with the search's value (``sum w_k C_k`` of its current order, as the
         evaluator computes it) each time a move takes it below every value before.
     """
-    reject_dependencies(inst, "the local search")
+    check_start_options(inst, "the local search", starts, stride, lp_share)
     if neighbourhood not in NEIGHBOURHOODS:
         raise CoflowoptError(
             f"neighbourhood must be one of {', '.join(NEIGHBOURHOODS)}, got {neighbourhood!r}")
-    unknown = [s for s in starts if s not in START_ORDERS]
-    if unknown:
-        raise CoflowoptError(
-            f"unknown start order {unknown[0]!r}; choose from {', '.join(START_ORDERS)}")
-    if isinstance(stride, bool) or not isinstance(stride, int) or stride < 1:
-        raise CoflowoptError(f"stride must be an integer >= 1, got {stride!r}")
     if isinstance(perturbations, bool) or not isinstance(perturbations, int) or perturbations < 0:
         raise CoflowoptError(f"perturbations must be an integer >= 0, got {perturbations!r}")
-    if not (isinstance(lp_share, (int, float)) and 0 <= lp_share < 1):
-        raise CoflowoptError(f"lp_share must be a number in [0, 1), got {lp_share!r}")
     start = now()
     K = inst.num_coflows
     if K == 0:
         return Result(Status.OPTIMAL, 0.0, 0.0, 0.0, "local-search", schedule=Schedule.empty(),
                       completion=np.zeros(0))
-    deadline = start + time_limit
-    ev = OrderEvaluator(inst, stride, deadline)
-    bounds = cheap_bounds(inst)
+    ev = OrderEvaluator(inst, stride, start + time_limit)
     rng = np.random.default_rng(seed)
-
-    # --- starting orders, evaluated as they come (the first always: every run has one)
-    orders: list[tuple[str, IntArray]] = [
-        (f"initial {n}", check_order(inst, o)) for n, o in enumerate(initial_orders)]
-    ratio = inst.weight / np.maximum(inst.gamma, 1e-300)
-    makers = {
-        "sincronia": lambda: sincronia_order(inst),
-        "smallest": lambda: np.argsort(-ratio, kind="stable"),
-        "release": lambda: np.lexsort((-ratio, inst.release)),
-    }
-    values: dict[str, float] = {}
-    best: Incumbent | None = None
-    best_name = ""
-    timed_out = False
-    lp_info: dict = {}
-
-    def consider(name: str, order: IntArray) -> None:
-        nonlocal best, best_name
-        t0 = now()
-        inc = ev.full(np.asarray(order, dtype=np.int64), timed=best is not None)
-        if best is None:
-            # time kept for the returned schedule: one more pass over the order, recorded
-            ev.deadline = deadline - 1.5 * (now() - t0)
-        values[name] = inc.value
-        if best is None or inc.value < best.value * (1 - IMPROVES):
-            best, best_name = inc, name
-        resorted = by_completion(inc.comp)
-        if not np.array_equal(resorted, inc.order):
-            inc2 = ev.full(resorted)
-            values[name + ", re-sorted"] = inc2.value
-            if inc2.value < best.value * (1 - IMPROVES):
-                best, best_name = inc2, name + ", re-sorted"
-
-    try:
-        for name in starts:
-            if name in makers:
-                orders.append((name, np.asarray(makers[name](), dtype=np.int64)))
-        first = orders.pop(0) if orders else ("sincronia", sincronia_order(inst))
-        consider(*first)
-        for name, o in orders:
-            consider(name, o)
-        for name in starts:
-            if name.startswith("online-"):
-                online = online_order(inst, name.removeprefix("online-"), ev.deadline)
-                if online is None:
-                    raise OutOfTime
-                consider(name, online)
-        if "pairwise" in starts and lp_share > 0:
-            lp_bound, C, lp_info = pairwise_lp(
-                inst, time_limit=max(min(lp_share * time_limit, ev.deadline - now()), 0.0))
-            if C is not None:
-                bounds["pairwise"] = lp_bound
-                consider("pairwise", np.lexsort((np.arange(K), C)).astype(np.int64))
-    except OutOfTime:
-        timed_out = True
-    assert best is not None
-    start_name, start_value = best_name, best.value
+    st = start_orders(inst, ev, starts, initial_orders, lp_share * time_limit)
+    best, timed_out = st.best, st.timed_out
 
     # --- the search
     moves_tried = moves_taken = passes = kicks = 0
@@ -287,8 +224,112 @@ def local_search(
     if incumbent.value < best.value:
         best, best_is_local = incumbent, False
 
-    sched, comp = ev.schedule(best.order)
+    return finish(inst, ev, st, best.order, timed_out, rel_gap, "local-search", start, {
+        "passes": passes, "moves_tried": moves_tried, "moves_taken": moves_taken,
+        "perturbations": kicks, "local_optimum": best_is_local, "search_value": best.value})
+
+
+def check_start_options(inst: Instance, what: str, starts: Sequence[str], stride: int,
+                        lp_share: float) -> None:
+    """The options of :func:`start_orders` and :class:`OrderEvaluator` (``what``: the
+    search, for the error on coflow dependencies)."""
+    reject_dependencies(inst, what)
+    unknown = [s for s in starts if s not in START_ORDERS]
+    if unknown:
+        raise CoflowoptError(
+            f"unknown start order {unknown[0]!r}; choose from {', '.join(START_ORDERS)}")
+    if isinstance(stride, bool) or not isinstance(stride, int) or stride < 1:
+        raise CoflowoptError(f"stride must be an integer >= 1, got {stride!r}")
+    if not (isinstance(lp_share, (int, float)) and 0 <= lp_share < 1):
+        raise CoflowoptError(f"lp_share must be a number in [0, 1), got {lp_share!r}")
+
+
+@dataclass(slots=True)
+class Start:
+    """The evaluated starting orders of a search over orders."""
+
+    best: Incumbent
+    name: str  # the best one's
+    values: dict[str, float]  # every one's value, by name
+    bounds: dict[str, float]  # the cheap bounds, and the pairwise LP's when it was solved
+    lp_info: dict
+    timed_out: bool  # the clock stopped the evaluation of the starting orders
+
+
+def start_orders(inst: Instance, ev: OrderEvaluator, starts: Sequence[str],
+                 initial_orders: Sequence[Sequence[int]], lp_limit: float) -> Start:
+    """Evaluates ``initial_orders`` and the named ``starts`` (:data:`START_ORDERS`), each
+    also re-sorted by its own completion times, until ``ev``'s deadline; the first is
+    evaluated regardless, and its evaluation time sets aside one and a half more for the
+    returned schedule (``ev.deadline`` moves earlier). The pairwise LP gets ``lp_limit``
+    seconds at most."""
+    K = inst.num_coflows
+    deadline = ev.deadline
+    bounds = cheap_bounds(inst)
+    orders: list[tuple[str, IntArray]] = [
+        (f"initial {n}", check_order(inst, o)) for n, o in enumerate(initial_orders)]
+    ratio = inst.weight / np.maximum(inst.gamma, 1e-300)
+    makers = {
+        "sincronia": lambda: sincronia_order(inst),
+        "smallest": lambda: np.argsort(-ratio, kind="stable"),
+        "release": lambda: np.lexsort((-ratio, inst.release)),
+    }
+    values: dict[str, float] = {}
+    best: Incumbent | None = None
+    best_name = ""
+    timed_out = False
+    lp_info: dict = {}
+
+    def consider(name: str, order: IntArray) -> None:
+        nonlocal best, best_name
+        t0 = now()
+        inc = ev.full(np.asarray(order, dtype=np.int64), timed=best is not None)
+        if best is None:
+            # time kept for the returned schedule: one more pass over the order, recorded
+            ev.deadline = deadline - 1.5 * (now() - t0)
+        values[name] = inc.value
+        if best is None or inc.value < best.value * (1 - IMPROVES):
+            best, best_name = inc, name
+        resorted = by_completion(inc.comp)
+        if not np.array_equal(resorted, inc.order):
+            inc2 = ev.full(resorted)
+            values[name + ", re-sorted"] = inc2.value
+            if inc2.value < best.value * (1 - IMPROVES):
+                best, best_name = inc2, name + ", re-sorted"
+
+    try:
+        for name in starts:
+            if name in makers:
+                orders.append((name, np.asarray(makers[name](), dtype=np.int64)))
+        first = orders.pop(0) if orders else ("sincronia", sincronia_order(inst))
+        consider(*first)
+        for name, o in orders:
+            consider(name, o)
+        for name in starts:
+            if name.startswith("online-"):
+                online = online_order(inst, name.removeprefix("online-"), ev.deadline)
+                if online is None:
+                    raise OutOfTime
+                consider(name, online)
+        if "pairwise" in starts and lp_limit > 0:
+            lp_bound, C, lp_info = pairwise_lp(
+                inst, time_limit=max(min(lp_limit, ev.deadline - now()), 0.0))
+            if C is not None:
+                bounds["pairwise"] = lp_bound
+                consider("pairwise", np.lexsort((np.arange(K), C)).astype(np.int64))
+    except OutOfTime:
+        timed_out = True
+    assert best is not None
+    return Start(best, best_name, values, bounds, lp_info, timed_out)
+
+
+def finish(inst: Instance, ev: OrderEvaluator, st: Start, order: IntArray, timed_out: bool,
+           rel_gap: float, method: str, start: float, search_info: dict) -> Result:
+    """The result of a search over orders that ends with ``order``: its schedule (built
+    again, recorded), the best of ``st``'s bounds, the status and the info."""
+    sched, comp = ev.schedule(order)
     value = float(np.dot(ev.w, comp))
+    bounds = st.bounds
     name = max(bounds, key=lambda k: bounds[k] if math.isfinite(bounds[k]) else -math.inf)
     bound = min(bounds[name], value) if math.isfinite(bounds[name]) else math.nan
     if proves_optimal(value, bounds[name], rel_gap):
@@ -298,17 +339,15 @@ def local_search(
     else:
         status = Status.FEASIBLE
     info = {
-        "order": [inst.ids[k] for k in best.order], "start": start_name,
-        "start_value": start_value, "starts": values, "passes": passes,
-        "moves_tried": moves_tried, "moves_taken": moves_taken, "perturbations": kicks,
+        "order": [inst.ids[k] for k in order], "start": st.name,
+        "start_value": st.values[st.name], "starts": st.values, **search_info,
         "evaluations": ev.evaluations, "converged_early": ev.converged,
-        "local_optimum": best_is_local,
-        "search_value": best.value, "bound_method": name, "bounds": bounds,
+        "bound_method": name, "bounds": bounds,
         "certified_ratio": value / bound if bound > 0 else math.inf,
         "evaluator": "free lists" if ev.data is not None else "residual profiles",
         "class": "permutation schedules (bound is on every schedule)",
     }
-    if lp_info:
-        info["lp"] = lp_info
-    return Result(status, value, bound, now() - start, "local-search", schedule=sched,
+    if st.lp_info:
+        info["lp"] = st.lp_info
+    return Result(status, value, bound, now() - start, method, schedule=sched,
                   completion=comp, info=info)
