@@ -93,7 +93,7 @@ SEARCH_MIN_EVALS = 2.5
 """A search phase (the local search, the large neighbourhood search) starts only with time
 left for this many evaluations of an order (the time of the first one): a search evaluates
 its first order whatever the clock says and builds its returned schedule once more after
-its deadline, so with less it would end past the reserve."""
+its deadline, so with less it would run past the phases' end into the reserve."""
 
 IMPROVES = 1e-9  # a value must be lower by this share to count as a new incumbent
 

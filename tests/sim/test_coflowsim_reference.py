@@ -111,7 +111,8 @@ def test_the_coflowsim_rules_reproduce_coflowsim(trace, java, name, params, with
     ("LCF", "tcf", CS_RULES, []),
     ("NCF", "ncf", CS_RULES, []),
     # coflow 13: both end it 2.9e-6 s (3.6e-4 of a step) after 71.816 s, with the same
-    # rates at each decision from its admission on (printed by coflowsim); the comparison's
+    # rates at each decision from its admission on (printed by coflowsim on the first 20
+    # coflows, where it ends 13 as on the whole trace); the comparison's
     # tolerance for drift (steps_up) counts that as on the boundary, coflowsim as in the
     # next step
     ("FIFO", "fifo", {"backfill": "coflowsim", **STEP}, ["13"]),
