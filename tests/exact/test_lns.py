@@ -19,13 +19,10 @@ from coflowopt.exact.wcct import solve_exact
 from coflowopt.io.generate import synthetic
 from coflowopt.result import Status
 from coflowopt.solvers import solve
+from tests.exact.test_local_search import positions
 from tests.strategies import instances
 
 SLOW = settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-
-
-def positions(inst, res) -> np.ndarray:
-    return np.array([inst.ids.index(i) for i in res.info["order"]], dtype=np.int64)
 
 
 def value_of(inst, order) -> float:
