@@ -15,11 +15,10 @@ from coflowopt.errors import CoflowoptError
 from coflowopt.exact.lns import lns, window_members
 from coflowopt.exact.local_search import _neighbours, local_search
 from coflowopt.exact.permutation import best_permutation, permutation_schedule
-from coflowopt.exact.wcct import solve_exact
 from coflowopt.io.generate import synthetic
 from coflowopt.result import Status
 from coflowopt.solvers import solve
-from tests.exact.test_local_search import positions
+from tests.exact.test_local_search import assert_between_best_permutation_and_starts, positions
 from tests.strategies import instances
 
 SLOW = settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -57,17 +56,7 @@ def test_a_window_is_the_anchor_and_its_nearest_neighbours_in_the_order():
 @SLOW
 @given(instances(max_ports=3, max_coflows=4, max_flows=3, uniform=True))
 def test_lns_is_feasible_and_between_the_best_permutation_and_its_starts(inst):
-    res = lns(inst, time_limit=600, window=3)
-    assert check_feasible(inst, res.schedule)
-    assert res.status in (Status.FEASIBLE, Status.OPTIMAL)
-    assert res.objective == pytest.approx(float(inst.weight @ res.completion), rel=1e-12)
-    assert res.objective <= min(res.info["starts"].values()) * (1 + 1e-9)
-    perm = best_permutation(inst, time_limit=600)
-    assert perm.status is Status.OPTIMAL
-    assert res.objective >= perm.objective * (1 - 1e-9)
-    opt = solve_exact(inst, time_limit=600)
-    assert opt.status is Status.OPTIMAL
-    assert res.bound <= opt.objective * (1 + 1e-9)
+    assert_between_best_permutation_and_starts(inst, lns(inst, time_limit=600, window=3))
 
 
 @SLOW

@@ -58,6 +58,12 @@ def test_free_lists_apply_only_to_uniform_two_link_instances():
 @given(instances(max_ports=3, max_coflows=4, max_flows=3, uniform=True))
 def test_local_search_is_feasible_and_between_the_best_permutation_and_its_starts(inst):
     res = local_search(inst, time_limit=600, neighbourhood="all", perturbations=2)
+    assert_between_best_permutation_and_starts(inst, res)
+
+
+def assert_between_best_permutation_and_starts(inst, res) -> None:
+    """A search over orders: feasible, never worse than a start it evaluated, never better
+    than the best permutation schedule, its bound below the optimum (exact solvers)."""
     assert check_feasible(inst, res.schedule)
     assert res.status in (Status.FEASIBLE, Status.OPTIMAL)
     assert res.objective == pytest.approx(float(inst.weight @ res.completion), rel=1e-12)
