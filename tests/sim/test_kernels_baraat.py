@@ -1,4 +1,5 @@
-"""``baraat`` through the pair kernel's FIFO gates gives the reference path's results."""
+"""``baraat`` through the compiled FIFO gates (the pair kernel's on the big switch, the
+route-class kernel's on multi-hop fabrics) gives the reference path's results."""
 
 from __future__ import annotations
 
@@ -10,9 +11,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import coflowopt as co
-from coflowopt import io
+from coflowopt import check_feasible, io
+from coflowopt.fabric import place
+from coflowopt.sim import simulate
+from coflowopt.sim.policies import baraat
 
-from ..strategies import instances
+from ..strategies import instances, network_instances
 from .test_kernels import assert_same, both
 
 TRACE = Path(__file__).resolve().parents[2] / "instances" / "fb2010" / "FB2010-1Hr-150-0.txt"
@@ -27,6 +31,12 @@ TRACE = Path(__file__).resolve().parents[2] / "instances" / "fb2010" / "FB2010-1
 def test_gate_kernel_equals_the_reference(inst, threshold, batch):
     # None: the 80th percentile of coflow sizes; multi-wave coflows and finishes-before
     # anchors take the reference path in both runs
+    assert_gates_equal_the_reference(inst, threshold, batch)
+
+
+def assert_gates_equal_the_reference(inst, threshold, batch):
+    """The compiled gates and the reference agree (``threshold``: baraat's, None for its
+    percentile; ``batch``: the batch interval)."""
     fast, ref = both(inst, "baraat", batch_interval=batch, params={"heavy_threshold": threshold})
     # a crossing 1e-9 bytes away is a few float steps of time at t ~ 1: either path may find
     # the bytes a rounding short of the threshold there and look again one time resolution
@@ -88,3 +98,79 @@ def test_spare_next_keeps_the_reference_path(spare):
     fast, ref = both(inst, "baraat", params={"heavy_threshold": 2.0, "spare": spare})
     assert_same(inst, fast, ref)
     assert (fast.decisions == ref.decisions) == (spare == "next")
+
+
+# --- multi-hop fabrics: the route-class kernel's gates ---------------------------------
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    network_instances(max_ports=6, max_coflows=5, max_flows=6, dependencies=True, delays=True),
+    st.sampled_from([None, 1e-9, 0.5, 2.0, 8.0]),
+    st.sampled_from([None, 0.5]),
+)
+def test_route_gates_equal_the_reference(inst, threshold, batch):
+    # spine-leaf and the k = 4 fat-tree, ECMP and spray (a flow's bytes through a link
+    # weighted by its share there)
+    assert_gates_equal_the_reference(inst, threshold, batch)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    network_instances(integer=True, max_ports=6, max_coflows=6, max_flows=6),
+    st.sampled_from([1.0, 2.0, 3.0]),
+)
+def test_route_gates_with_ties(inst, threshold):
+    # whole numbers: coflows turn heavy as flows complete, on several links at once
+    fast, ref = both(inst, "baraat", params={"heavy_threshold": threshold})
+    assert_same(inst, fast, ref)
+
+
+def _fat_tree_queue():
+    """Three coflows on the k = 4 fat-tree, each crossing the core from pod 0 to pod 1 and
+    one host link of the next: the first turns heavy on its links at 2 bytes, the second
+    then runs beside it, the third waits behind the second on a host link."""
+    return co.Instance(co.fabric.Network(co.fabric.FatTree(4), "ecmp", 1), (
+        co.Coflow("a", [0, 1], [4, 5], [4.0, 1.0]),
+        co.Coflow("b", [0, 2], [4, 6], [1.0, 3.0], release=0.5),
+        co.Coflow("c", [3], [6], [1.0], release=0.6),
+    ))
+
+
+def test_route_gates_run_on_networks_and_not_for_options_they_do_not_cover(monkeypatch):
+    inst = _fat_tree_queue()
+    calls = []
+    real = baraat.route_kernel_state
+
+    def spy(*args, **kwargs):
+        state = real(*args, **kwargs)
+        calls.append(state is not None)
+        return state
+
+    monkeypatch.setattr(baraat, "route_kernel_state", spy)
+    fast, ref = both(inst, "baraat", params={"heavy_threshold": 2.0})
+    assert calls == [True]
+    assert_same(inst, fast, ref)
+    # the gates change the schedule: the third coflow waits for the second's host link
+    assert fast.start[2] > inst.coflows[2].release
+    assert fast.decisions < ref.decisions
+    calls.clear()
+    fast, ref = both(inst, "baraat", params={"heavy_threshold": 2.0, "spare": "next"})
+    assert calls == []
+    assert fast.decisions == ref.decisions
+
+
+def test_route_gates_record_a_feasible_tied_schedule():
+    inst = _fat_tree_queue()
+    fast = simulate(inst, "baraat", params={"heavy_threshold": 2.0})
+    assert fast.schedule.tied is not None and fast.schedule.direct.num_pieces == 0
+    assert check_feasible(inst, fast.schedule).ok
+
+
+def test_route_gates_on_a_facebook_prefix_on_spine_leaf():
+    trace = io.read(TRACE)
+    inst = place(trace.subset(np.argsort(trace.release, kind="stable")[:10]),
+                           "spine-leaf", {"spines": "4", "oversub": "10"})
+    fast, ref = both(inst, "baraat")
+    assert_same(inst, fast, ref)
+    assert fast.decisions < ref.decisions / 2

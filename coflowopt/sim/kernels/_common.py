@@ -5,13 +5,42 @@ from __future__ import annotations
 import heapq
 
 import numpy as np
+import numpy.typing as npt
 
 from ..._jit import njit
 
-__all__ = ["EVENT", "completed", "earliest", "next_event", "served"]
+__all__ = ["EVENT", "completed", "earliest", "gate_slots", "next_event", "served"]
 
 EVENT = -1
 """``next_event``'s answer when the kernel must process completions now."""
+
+
+def gate_slots(
+    fco: npt.NDArray[np.int64], entry_flow: npt.NDArray[np.int64],
+    entry_link: npt.NDArray[np.int64], L: int, K: int,
+) -> tuple[npt.NDArray[np.int64], ...]:
+    """The slots of FIFO gates per link (``baraat``): one per (coflow, link) that a flow
+    of the coflow crosses, numbered coflow by coflow, then by link.
+
+    ``fco``: each flow's coflow; ``entry_flow``, ``entry_link``: the incidence entries
+    (a flow and a link it crosses); ``L`` links, ``K`` coflows. Returns ``(inv, sptr,
+    order, slink, cslot, lptr)``: each entry's slot, the slots' entries as a CSR over
+    ``order`` (the entries sorted by slot, stably), each slot's link, each coflow's
+    first slot (``K + 1`` values) and each link's first place in a per-link array of its
+    slots (``L + 1`` values).
+    """
+    keys = np.asarray(fco, np.int64)[entry_flow] * L + np.asarray(entry_link, np.int64)
+    uniq, inv = np.unique(keys, return_inverse=True)
+    inv = inv.reshape(-1).astype(np.int64)
+    S = uniq.size
+    sptr = np.zeros(S + 1, np.int64)
+    np.cumsum(np.bincount(inv, minlength=S), out=sptr[1:])
+    order = np.argsort(inv, kind="stable").astype(np.int64)
+    slink = (uniq % L).astype(np.int64)
+    cslot = np.searchsorted(uniq, np.arange(K + 1, dtype=np.int64) * L).astype(np.int64)
+    lptr = np.zeros(L + 1, np.int64)
+    np.cumsum(np.bincount(slink, minlength=L), out=lptr[1:])
+    return inv, sptr, order, slink, cslot, lptr
 
 
 @njit

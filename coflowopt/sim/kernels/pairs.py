@@ -64,7 +64,7 @@ import numpy.typing as npt
 
 from ..._jit import njit
 from ...kernels.maxmin import waterfill
-from ._common import EVENT, next_event, tied_completed
+from ._common import EVENT, gate_slots, next_event, tied_completed
 
 __all__ = ["new_pair_state", "pair_admit", "pair_gate_admit", "pair_join", "pair_stretch"]
 
@@ -167,17 +167,13 @@ def _gate_state(
         threshold, reach = float(gate[2]), float(gate[3])
         on = 1
     # a slot per (coflow, link) that a flow uses: its flows, FIFO position and counters
-    keys = np.concatenate([fco * L + la, fco * L + lb]) if on else np.zeros(0, np.int64)
-    uniq, inv = np.unique(keys, return_inverse=True)
-    inv = inv.reshape(-1).astype(np.int64)
-    S = uniq.size
-    sptr = np.zeros(S + 1, np.int64)
-    np.cumsum(np.bincount(inv, minlength=S), out=sptr[1:])
-    sflow = np.concatenate([np.arange(F), np.arange(F)])[np.argsort(inv, kind="stable")] \
-        if on else np.zeros(1, np.int64)
-    slink = (uniq % L).astype(np.int64) if on else np.zeros(1, np.int64)
-    lptr = np.zeros(L + 1, np.int64)
-    np.cumsum(np.bincount(slink[:S], minlength=L), out=lptr[1:])
+    ef = np.concatenate([np.arange(F), np.arange(F)]) if on else np.zeros(0, np.int64)
+    el = np.concatenate([la, lb]) if on else np.zeros(0, np.int64)
+    inv, sptr, order, slink, cslot, lptr = gate_slots(fco, ef, el, L, K)
+    S = sptr.size - 1
+    sflow = ef[order] if on else np.zeros(1, np.int64)
+    if not on:
+        slink = np.zeros(1, np.int64)
     return (
         np.array([threshold, 1.0 - reach], np.float64),  # bth: threshold, its "at" factor
         np.array([on, 0], np.int64),  # bmeta: on, pending links
@@ -186,7 +182,7 @@ def _gate_state(
         sptr,
         sflow.astype(np.int64),  # flows of each slot
         slink,
-        np.searchsorted(uniq, np.arange(K + 1, dtype=np.int64) * L).astype(np.int64),  # cslot
+        cslot,
         np.zeros(max(S, 1), np.int64),  # spres: unfinished flows of each slot
         np.zeros(max(S, 1)),  # sdone: bytes of its finished flows
         np.zeros(max(S, 1), np.bool_),  # sheavy
@@ -503,6 +499,23 @@ def _open_slot(  # type: ignore[no-untyped-def]
 
 
 @njit
+def move_candidate(u, spres, sheavy, lptr, lfifo, lnf, lcand, lmark):  # type: ignore[no-untyped-def]
+    """Link ``u`` (listed) moves its candidate past the slots that are gone or heavy;
+    returns the old candidate's position."""
+    lmark[u] = False
+    base = lptr[u]
+    c = lcand[u]
+    old = c
+    while c < lnf[u]:
+        sl = lfifo[base + c]
+        if spres[sl] > 0 and not sheavy[sl]:
+            break
+        c += 1
+    lcand[u] = c
+    return old
+
+
+@njit
 def _advance_gates(  # type: ignore[no-untyped-def]
     t, la, lb, s, R, fw, W, WT, dem_l, dem_r, nf_l, nf_r, cnt, side, pd, rho, V, tV, fkey, pstart,
     newp, fresh, meta, bmeta, sa, sb, sptr, sflow, slink, spres, sheavy, spos, lptr, lfifo, lnf,
@@ -512,17 +525,9 @@ def _advance_gates(  # type: ignore[no-untyped-def]
     passes, and the new candidate, open."""
     for q in range(bmeta[1]):
         u = lpend[q]
-        lmark[u] = False
+        old = move_candidate(u, spres, sheavy, lptr, lfifo, lnf, lcand, lmark)
         base = lptr[u]
-        c = lcand[u]
-        old = c
-        while c < lnf[u]:
-            sl = lfifo[base + c]
-            if spres[sl] > 0 and not sheavy[sl]:
-                break
-            c += 1
-        lcand[u] = c
-        for i in range(old + 1, min(c, lnf[u] - 1) + 1):
+        for i in range(old + 1, min(lcand[u], lnf[u] - 1) + 1):
             _open_slot(lfifo[base + i], t, la, lb, s, R, fw, W, WT, dem_l, dem_r, nf_l, nf_r, cnt,
                        side, pd, rho, V, tV, fkey, pstart, newp, fresh, meta, sa, sb, sptr, sflow,
                        slink, spos, lcand, fjn)

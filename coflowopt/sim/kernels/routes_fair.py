@@ -60,10 +60,10 @@ import numpy.typing as npt
 
 from ..._jit import njit
 from ...kernels.maxmin import REFRESH
-from ._common import EVENT, next_event, tied_completed
-from .pairs import _heap_pop, _heap_push
+from ._common import EVENT, gate_slots, next_event, tied_completed
+from .pairs import _enlist, _heap_pop, _heap_push, move_candidate
 
-__all__ = ["STATE", "new_route_state", "route_join", "route_stretch"]
+__all__ = ["STATE", "new_route_state", "route_gate_admit", "route_join", "route_stretch"]
 
 STATE = (
     "fcls", "cptr", "clink", "ccoef", "lptr", "lcls", "lcoef", "lcap", "fw", "change_tol",
@@ -71,20 +71,24 @@ STATE = (
     "hs", "hn", "hk", "hf", "gk", "gh", "gpos", "fkey", "pstart", "fresh", "lfro", "ldem",
     "lfresh", "lcnt", "llev", "llast", "ldel", "ldc", "lmark", "ltl", "luse", "lg_k", "lg_prev",
     "lg_step", "lg_fro", "lg_dem", "lg_fresh", "lg_cnt", "fz_c", "st_lev", "st_fz", "st_lg",
-    "meta",
+    "meta", "bth", "bmeta", "fsptr", "fsl", "sptr", "sflow", "scoef", "slink", "cslot", "spres",
+    "sdone", "sheavy", "spos", "qptr", "qfifo", "qn", "qcand", "qmark", "qpend", "qT", "qdm",
+    "qdl", "fjn", "fent", "fbase",
 )
 """Names of the state's entries, in order (:func:`new_route_state`)."""
 
-_S, _NFZ, _NLG, _NCHG, _DIRTY, _NFRESH, _GN, _NACT, _NUSE = 0, 1, 2, 3, 4, 5, 6, 7, 8
+_S, _NFZ, _NLG, _NCHG, _DIRTY, _NFRESH, _GN, _NACT, _NUSE, _NRR = 0, 1, 2, 3, 4, 5, 6, 7, 8, 9
 """Slots of the ``meta`` array: steps recorded, classes frozen, link states logged,
 classes whose weight changed since the last filling, levels stale, fresh flows, size
-of the class heap, classes with flows, links crossed by any."""
+of the class heap, classes with flows, links crossed by any, classes whose level moved
+at the last filling (listed in ``chl`` until the next completion)."""
 
 
 def new_route_state(
     fcls: npt.NDArray[np.int64], cptr: npt.NDArray[np.int64], clink: npt.NDArray[np.int64],
     ccoef: npt.NDArray[np.float64], cap: npt.NDArray[np.float64], weight: npt.NDArray[np.float64],
     change_tol: float, stop_at: npt.NDArray[np.bool_],
+    gate: tuple[npt.NDArray[np.int64], int, float, float] | None = None,
 ) -> tuple[object, ...]:
     """The kernel state (the ``*args`` of the functions here).
 
@@ -92,7 +96,10 @@ def new_route_state(
     (CSR, positive coefficients); ``cap``: every link's capacity (positive);
     ``weight``: each flow's weight; ``change_tol``: relative change of a class's
     level below which its flows keep their rates; ``stop_at``: the coflows whose
-    completion returns control to the engine.
+    completion returns control to the engine. ``gate = (flow_coflow, num_coflows,
+    threshold, reach)``: FIFO gates per link (``baraat``): a flow joins only once its
+    coflow may send on every link of its route (:func:`route_gate_admit`); a coflow
+    within ``reach`` (relative) below the threshold is at it.
     """
     C = cptr.size - 1
     L = cap.size
@@ -168,7 +175,58 @@ def new_route_state(
         np.zeros(L + 1),  # st_lev: level of each step
         np.zeros(L + 1, np.int64),  # st_fz: classes frozen before it
         np.zeros(L + 1, np.int64),  # st_lg: link states logged before it
-        np.zeros(9, np.int64),  # meta
+        np.zeros(10, np.int64),  # meta
+        *_gate_state(gate, fcls, cptr, clink, ccoef, L, F),
+    )
+
+
+def _gate_state(
+    gate: tuple[npt.NDArray[np.int64], int, float, float] | None, fcls: npt.NDArray[np.int64],
+    cptr: npt.NDArray[np.int64], clink: npt.NDArray[np.int64], ccoef: npt.NDArray[np.float64],
+    L: int, F: int,
+) -> tuple[object, ...]:
+    """The FIFO gates' arrays of the state (see :func:`new_route_state`)."""
+    n = max(F, 1)
+    if gate is None:
+        fco, K, threshold, reach, on = np.zeros(F, np.int64), 0, 0.0, 0.0, 0
+        flen = np.zeros(F, np.int64)
+    else:
+        fco, K = np.asarray(gate[0], np.int64), int(gate[1])
+        threshold, reach, on = float(gate[2]), float(gate[3]), 1
+        flen = np.diff(cptr)[fcls]
+    # the incidence entries flow by flow, each flow's in its class's link order
+    fsptr = np.zeros(F + 1, np.int64)
+    np.cumsum(flen, out=fsptr[1:])
+    ef = np.repeat(np.arange(F, dtype=np.int64), flen)
+    at = np.arange(ef.size, dtype=np.int64) - fsptr[ef] + np.asarray(cptr, np.int64)[fcls][ef]
+    inv, sptr, order, slink, cslot, qptr = gate_slots(fco, ef, clink[at], L, K)
+    S = sptr.size - 1
+    return (
+        np.array([threshold, 1.0 - reach], np.float64),  # bth: threshold, its "at" factor
+        np.array([on, 0, 0], np.int64),  # bmeta: on, pending links, links to re-predict
+        fsptr,  # each flow's entries in fsl
+        inv if on else np.zeros(1, np.int64),  # fsl: the slot of each entry
+        sptr,
+        ef[order] if on else np.zeros(1, np.int64),  # sflow: flows of each slot
+        np.ascontiguousarray(ccoef[at][order], np.float64) if on else np.zeros(1),  # scoef
+        slink if on else np.zeros(1, np.int64),
+        cslot,
+        np.zeros(max(S, 1), np.int64),  # spres: unfinished flows of each slot
+        np.zeros(max(S, 1)),  # sdone: bytes of its finished flows through its link
+        np.zeros(max(S, 1), np.bool_),  # sheavy
+        np.full(max(S, 1), -1, np.int64),  # spos: position in its link's FIFO (-1: not yet)
+        qptr,
+        np.zeros(max(S, 1), np.int64),  # qfifo: each link's slots, first in first out
+        np.zeros(L, np.int64),  # qn: slots queued per link
+        np.zeros(L, np.int64),  # qcand: position of each link's first light slot (qn: none)
+        np.zeros(L, np.bool_),  # qmark: listed in qpend
+        np.zeros(L, np.int64),  # qpend: links whose candidate may move
+        np.full(L, np.inf),  # qT: when each link's candidate turns heavy at current rates
+        np.zeros(L, np.bool_),  # qdm: listed in qdl
+        np.zeros(L, np.int64),  # qdl: links whose candidate's rate or bytes may have changed
+        np.zeros(n, np.bool_),  # fjn: flows joined
+        np.zeros(n, np.bool_),  # fent: joined flows whose key holds their size
+        np.zeros(n),  # fbase: each entered flow's key without its size (service at zero bytes)
     )
 
 
@@ -321,12 +379,30 @@ def _mark(c, cchg, chl, meta):  # type: ignore[no-untyped-def]
 
 
 @njit
+def _join(f, t, got, fcls, fw, cn, cw, cchg, chl, rho, V, tV, fkey, pstart, fresh, meta):  # type: ignore[no-untyped-def]
+    """Flow ``f`` joins its class at ``t`` having received ``got`` bytes; its key is
+    completed by its size when it enters its class's heap."""
+    c = fcls[f]
+    S = _clock(c, t, rho, V, tV) if rho[c] < np.inf else 0.0
+    fkey[f] = S - got / fw[f]
+    cn[c] += 1
+    cw[c] += fw[f]
+    _mark(c, cchg, chl, meta)
+    pstart[f] = t
+    fresh[meta[_NFRESH]] = f
+    meta[_NFRESH] += 1
+    meta[_DIRTY] = 1
+
+
+@njit
 def route_join(  # type: ignore[no-untyped-def]
     flows, t, sent,
     fcls, cptr, clink, ccoef, lptr, lcls, lcoef, lcap, fw, change_tol, stop_at,
     cn, cw, cnf, cwf, cstep, cx, copen, cchg, chl, rho, V, tV, hs, hn, hk, hf, gk, gh, gpos,
     fkey, pstart, fresh, lfro, ldem, lfresh, lcnt, llev, llast, ldel, ldc, lmark, ltl, luse,
     lg_k, lg_prev, lg_step, lg_fro, lg_dem, lg_fresh, lg_cnt, fz_c, st_lev, st_fz, st_lg, meta,
+    bth, bmeta, fsptr, fsl, sptr, sflow, scoef, slink, cslot, spres, sdone, sheavy, spos, qptr,
+    qfifo, qn, qcand, qmark, qpend, qT, qdm, qdl, fjn, fent, fbase,
 ):
     """Admit ``flows`` at time ``t`` (``sent[q]``: bytes flow ``flows[q]`` received so far).
 
@@ -334,17 +410,207 @@ def route_join(  # type: ignore[no-untyped-def]
     tied piece starts at ``t``.
     """
     for q in range(flows.size):
-        f = flows[q]
+        _join(flows[q], t, sent[q], fcls, fw, cn, cw, cchg, chl, rho, V, tV, fkey, pstart, fresh,
+              meta)
+
+
+# --- FIFO gates (baraat) ------------------------------------------------------------------
+#
+# As the pair kernel's gates (:mod:`.pairs`), over routes. A slot is a (coflow, link) that
+# a flow of the coflow crosses; each link queues its coflows' slots first in first out.
+# Its *candidate* is its first slot that is present (has unfinished flows) and light (sent
+# less than the threshold through the link, finished flows included, each flow's bytes
+# times its coefficient on the link); the slots up to and including it may send there
+# (all of them when there is none). A flow joins once its coflow may send on every link
+# of its route. The allowed prefix of a link only grows while a coflow's flows all arrive
+# together, so a joined flow never leaves.
+
+
+@njit
+def _allowed(sl, spos, slink, qcand):  # type: ignore[no-untyped-def]
+    """Slot ``sl``'s coflow may send on its link."""
+    return spos[sl] >= 0 and spos[sl] <= qcand[slink[sl]]
+
+
+@njit
+def _redo(u, bmeta, qdm, qdl):  # type: ignore[no-untyped-def]
+    """List link ``u`` for a new prediction of its candidate's crossing."""
+    if not qdm[u]:
+        qdm[u] = True
+        qdl[bmeta[2]] = u
+        bmeta[2] += 1
+
+
+@njit
+def _touch(f, bmeta, fsptr, fsl, slink, spos, qcand, qdm, qdl):  # type: ignore[no-untyped-def]
+    """Flow ``f``'s rate changes: the links where its coflow is the candidate predict
+    its crossing anew."""
+    for e in range(fsptr[f], fsptr[f + 1]):
+        sl = fsl[e]
+        if spos[sl] == qcand[slink[sl]]:
+            _redo(slink[sl], bmeta, qdm, qdl)
+
+
+@njit
+def _open_slot(  # type: ignore[no-untyped-def]
+    sl, t, fcls, fw, cn, cw, cchg, chl, rho, V, tV, fkey, pstart, fresh, meta, bmeta, fsptr, fsl,
+    sptr, sflow, slink, spos, qcand, qdm, qdl, fjn,
+):
+    """The waiting flows of slot ``sl`` (allowed on its link) whose coflow may send on
+    every link of their routes join at ``t`` (as fresh flows, with nothing received)."""
+    for q in range(sptr[sl], sptr[sl + 1]):
+        f = sflow[q]
+        if fjn[f]:
+            continue
+        ok = True
+        for e in range(fsptr[f], fsptr[f + 1]):
+            if not _allowed(fsl[e], spos, slink, qcand):
+                ok = False
+                break
+        if ok:
+            fjn[f] = True
+            _join(f, t, 0.0, fcls, fw, cn, cw, cchg, chl, rho, V, tV, fkey, pstart, fresh, meta)
+            _touch(f, bmeta, fsptr, fsl, slink, spos, qcand, qdm, qdl)
+
+
+@njit
+def route_gate_admit(  # type: ignore[no-untyped-def]
+    coflows, t,
+    fcls, cptr, clink, ccoef, lptr, lcls, lcoef, lcap, fw, change_tol, stop_at,
+    cn, cw, cnf, cwf, cstep, cx, copen, cchg, chl, rho, V, tV, hs, hn, hk, hf, gk, gh, gpos,
+    fkey, pstart, fresh, lfro, ldem, lfresh, lcnt, llev, llast, ldel, ldc, lmark, ltl, luse,
+    lg_k, lg_prev, lg_step, lg_fro, lg_dem, lg_fresh, lg_cnt, fz_c, st_lev, st_fz, st_lg, meta,
+    bth, bmeta, fsptr, fsl, sptr, sflow, scoef, slink, cslot, spres, sdone, sheavy, spos, qptr,
+    qfifo, qn, qcand, qmark, qpend, qT, qdm, qdl, fjn, fent, fbase,
+):
+    """Admit whole ``coflows`` (first in first out, in this order) at ``t`` under FIFO gates:
+    each queues behind the coflows on each link of its flows' routes; its flows whose
+    coflow may send on every link of their routes join at once, the others wait (with
+    nothing received)."""
+    for i in range(coflows.size):
+        k = coflows[i]
+        for sl in range(cslot[k], cslot[k + 1]):
+            u = slink[sl]
+            spos[sl] = qn[u]
+            qfifo[qptr[u] + qn[u]] = sl
+            qn[u] += 1
+            spres[sl] = sptr[sl + 1] - sptr[sl]
+    for i in range(coflows.size):
+        k = coflows[i]
+        for sl in range(cslot[k], cslot[k + 1]):
+            if _allowed(sl, spos, slink, qcand):
+                _open_slot(sl, t, fcls, fw, cn, cw, cchg, chl, rho, V, tV, fkey, pstart, fresh,
+                           meta, bmeta, fsptr, fsl, sptr, sflow, slink, spos, qcand, qdm, qdl, fjn)
+    meta[_DIRTY] = 1
+
+
+@njit
+def _advance_gates(  # type: ignore[no-untyped-def]
+    t, fcls, fw, cn, cw, cchg, chl, rho, V, tV, fkey, pstart, fresh, meta, bmeta, fsptr, fsl,
+    sptr, sflow, slink, spres, sheavy, spos, qptr, qfifo, qn, qcand, qmark, qpend, qdm, qdl, fjn,
+):
+    """Each listed link's candidate moves past the slots that are gone or heavy; the slots it
+    passes, and the new candidate, open."""
+    for q in range(bmeta[1]):
+        u = qpend[q]
+        old = move_candidate(u, spres, sheavy, qptr, qfifo, qn, qcand, qmark)
+        _redo(u, bmeta, qdm, qdl)
+        base = qptr[u]
+        for i in range(old + 1, min(qcand[u], qn[u] - 1) + 1):
+            _open_slot(qfifo[base + i], t, fcls, fw, cn, cw, cchg, chl, rho, V, tV, fkey, pstart,
+                       fresh, meta, bmeta, fsptr, fsl, sptr, sflow, slink, spos, qcand, qdm, qdl,
+                       fjn)
+    bmeta[1] = 0
+
+
+@njit
+def _slot_state(sl, t, size, fw, fcls, rho, V, tV, fkey, sptr, sflow, scoef, sdone, fent, fbase):  # type: ignore[no-untyped-def]
+    """Bytes slot ``sl``'s coflow has sent through its link by ``t`` (finished flows
+    included) and the rate at which that grows.
+
+    A flow's bytes are its service since it joined (``fbase``), not its size less what
+    it lacks: a threshold far below a flow's size would vanish in that difference."""
+    x = sdone[sl]
+    r = 0.0
+    for q in range(sptr[sl], sptr[sl + 1]):
+        f = sflow[q]
+        key = fkey[f]
+        if not fent[f] or key != key:
+            continue  # waiting (or joined this instant), or finished (in sdone)
         c = fcls[f]
-        S = _clock(c, t, rho, V, tV) if rho[c] < np.inf else 0.0
-        fkey[f] = S - sent[q] / fw[f]
-        cn[c] += 1
-        cw[c] += fw[f]
-        _mark(c, cchg, chl, meta)
-        pstart[f] = t
-        fresh[meta[_NFRESH]] = f
-        meta[_NFRESH] += 1
-        meta[_DIRTY] = 1
+        if rho[c] == np.inf:
+            continue  # a class that takes its level at the next filling: nothing yet
+        got = fw[f] * (_clock(c, t, rho, V, tV) - fbase[f])
+        x += scoef[q] * min(max(got, 0.0), size[f])
+        if rho[c] > 0.0:
+            r += scoef[q] * fw[f] * rho[c]
+    return x, r
+
+
+@njit
+def _heavy_now(  # type: ignore[no-untyped-def]
+    t, due, size, fw, fcls, rho, V, tV, fkey, bth, bmeta, sptr, sflow, scoef, sdone, sheavy, qptr,
+    qfifo, qn, qcand, qmark, qpend, qT, qdm, qdl, fent, fbase,
+):
+    """Candidates that have sent the threshold by ``t`` turn heavy (only links whose
+    predicted crossing is at most ``due``; those predict anew)."""
+    for u in range(qn.size):
+        if qcand[u] >= qn[u] or qT[u] > due:
+            continue
+        _redo(u, bmeta, qdm, qdl)
+        sl = qfifo[qptr[u] + qcand[u]]
+        x, _ = _slot_state(sl, t, size, fw, fcls, rho, V, tV, fkey, sptr, sflow, scoef, sdone,
+                           fent, fbase)
+        if x >= bth[0] * bth[1]:
+            sheavy[sl] = True
+            _enlist(u, bmeta, qpend, qmark)
+
+
+@njit
+def _crossings(  # type: ignore[no-untyped-def]
+    t, tol, every, size, fw, fcls, rho, V, tV, fkey, bth, bmeta, sptr, sflow, scoef, sdone, qptr,
+    qfifo, qn, qcand, qT, qdm, qdl, fent, fbase,
+):
+    """When each link's candidate reaches the threshold at the current rates; the earliest.
+
+    Predicted anew for every link (``every``) or only for the listed ones, whose
+    candidate changed, was due, or has a flow whose rate changed: elsewhere the
+    candidate's bytes grow at the rate of the last prediction, which stays right.
+    Never sooner than the engine's time resolution after ``t`` (two tolerances, as the
+    engine moves a policy's wake-up), as in the pair kernel.
+    """
+    floor = t + 2.0 * tol * max(1.0, abs(t))
+    n = qn.size if every else bmeta[2]
+    for i in range(n):
+        u = i if every else qdl[i]
+        qdm[u] = False
+        qT[u] = np.inf
+        if qcand[u] >= qn[u]:
+            continue
+        sl = qfifo[qptr[u] + qcand[u]]
+        x, r = _slot_state(sl, t, size, fw, fcls, rho, V, tV, fkey, sptr, sflow, scoef, sdone,
+                           fent, fbase)
+        if r > 0.0:
+            qT[u] = max(t + max(bth[0] - x, 0.0) / r, floor)
+    bmeta[2] = 0
+    return qT.min() if qT.size else np.inf
+
+
+@njit
+def _gate_done(f, size, fcls, cptr, ccoef, bmeta, fsptr, fsl, slink, spres, sdone, spos, qcand,  # type: ignore[no-untyped-def]
+               qmark, qpend, qdm, qdl):
+    """Flow ``f`` completed: its slots lose a flow and gain its bytes through their links;
+    a candidate left without flows on its link lets the next slot in, one left with
+    others predicts its crossing anew."""
+    a = cptr[fcls[f]] - fsptr[f]
+    for e in range(fsptr[f], fsptr[f + 1]):
+        sl = fsl[e]
+        spres[sl] -= 1
+        sdone[sl] += ccoef[a + e] * size[f]
+        if spos[sl] == qcand[slink[sl]]:
+            _redo(slink[sl], bmeta, qdm, qdl)
+            if spres[sl] == 0:
+                _enlist(slink[sl], bmeta, qpend, qmark)
 
 
 # --- the incremental progressive filling -------------------------------------------------
@@ -625,17 +891,20 @@ def _relevel(  # type: ignore[no-untyped-def]
         m += 1
     _g_many(chl, m, cn, rho, V, tV, hs, hn, hk, gk, gh, gpos, meta)
     meta[_DIRTY] = 0
+    meta[_NRR] = m
     return nlv
 
 
 @njit
 def _enter_fresh(t, size, fco, start, fcls, fw, cn, rho, V, tV, hs, hn, hk, hf, gk, gh, gpos,  # type: ignore[no-untyped-def]
-                 fkey, fresh, meta):
-    """The flows joined since the last call enter their classes' heaps, keys completed by
-    their sizes."""
+                 fkey, fresh, meta, fent, fbase):
+    """The flows joined since they last entered enter their classes' heaps, keys completed
+    by their sizes."""
     for q in range(meta[_NFRESH]):
         f = fresh[q]
         c = fcls[f]
+        fbase[f] = fkey[f]
+        fent[f] = True
         key = fkey[f] + size[f] / fw[f]
         fkey[f] = key
         _heap_push(hk, hf, hs[c], hn[c], key, f)
@@ -656,6 +925,8 @@ def route_stretch(  # type: ignore[no-untyped-def]
     cn, cw, cnf, cwf, cstep, cx, copen, cchg, chl, rho, V, tV, hs, hn, hk, hf, gk, gh, gpos,
     fkey, pstart, fresh, lfro, ldem, lfresh, lcnt, llev, llast, ldel, ldc, lmark, ltl, luse,
     lg_k, lg_prev, lg_step, lg_fro, lg_dem, lg_fresh, lg_cnt, fz_c, st_lev, st_fz, st_lg, meta,
+    bth, bmeta, fsptr, fsl, sptr, sflow, scoef, slink, cslot, spres, sdone, sheavy, spos, qptr,
+    qfifo, qn, qcand, qmark, qpend, qT, qdm, qdl, fjn, fent, fbase,
 ):
     """Advance per-flow weighted max-min from ``t0`` (see :mod:`coflowopt.sim.kernels`).
 
@@ -672,8 +943,17 @@ def route_stretch(  # type: ignore[no-untyped-def]
     npc = 0
     nlv = np.int64(0)  # not the literal 0: its callees compile once, for int64
     nev = 0
+    gates = bmeta[0] > 0
+    if gates:
+        # a decision: every candidate that has sent the threshold is heavy (as the reference
+        # tests at each decision); then the links listed since the last event move on
+        _heavy_now(t, np.inf, size, fw, fcls, rho, V, tV, fkey, bth, bmeta, sptr, sflow, scoef,
+                   sdone, sheavy, qptr, qfifo, qn, qcand, qmark, qpend, qT, qdm, qdl, fent, fbase)
+        _advance_gates(t, fcls, fw, cn, cw, cchg, chl, rho, V, tV, fkey, pstart, fresh, meta, bmeta,
+                       fsptr, fsl, sptr, sflow, slink, spres, sheavy, spos, qptr, qfifo, qn, qcand,
+                       qmark, qpend, qdm, qdl, fjn)
     _enter_fresh(t, size, fco, start, fcls, fw, cn, rho, V, tV, hs, hn, hk, hf, gk, gh, gpos,
-                 fkey, fresh, meta)
+                 fkey, fresh, meta, fent, fbase)
     if meta[_DIRTY]:
         nlv = _relevel(t, record, lv_u, lv_t, lv_x, nlv, fco, start,
                        fcls, cptr, clink, ccoef, lptr, lcls, lcoef, lcap, fw, change_tol, stop_at,
@@ -681,9 +961,13 @@ def route_stretch(  # type: ignore[no-untyped-def]
                        gk, gh, gpos, fkey, pstart, fresh, lfro, ldem, lfresh, lcnt, llev, llast,
                        ldel, ldc, lmark, ltl, luse, lg_k, lg_prev, lg_step, lg_fro, lg_dem, lg_fresh,
                        lg_cnt, fz_c, st_lev, st_fz, st_lg, meta)
+    t_gate = np.inf
+    if gates:
+        t_gate = _crossings(t, tol, True, size, fw, fcls, rho, V, tV, fkey, bth, bmeta, sptr, sflow,
+                            scoef, sdone, qptr, qfifo, qn, qcand, qT, qdm, qdl, fent, fbase)
     reason = 0
     while True:
-        t_fin = gk[0] if meta[_GN] > 0 else np.inf
+        t_fin = min(gk[0] if meta[_GN] > 0 else np.inf, t_gate)
         t_next, thr, why, t, nev = next_event(t_fin, t_stop, tol, t, nev)
         if why != EVENT:
             reason = why
@@ -717,6 +1001,9 @@ def route_stretch(  # type: ignore[no-untyped-def]
                 cf_left[k] -= 1
                 if cf_left[k] == 0 and stop_at[k]:
                     stop = True
+                if gates:
+                    _gate_done(f, size, fcls, cptr, ccoef, bmeta, fsptr, fsl, slink, spres, sdone,
+                               spos, qcand, qmark, qpend, qdm, qdl)
             if cn[c] == 0:
                 # an empty class forgets its clock (and the rounding in its weight)
                 cw[c] = 0.0
@@ -735,12 +1022,32 @@ def route_stretch(  # type: ignore[no-untyped-def]
             # the engine decides (or admits) now; the levels are recomputed at the next call
             reason = 0 if t_stop <= thr else (1 if stop else 2)
             break
+        if gates:
+            # candidates whose crossing is due at this event turn heavy; the listed links
+            # move on and the flows they let in join
+            _heavy_now(t, thr, size, fw, fcls, rho, V, tV, fkey, bth, bmeta, sptr, sflow, scoef,
+                       sdone, sheavy, qptr, qfifo, qn, qcand, qmark, qpend, qT, qdm, qdl, fent, fbase)
+            if bmeta[1]:
+                _advance_gates(t, fcls, fw, cn, cw, cchg, chl, rho, V, tV, fkey, pstart, fresh,
+                               meta, bmeta, fsptr, fsl, sptr, sflow, slink, spres, sheavy, spos,
+                               qptr, qfifo, qn, qcand, qmark, qpend, qdm, qdl, fjn)
+            _enter_fresh(t, size, fco, start, fcls, fw, cn, rho, V, tV, hs, hn, hk, hf, gk, gh,
+                         gpos, fkey, fresh, meta, fent, fbase)
         nlv = _relevel(t, record, lv_u, lv_t, lv_x, nlv, fco, start,
                        fcls, cptr, clink, ccoef, lptr, lcls, lcoef, lcap, fw, change_tol, stop_at,
                        cn, cw, cnf, cwf, cstep, cx, copen, cchg, chl, rho, V, tV, hs, hn, hk, hf,
                        gk, gh, gpos, fkey, pstart, fresh, lfro, ldem, lfresh, lcnt, llev, llast,
                        ldel, ldc, lmark, ltl, luse, lg_k, lg_prev, lg_step, lg_fro, lg_dem, lg_fresh,
                        lg_cnt, fz_c, st_lev, st_fz, st_lg, meta)
+        if gates:
+            # the flows of the classes whose level moved change rate
+            for q in range(meta[_NRR]):
+                c = chl[q]
+                for i in range(hs[c], hs[c] + hn[c]):
+                    _touch(hf[i], bmeta, fsptr, fsl, slink, spos, qcand, qdm, qdl)
+            t_gate = _crossings(t, tol, False, size, fw, fcls, rho, V, tV, fkey, bth, bmeta, sptr,
+                                sflow, scoef, sdone, qptr, qfifo, qn, qcand, qT, qdm, qdl, fent,
+                                fbase)
     # data sent so far, for the engine
     for f in flows:
         key = fkey[f]

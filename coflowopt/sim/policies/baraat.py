@@ -39,7 +39,12 @@ arrivals queue behind), so a flow that may send keeps that right until it
 completes, and the allocation is per-flow max-min over a set of flows that
 grows at gate events. The kernel makes those events itself: a link's first
 light coflow reaching the threshold (from its rate through the link) and its
-last flow there completing. Multi-wave coflows, ``finishes_before``
+last flow there completing. On multi-hop fabrics the same gates run in the
+route-class kernel of ``fair`` (:mod:`coflowopt.sim.kernels.routes_fair`): a
+flow joins once its coflow may send on every link of its route, a coflow's
+bytes through a link weigh each flow by its coefficient there (its share of
+the link under spray), and the joined flows share by the kernel's incremental
+max-min. Multi-wave coflows, ``finishes_before``
 anchors and ``spare="next"`` take the reference path, :meth:`Baraat.decide`
 (``simulate(..., compiled=False)``), which recomputes everything at every
 event. On the Facebook trace: 15 s against about 6 minutes, the same events
@@ -56,12 +61,13 @@ import scipy.sparse as sp
 
 from ..engine import Allocation, SimulationError, SimView, Stretch
 from ..kernels.pairs import pair_gate_admit, pair_stretch
+from ..kernels.routes_fair import route_gate_admit, route_stretch
 from . import register
 from ._base import Params, Policy, check_choice, check_positive
 from ._common import SAT, RouteClasses, max_min_flows
 from ._queues import _usable
 from .aalo import REACH_TOL
-from .fair import CHANGE_TOL, pair_kernel_state, split_links
+from .fair import CHANGE_TOL, pair_kernel_state, route_kernel_state, split_links
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,10 +107,17 @@ class Baraat(Policy):
         self.seen = np.zeros(0, np.int64)  # the active flows at the last decision
         self.done_bytes: dict[int, np.ndarray] = {}  # per coflow: finished flows' bytes per link
         self.kernel: tuple[object, ...] | None = None
+        self.on_routes = False  # the kernel is routes_fair's (else the pair kernel's)
         split = split_links(view)
-        if (view.compiled and split is not None and p.spare == "idle" and not view.staggered):
-            self.kernel = pair_kernel_state(view, split, np.ones(view.num_flows), CHANGE_TOL,
-                                            gate=(self.threshold, REACH_TOL))
+        if view.compiled and p.spare == "idle" and not view.staggered:
+            gate = (self.threshold, REACH_TOL)
+            if split is not None:
+                self.kernel = pair_kernel_state(view, split, np.ones(view.num_flows), CHANGE_TOL,
+                                                gate=gate)
+            else:
+                self.kernel = route_kernel_state(view, self.classes, np.ones(view.num_flows),
+                                                 CHANGE_TOL, gate)
+                self.on_routes = self.kernel is not None
 
     def _per_link(self, view: SimView, row: np.ndarray, m: int, flows: np.ndarray,
                   values: np.ndarray) -> np.ndarray:
@@ -139,9 +152,15 @@ class Baraat(Policy):
             new = view.arrived_flows
             if new.size:
                 adm = view.coflow_admitted
-                ks = sorted(np.unique(view.flow_coflow[new]).tolist(), key=lambda k: (adm[k], k))
-                pair_gate_admit(np.array(ks, np.int64), view.t, view.link_a, view.link_b,
-                                *self.kernel)
+                fifo = np.array(sorted(np.unique(view.flow_coflow[new]).tolist(),
+                                       key=lambda k: (adm[k], k)), np.int64)
+                if self.on_routes:
+                    route_gate_admit(fifo, view.t, *self.kernel)
+                else:
+                    pair_gate_admit(fifo, view.t, view.link_a, view.link_b, *self.kernel)
+            if self.on_routes:
+                return Allocation(stretch=Stretch(route_stretch, view.active_flows(), self.kernel,
+                                                  tied=True, series=self.classes.of))
             return Allocation(stretch=Stretch(pair_stretch, view.active_flows(), self.kernel,
                                               tied=True))
         self._finished_bytes(view)

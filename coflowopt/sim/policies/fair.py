@@ -326,14 +326,16 @@ def pair_kernel_stretch(view: SimView, state: tuple[object, ...], limited: bool 
 
 
 def route_kernel_state(view: SimView, classes: RouteClasses, weight: np.ndarray,
-                       change_tol: float) -> tuple[object, ...] | None:
+                       change_tol: float, gate: tuple[float, float] | None = None,
+                       ) -> tuple[object, ...] | None:
     """State of :func:`coflowopt.sim.kernels.routes_fair.route_stretch` for this simulation,
     or None where it does not apply (the caller keeps its reference path): the big switch
     (the pair kernel), no flows, a link without capacity, a route without links or with a
     coefficient that is not positive.
 
     ``weight``: per flow; ``change_tol``: relative change of a class's level below which
-    its flows keep their rates.
+    its flows keep their rates. ``gate = (threshold, reach)``: FIFO gates per link with
+    this heavy threshold, reached within ``reach`` relative (``baraat``).
     """
     u = classes.usage
     if (classes.split is not None or view.num_flows == 0 or not np.all(view.capacity > 0)
@@ -341,8 +343,9 @@ def route_kernel_state(view: SimView, classes: RouteClasses, weight: np.ndarray,
         return None
     # hand back at every coflow completion: the engine releases dependent coflows then
     stop = np.ones(view.num_coflows, bool)
+    gates = None if gate is None else (view.flow_coflow, view.num_coflows, *gate)
     return new_route_state(classes.of, u.indptr, u.indices, u.data, view.capacity, weight,
-                           change_tol, stop)
+                           change_tol, stop, gates)
 
 
 def route_kernel_stretch(view: SimView, state: tuple[object, ...],
