@@ -203,7 +203,8 @@ def _gate_state(
     S = sptr.size - 1
     return (
         np.array([threshold, 1.0 - reach], np.float64),  # bth: threshold, its "at" factor
-        np.array([on, 0, 0], np.int64),  # bmeta: on, pending links, links to re-predict
+        np.array([on, 0, 0, -1], np.int64),  # bmeta: on, pending links, links to re-predict, the
+        # link predicted earliest (-1: not known)
         fsptr,  # each flow's entries in fsl
         inv if on else np.zeros(1, np.int64),  # fsl: the slot of each entry
         sptr,
@@ -581,6 +582,10 @@ def _crossings(  # type: ignore[no-untyped-def]
     """
     floor = t + 2.0 * tol * max(1.0, abs(t))
     n = qn.size if every else bmeta[2]
+    a = bmeta[3]
+    # the earliest is found by a pass over every link when its link predicts anew, else
+    # among the listed links and it
+    scan = every or a < 0 or qdm[a]
     for i in range(n):
         u = i if every else qdl[i]
         qdm[u] = False
@@ -592,8 +597,15 @@ def _crossings(  # type: ignore[no-untyped-def]
                            fent, fbase)
         if r > 0.0:
             qT[u] = max(t + max(bth[0] - x, 0.0) / r, floor)
+            if not scan and qT[u] < qT[a]:
+                a = u
     bmeta[2] = 0
-    return qT.min() if qT.size else np.inf
+    if qT.size == 0:
+        return np.inf
+    if scan:
+        a = np.argmin(qT)
+    bmeta[3] = a
+    return qT[a]
 
 
 @njit
@@ -1025,8 +1037,10 @@ def route_stretch(  # type: ignore[no-untyped-def]
         if gates:
             # candidates whose crossing is due at this event turn heavy; the listed links
             # move on and the flows they let in join
-            _heavy_now(t, thr, size, fw, fcls, rho, V, tV, fkey, bth, bmeta, sptr, sflow, scoef,
-                       sdone, sheavy, qptr, qfifo, qn, qcand, qmark, qpend, qT, qdm, qdl, fent, fbase)
+            if t_gate <= thr:
+                _heavy_now(t, thr, size, fw, fcls, rho, V, tV, fkey, bth, bmeta, sptr, sflow,
+                           scoef, sdone, sheavy, qptr, qfifo, qn, qcand, qmark, qpend, qT, qdm, qdl,
+                           fent, fbase)
             if bmeta[1]:
                 _advance_gates(t, fcls, fw, cn, cw, cchg, chl, rho, V, tV, fkey, pstart, fresh,
                                meta, bmeta, fsptr, fsl, sptr, sflow, slink, spres, sheavy, spos,
