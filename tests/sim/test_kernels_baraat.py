@@ -78,7 +78,7 @@ def test_gate_kernel_runs_the_flow_completions():
 
 
 def test_a_threshold_far_below_a_flow_size_is_seen_when_crossed():
-    # a review's case: a's bytes were read as size - what it lacks, which rounds 1e-9 of
+    # a's bytes were read as size - what it lacks, which rounds 1e-9 of
     # 1e12 away; the kernel then crept towards the crossing by 61,000 events and let b
     # start at 6.1e-5 instead of 1e-9
     inst = co.Instance(co.Fabric.uniform(2), (
