@@ -5,7 +5,8 @@ Facebook trace, a line per coflow (``instances/fb2010/coflowsim/*.txt``, provena
 ``instances/README.md``). This script simulates the trace as coflowsim reads it
 (``format="coflowsim"`` at its rack rate) with each variant and compares coflow by coflow.
 coflowsim records a completion at the end of its 8 ms step, so each coflowopt completion is
-rounded up to the step first (:func:`coflowopt.sim.policies.varys.steps_up`).
+rounded up to the step first (:func:`coflowopt.sim.policies.varys.steps_up`). PFP runs in
+coflowsim's units, 8 ms steps and MiB (:data:`IN_STEPS`).
 
     python benchmarks/coflowsim_diff.py [--only FIFO,SEBF] [--list N] [--first N]
         [--trace FILE --reference DIR]
@@ -30,7 +31,7 @@ import numpy as np
 from coflowopt import Instance, io
 from coflowopt.io.benchmark import COFLOWSIM_PORT_RATE, loads_coflowsim
 from coflowopt.sim import simulate
-from coflowopt.sim.policies.varys import COFLOWSIM_STEP, steps_up
+from coflowopt.sim.policies.varys import COFLOWSIM_STEP, in_coflowsim_steps, steps_up
 
 ROOT = Path(__file__).resolve().parents[1] / "instances" / "fb2010"
 
@@ -39,11 +40,17 @@ VARIANTS = {
     "DARK": ("dark", {}),
     "FAIR": ("fair", {"rates": "coflowsim"}),
     "FIFO": ("fifo", {"backfill": "coflowsim", "step": COFLOWSIM_STEP}),
-    "PFP": ("pfp", {"order": "coflowsim"}),
+    "PFP": ("pfp", {"order": "coflowsim", "step": 1.0}),
     **{java: (name, {"order": "coflowsim", "backfill": "coflowsim", "step": COFLOWSIM_STEP})
        for java, name in (("SCF", "scf"), ("NCF", "ncf"), ("LCF", "tcf"))},
 }
 """coflowsim's name -> coflowopt's policy and parameters that follow its rules."""
+
+IN_STEPS = frozenset({"PFP"})
+"""Variants run in coflowsim's units, 8 ms steps and MiB (:func:`in_coflowsim_steps`). Its PFP
+moves a whole MiB per rack and step, exact arithmetic that the engine keeps in these units
+and not in seconds. The other schedulers' rates are fractions in coflowsim too, computed in
+bits per second, as coflowopt computes them in seconds."""
 
 
 def coflowsim_ccts(path: Path) -> dict[str, float]:
@@ -84,14 +91,16 @@ def main() -> None:
         name, params = VARIANTS[java]
         ref = coflowsim_ccts(args.reference / f"{java}.txt")
         theirs = np.array([ref[c] for c in inst.ids])
+        steps = java in IN_STEPS
         w, c = time.perf_counter(), time.process_time()
-        res = simulate(inst, name, params, record=False)
+        res = simulate(in_coflowsim_steps(inst) if steps else inst, name, params, record=False)
         wall, cpu = time.perf_counter() - w, time.process_time() - c
         rel = np.asarray(inst.release, float)
-        ours = steps_up(rel + res.cct) - rel
+        ours = steps_up(rel + res.cct * (COFLOWSIM_STEP if steps else 1.0)) - rel
         ratio = np.abs(ours / theirs - 1)
         same = np.abs(ours - theirs) <= 1e-3 * COFLOWSIM_STEP
         label = name + (":" + ",".join(f"{k}={v}" for k, v in params.items()) if params else "")
+        label += " (in steps)" if steps else ""
         print(f"| {java} | `{label}` | {(ratio <= 0.01).sum()} | {(ratio <= 0.05).sum()} "
               f"| {same.sum()} | {ours.mean() / theirs.mean():.4f} | {wall:.1f} | {cpu:.1f} |")
         if args.list:

@@ -752,6 +752,46 @@ class Instance(Frozen):
             )
         )
 
+    def rescaled(self, *, time_unit: float = 1.0, data_unit: float = 1.0) -> Instance:
+        """The same instance in other units: ``time_unit`` of its time and ``data_unit`` of
+        its data become 1.
+
+        Sizes are divided by ``data_unit``; releases, deadlines and flow delays by
+        ``time_unit``; capacities are multiplied by ``time_unit / data_unit``. A schedule of
+        one is a schedule of the other with its times and amounts scaled the same way, so
+        every objective, bound and simulation agrees up to rounding (times by the factor
+        ``time_unit``). Useful where the data are whole numbers in some units but not in
+        those of the file: coflowsim's trace moves a whole MiB per rack in each of its 8 ms
+        steps, and in steps and MiB every size, release and completion of its per-flow
+        schedule is an integer, which the simulator's floating point then keeps exactly
+        (in seconds, 0.008 is not a binary fraction; ``models/simulator.md``).
+
+        Only the big switch (:class:`Fabric`) is rescaled; a network's capacities come
+        from its topology, whose parameters carry the units.
+        """
+        for name, value in (("time_unit", time_unit), ("data_unit", data_unit)):
+            if isinstance(value, bool) or not isinstance(value, (int, float, np.floating, np.integer)):
+                raise InstanceError(f"{name} must be a number, got {value!r:.60}")
+            if not (math.isfinite(value) and value > 0):
+                raise InstanceError(f"{name} must be finite and > 0, got {value!r}")
+        if type(self.fabric) is not Fabric:
+            raise InstanceError(
+                f"only instances on the big switch can be rescaled; this one is on a "
+                f"{type(self.fabric).__name__} (scale its topology's capacities instead)")
+        t, d = float(time_unit), float(data_unit)
+        fab = Fabric(self.fabric.ingress * (t / d), self.fabric.egress * (t / d))
+        coflows = tuple(
+            dataclasses.replace(
+                c,
+                sizes=c.sizes / d,
+                release=c.release / t,
+                deadline=None if c.deadline is None else c.deadline / t,
+                delay=None if c.delay is None else c.delay / t,
+            )
+            for c in self.coflows
+        )
+        return self.replace(fabric=fab, coflows=coflows)
+
     def subset(self, indices: Iterable[int], *, drop_dependencies: bool = False) -> Instance:
         """The instance restricted to some coflows, by position (in the given order).
 

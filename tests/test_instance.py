@@ -5,8 +5,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from hypothesis import given, settings
+from hypothesis import strategies as st
 
+import coflowopt as co
 from coflowopt import MB, Coflow, Fabric, Instance, InstanceError
+from coflowopt.sim import simulate
 
 from .strategies import instances
 
@@ -190,3 +193,60 @@ def test_derived_attributes_match_a_direct_computation(inst):
         assert np.allclose(inst.egress_load[k], egr)
         gamma = max((ing / inst.fabric.ingress).max(), (egr / inst.fabric.egress).max())
         assert inst.gamma[k] == pytest.approx(gamma)
+
+
+@settings(max_examples=40, deadline=None)
+@given(inst=instances(max_coflows=4, max_flows=4, deadlines=True, delays=True),
+       a=st.integers(-6, 6), b=st.integers(-6, 6), units=st.sampled_from(["binary", "decimal"]))
+def test_rescaled_is_the_same_instance_in_other_units(inst, a, b, units):
+    # powers of two scale every float exactly; other factors up to rounding
+    t, d = (2.0**a, 2.0**b) if units == "binary" else (0.008 * 2.0**a, 1e3 * 2.0**b)
+    out = inst.rescaled(time_unit=t, data_unit=d)
+    rtol = 0.0 if units == "binary" else 1e-12
+    np.testing.assert_allclose(out.flow_size * d, inst.flow_size, rtol=rtol)
+    np.testing.assert_allclose(out.release * t, inst.release, rtol=rtol)
+    np.testing.assert_allclose(out.flow_release * t, inst.flow_release, rtol=rtol)
+    np.testing.assert_allclose(out.deadline * t, inst.deadline, rtol=rtol)
+    np.testing.assert_allclose(out.fabric.capacity * d / t, inst.fabric.capacity, rtol=rtol)
+    np.testing.assert_allclose(out.gamma * t, inst.gamma, rtol=rtol)
+    assert out.ids == inst.ids and np.array_equal(out.weight, inst.weight)
+    assert np.array_equal(out.flow_src, inst.flow_src) and np.array_equal(out.flow_dst, inst.flow_dst)
+    # a schedule in one is a schedule in the other, times scaled by t
+    rtol = 1e-9
+    for policy in ("varys", "fair", "sincronia", "pfp"):
+        ours = simulate(out, policy, record=False)
+        ref = simulate(inst, policy, record=False)
+        np.testing.assert_allclose(ours.completion * t, ref.completion, rtol=rtol, err_msg=policy)
+    lb = co.bound(out, method="isolation").bound
+    assert lb * t == pytest.approx(co.bound(inst, method="isolation").bound, rel=rtol)
+
+
+def test_rescaled_makes_whole_units_exact():
+    # 0.1 s and 0.3 s are not binary fractions; in units of 0.1 s they are 1 and 3
+    c = Coflow.from_flows("a", [(0, 0, 0.3)], release=0.1)
+    inst = Instance(Fabric.uniform(1, 1.0), (c,))
+    out = inst.rescaled(time_unit=0.1, data_unit=0.1)
+    assert out.fabric.capacity.tolist() == [1.0, 1.0]
+    assert out.flow_size[0] == pytest.approx(3.0, rel=1e-15)
+    assert out.release[0] == pytest.approx(1.0, rel=1e-15)
+    assert inst.rescaled() == inst
+
+
+@pytest.mark.parametrize(("kwargs", "message"), [
+    ({"time_unit": 0.0}, "time_unit must be finite and > 0, got 0.0"),
+    ({"data_unit": -2.0}, "data_unit must be finite and > 0, got -2.0"),
+    ({"time_unit": float("inf")}, "time_unit must be finite and > 0, got inf"),
+    ({"data_unit": True}, "data_unit must be a number, got True"),
+    ({"time_unit": "1"}, "time_unit must be a number, got '1'"),
+])
+def test_rescaled_refuses_units_that_are_not_positive_numbers(kwargs, message):
+    with pytest.raises(InstanceError, match=message):
+        shuffle_3x2().rescaled(**kwargs)
+
+
+def test_rescaled_refuses_a_network():
+    from coflowopt.fabric.placement import place
+
+    inst = place(shuffle_3x2(), "spine-leaf", {"spines": "2", "oversub": "2"})
+    with pytest.raises(InstanceError, match="only instances on the big switch can be rescaled"):
+        inst.rescaled(time_unit=2.0)

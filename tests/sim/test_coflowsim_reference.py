@@ -23,7 +23,7 @@ import pytest
 from coflowopt import io
 from coflowopt.io.benchmark import COFLOWSIM_PORT_RATE, loads_coflowsim
 from coflowopt.sim import simulate
-from coflowopt.sim.policies.varys import COFLOWSIM_STEP, steps_up
+from coflowopt.sim.policies.varys import COFLOWSIM_STEP, in_coflowsim_steps, steps_up
 
 pytestmark = pytest.mark.slow  # the whole trace, or most of it
 
@@ -84,9 +84,10 @@ def same_step(ours: np.ndarray, theirs: np.ndarray) -> int:
 @pytest.mark.parametrize(("java", "name", "params", "within_1pct", "in_step", "mean_rel"), [
     # measured (within 1%, in coflowsim's step, mean CCT ratio): SEBF 512, 503, 0.9687;
     # DARK 526, 526, 1.0000; FIFO 411, 372, 1.0601; FAIR 525, 469, 1.0000; PFP 520, 460,
-    # 0.9978; SCF 503, 489, 0.9405; NCF 510, 493, 0.9812; LCF 493, 486, 0.9995. SEBF's,
-    # FIFO's, SCF's, NCF's and LCF's remainder follows from coflowsim counting a rounding
-    # residue as capacity, PFP's from ties, FAIR's from its steps (models/simulator.md)
+    # 0.9978 (in seconds; in coflowsim's units every coflow agrees, below); SCF 503, 489,
+    # 0.9405; NCF 510, 493, 0.9812; LCF 493, 486, 0.9995. SEBF's, FIFO's, SCF's, NCF's and
+    # LCF's remainder follows from coflowsim counting a rounding residue as capacity, PFP's
+    # from its event times drifting off the grid, FAIR's from its steps (models/simulator.md)
     ("SEBF", "varys", {"order": "static", "backfill": "coflowsim", **STEP}, 510, 500, 0.035),
     ("DARK", "dark", {}, 526, 526, 1e-9),
     ("FIFO", "fifo", {"backfill": "coflowsim", **STEP}, 408, 368, 0.065),
@@ -171,6 +172,26 @@ def test_coflowsims_fair_coflow_by_coflow(trace):
     ours, theirs = ccts(trace, "FAIR", "fair", {"rates": "coflowsim"})
     assert np.all((np.abs(ours / theirs - 1) <= 0.01) | (np.abs(ours - theirs) <= 0.016))
     assert np.all(ours <= theirs * (1 + 1e-6))
+
+
+def test_coflowsims_pfp_in_its_units_ends_every_coflow_in_its_step(trace):
+    # coflowsim's PFP moves a whole MiB per rack and step: exact arithmetic, which the engine
+    # keeps in steps and MiB (whole numbers), where in seconds its event times drift off the
+    # 8 ms grid (the row "PFP" above: 0.008 is not a binary fraction)
+    steps = in_coflowsim_steps(trace)
+    assert np.array_equal(steps.fabric.capacity, np.ones(2 * trace.num_ports))
+    assert np.array_equal(steps.flow_size, np.rint(steps.flow_size))
+    res = simulate(steps, "pfp", {"order": "coflowsim", "step": 1.0}, record=False)
+    assert np.array_equal(res.flow_completion, np.rint(res.flow_completion))  # whole steps
+    ref = coflowsim_cct("PFP")
+    theirs = np.array([ref[i] for i in trace.ids])
+    np.testing.assert_allclose(res.cct * COFLOWSIM_STEP, theirs, rtol=0, atol=1e-9)
+    # with the releases left a few ulps off the grid, as rescaling seconds leaves them,
+    # the schedules part again
+    drift = trace.rescaled(time_unit=COFLOWSIM_STEP, data_unit=COFLOWSIM_PORT_RATE * COFLOWSIM_STEP)
+    assert not np.array_equal(drift.release, steps.release)
+    res = simulate(drift, "pfp", {"order": "coflowsim", "step": 1.0}, record=False)
+    assert same_step(res.cct * COFLOWSIM_STEP, theirs) < 526
 
 
 def test_shortest_first_is_not_coflowsims_pfp(trace):

@@ -114,3 +114,24 @@ def test_a_new_flow_goes_before_the_first_listed_flow_with_more_left(compiled):
 def test_the_order_is_validated():
     with pytest.raises(SimulationError, match="order must be one of remaining, coflowsim"):
         make_policy("pfp", {"order": "sjf"})
+
+
+@pytest.mark.parametrize(("step", "a_ends", "b_ends"), [
+    # A has 9 left when B (8.7) arrives: more by 0.3, above half of an 8 ms step's worth
+    # (0.004) but not half of a unit step's (0.5), where B joins the list after A
+    (COFLOWSIM_STEP, 18.7, 9.7),
+    (1.0, 10.0, 18.7),
+])
+def test_the_list_margin_is_half_a_step_in_the_instances_time_unit(step, a_ends, b_ends):
+    a = co.Coflow.from_flows("A", [(0, 0, 10.0)])
+    b = co.Coflow.from_flows("B", [(1, 0, 8.7)], release=1.0)
+    inst = co.Instance(co.Fabric.uniform(2, 1.0), (a, b))
+    res = simulate(inst, "pfp", {"order": "coflowsim", "step": step})
+    assert res.completion.tolist() == pytest.approx([a_ends, b_ends], rel=1e-12)
+
+
+@pytest.mark.parametrize("step", [0.0, -1.0, float("nan")])
+def test_the_step_must_be_positive(step):
+    with pytest.raises(co.CoflowoptError, match="parameter step must be a finite number > 0"):
+        simulate(co.Instance(co.Fabric.uniform(1), (co.Coflow.from_flows("A", [(0, 0, 1.0)]),)),
+                 "pfp", {"order": "coflowsim", "step": step})

@@ -49,13 +49,19 @@ later flow use what the first leaves on a port, where coflowsim serves one flow
 per port (it has one rack rate). A listed flow has "more bytes left" than a new
 flow's size only by more than half of what the slowest port moves in one of
 coflowsim's 8 ms steps (:data:`.varys.COFLOWSIM_STEP`) and :data:`LIST_TIE` of
-the size: coflowsim's sizes are whole megabytes and its flows move a megabyte a
-step, so its remaining bytes are whole megabytes and such ties are everywhere,
-while the fluid engine's event times drift from the 8 ms grid (measured on the
-trace's first 300 coflows: 1e-4 of a step by 92 s, a step's 1% by 867 s) and
-its remaining bytes with them. A relative margin alone (the previous rule)
-decided ties by that drift: coflow 153 of the trace ended at 869 s instead of
-coflowsim's 1,049 s. Small coflows wait behind large flows of
+the size (``step``: the step's length in the instance's time unit): coflowsim's sizes
+are whole megabytes and its flows move a megabyte a step, so its remaining bytes are
+whole megabytes and such ties are everywhere, while the fluid engine's event times,
+in seconds, drift from the 8 ms grid (measured on the trace's first 300 coflows: 1e-4
+of a step by 92 s, a step's 1% by 867 s) and its remaining bytes with them. A
+relative margin alone (the previous rule) decided ties by that drift: coflow 153 of
+the trace ended at 869 s instead of coflowsim's 1,049 s. The drift is rounding: 0.008
+is not a binary fraction. coflowsim's own arithmetic here is exact (a MiB, 2^20 bytes,
+per step; time in whole milliseconds), and so is the engine's in its units
+(:meth:`coflowopt.Instance.rescaled` with ``time_unit=0.008`` and ``data_unit`` what a
+rack moves in a step, and ``step=1``): every size, release and completion is then a
+whole number, and the schedule is coflowsim's on every coflow of the trace
+(``models/simulator.md``). Small coflows wait behind large flows of
 lower-numbered ports: its short-narrow coflows average 21.8 s against 0.1 s with
 ``order="remaining"``.
 """
@@ -73,7 +79,7 @@ from ...kernels.ties import tie_keys
 from ..engine import Allocation, SimView, Stretch
 from ..kernels.pfp import pfp_state, pfp_uniform_stretch
 from . import register
-from ._base import Params, Policy, check_choice
+from ._base import Params, Policy, check_choice, check_positive
 from ._common import greedy_flows
 from .varys import COFLOWSIM_STEP
 
@@ -135,8 +141,14 @@ class PFPParams(Params):
     """``remaining`` (the dissertation's rule) or ``coflowsim`` (its PFP: receivers in port order,
     each serving the first flow of its list whose sender is free)."""
 
+    step: float = COFLOWSIM_STEP
+    """coflowsim's step in the instance's time unit (8 ms: 0.008 in seconds, 1 in steps); with
+    ``order="coflowsim"`` a listed flow has more bytes left than a new flow's size only by more
+    than half of what the slowest port moves in a step."""
+
     def __post_init__(self) -> None:
         check_choice(self.order, "order", ORDERS)
+        check_positive(self.step, "step")
 
 
 class ReceiverLists:
@@ -232,7 +244,7 @@ class PFP(Policy):
             # coflowsim's remaining bytes are whole steps' worth of a port (1 MB at its rack
             # rate): "more" is at least a step more, so half a step tells it from rounding
             self._lists = ReceiverLists(
-                view.num_ports, 0.5 * COFLOWSIM_STEP * float(view.capacity.min(initial=np.inf)))
+                view.num_ports, 0.5 * self.params.step * float(view.capacity.min(initial=np.inf)))
             self.on_flow_completion = False
             return
         cap = view.capacity

@@ -103,6 +103,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from ... import alloc
+from ...errors import InstanceError
+from ...instance import Instance
 from ...kernels.ties import order_with_ties, tie_keys
 from ..engine import Allocation, SimView, check_time_parameter
 from ..kernels import varys as kv
@@ -120,6 +122,7 @@ __all__ = [
     "backfill_greedy",
     "backfill_proportional",
     "coflowsim_fair_share",
+    "in_coflowsim_steps",
     "step_end",
     "steps_up",
 ]
@@ -151,6 +154,31 @@ def steps_up(t: np.ndarray, step: float = COFLOWSIM_STEP) -> np.ndarray:
     """Times rounded up to the next step boundary (a time on one stays there): how coflowsim
     records a completion, at the end of the step in which it happened."""
     return np.ceil(np.asarray(t, float) / step - GRID_TOL) * step
+
+
+def in_coflowsim_steps(inst: Instance) -> Instance:
+    """``inst`` in coflowsim's units: its 8 ms step (:data:`COFLOWSIM_STEP`) as the time unit
+    and what the slowest port moves in a step as the data unit (a MiB at coflowsim's rack
+    rate, :data:`coflowopt.io.benchmark.COFLOWSIM_PORT_RATE`), so capacities become 1 and the
+    trace's sizes whole numbers (:meth:`~coflowopt.Instance.rescaled`).
+
+    Releases must lie on the step grid: the trace's are whole milliseconds, multiples of
+    8, read as seconds (``ms / 1000``, not binary fractions), so in steps they come out a
+    few ulps from whole numbers and are rounded to them. Times of the result are in steps
+    (multiply by :data:`COFLOWSIM_STEP` for seconds). Raises
+    :class:`~coflowopt.errors.InstanceError` for a release more than 1e-6 of a step off the
+    grid.
+    """
+    rate = float(inst.fabric.capacity.min(initial=np.inf))
+    out = inst.rescaled(time_unit=COFLOWSIM_STEP, data_unit=rate * COFLOWSIM_STEP)
+    steps = np.rint(out.release)
+    off = np.abs(out.release - steps)
+    if off.size and off.max() > 1e-6:
+        k = int(np.argmax(off))
+        raise InstanceError(f"coflow '{inst.ids[k]}' is released at {float(inst.release[k])!r}, "
+                            f"{float(off[k]):.3g} of a step off coflowsim's 8 ms grid",
+                            coflow=k, field="release")
+    return out.with_releases(steps)
 
 
 @dataclass(frozen=True, slots=True)
