@@ -762,9 +762,11 @@ class Instance(Frozen):
         every objective, bound and simulation agrees up to rounding (times by the factor
         ``time_unit``). Useful where the data are whole numbers in some units but not in
         those of the file: coflowsim's trace moves a whole MiB per rack in each of its 8 ms
-        steps, and in steps and MiB every size, release and completion of its per-flow
-        schedule is an integer, which the simulator's floating point then keeps exactly
-        (in seconds, 0.008 is not a binary fraction; ``models/simulator.md``).
+        steps, and in steps and MiB (with the releases rounded to the grid they lie on,
+        :func:`coflowopt.sim.policies.varys.in_coflowsim_steps`) every size, release and
+        completion of its per-flow schedule is an integer, which the simulator's floating
+        point then keeps exactly (in seconds, 0.008 is not a binary fraction;
+        ``models/simulator.md``).
 
         Only the big switch (:class:`Fabric`) is rescaled; a network's capacities come
         from its topology, whose parameters carry the units.

@@ -16,7 +16,7 @@ from hypothesis import given, settings
 import coflowopt as co
 from coflowopt.sim import SimulationError, make_policy, simulate
 from coflowopt.sim.policies.pfp import LIST_TIE
-from coflowopt.sim.policies.varys import COFLOWSIM_STEP
+from coflowopt.sim.policies.varys import COFLOWSIM_STEP, in_coflowsim_steps
 
 from ..strategies import instances
 from .test_kernels import assert_same, both
@@ -135,3 +135,15 @@ def test_the_step_must_be_positive(step):
     with pytest.raises(co.CoflowoptError, match="parameter step must be a finite number > 0"):
         simulate(co.Instance(co.Fabric.uniform(1), (co.Coflow.from_flows("A", [(0, 0, 1.0)]),)),
                  "pfp", {"order": "coflowsim", "step": step})
+
+
+def test_coflowsims_units_are_its_steps_and_what_a_port_moves_in_one():
+    rate = 2.0**27  # bytes per second: 2^20 bytes in 8 ms would need 131,072,000
+    a = co.Coflow.from_flows("A", [(0, 1, 3 * rate * COFLOWSIM_STEP)], release=0.024)
+    steps = in_coflowsim_steps(co.Instance(co.Fabric.uniform(2, rate), (a,)))
+    assert steps.fabric.capacity.tolist() == [1.0] * 4
+    assert steps.flow_size.tolist() == [3.0]
+    assert steps.release.tolist() == [3.0]  # rounded from 0.024 / 0.008, a few ulps off
+    off = co.Coflow.from_flows("B", [(0, 1, 1.0)], release=0.005)
+    with pytest.raises(co.InstanceError, match=r"coflow 'B' is released at 0\.005, 0\.375 of a step"):
+        in_coflowsim_steps(co.Instance(co.Fabric.uniform(2, rate), (a, off)))
