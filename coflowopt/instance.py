@@ -759,10 +759,17 @@ class Instance(Frozen):
         Sizes are divided by ``data_unit``; releases, deadlines and flow delays by
         ``time_unit``; capacities are multiplied by ``time_unit / data_unit``. A schedule of
         one is a schedule of the other with its times and amounts scaled the same way, so
-        every objective, bound and simulation agrees up to rounding (times by the factor
-        ``time_unit``). Useful where the data are whole numbers in some units but not in
-        those of the file: coflowsim's trace moves a whole MiB per rack in each of its 8 ms
-        steps, and in steps and MiB (with the releases rounded to the grid they lie on,
+        objectives and bounds agree up to rounding (times by the factor ``time_unit``).
+        Parameters given in bytes or seconds are not rescaled: queue thresholds (``aalo``,
+        ``dark``, ``creek``, ``mcs``), steps and timers (``dark``, ``creek``'s wait,
+        ``coflourish``'s periods), the report's bins; pass them in the new units. Rounding
+        differs in the new units, and policies whose decisions turn on ties (``pfp``,
+        ``coflourish`` with feedback) can then part by a few percent; factors that are powers
+        of two keep every number bit for bit.
+
+        Useful where the data are whole numbers in some units but not in those of the
+        file: coflowsim's trace moves a whole MiB per rack in each of its 8 ms steps, and in
+        steps and MiB (with the releases rounded to the grid they lie on,
         :func:`coflowopt.sim.policies.varys.in_coflowsim_steps`) every size, release and
         completion of its per-flow schedule is an integer, which the simulator's floating
         point then keeps exactly (in seconds, 0.008 is not a binary fraction;

@@ -139,11 +139,14 @@ def test_the_step_must_be_positive(step):
 
 def test_coflowsims_units_are_its_steps_and_what_a_port_moves_in_one():
     rate = 2.0**27  # bytes per second: 2^20 bytes in 8 ms would need 131,072,000
-    a = co.Coflow.from_flows("A", [(0, 1, 3 * rate * COFLOWSIM_STEP)], release=0.024)
+    # released at 358.4 s (the trace's coflows admitted then): 44,800 steps, where
+    # 358.4 / 0.008 is 44799.99999999999
+    a = co.Coflow.from_flows("A", [(0, 1, 3 * rate * COFLOWSIM_STEP)], release=358.4)
+    assert a.release / COFLOWSIM_STEP != 44800.0
     steps = in_coflowsim_steps(co.Instance(co.Fabric.uniform(2, rate), (a,)))
     assert steps.fabric.capacity.tolist() == [1.0] * 4
     assert steps.flow_size.tolist() == [3.0]
-    assert steps.release.tolist() == [3.0]  # rounded from 0.024 / 0.008, a few ulps off
+    assert steps.release.tolist() == [44800.0]
     off = co.Coflow.from_flows("B", [(0, 1, 1.0)], release=0.005)
     with pytest.raises(co.InstanceError, match=r"coflow 'B' is released at 0\.005, 0\.375 of a step"):
         in_coflowsim_steps(co.Instance(co.Fabric.uniform(2, rate), (a, off)))

@@ -58,12 +58,12 @@ relative margin alone (the previous rule) decided ties by that drift: coflow 153
 the trace ended at 869 s instead of coflowsim's 1,049 s. The drift is rounding: 0.008
 is not a binary fraction. coflowsim's own arithmetic here is exact (a MiB, 2^20 bytes,
 per step; time in whole milliseconds), and so is the engine's in its units
-(:meth:`coflowopt.Instance.rescaled` with ``time_unit=0.008`` and ``data_unit`` what a
-rack moves in a step, and ``step=1``): every size, release and completion is then a
-whole number, and the schedule is coflowsim's on every coflow of the trace
-(``models/simulator.md``). Small coflows wait behind large flows of
-lower-numbered ports: its short-narrow coflows average 21.8 s against 0.1 s with
-``order="remaining"``.
+(:func:`.varys.in_coflowsim_steps`, with ``step=1`` for the margin in steps; on the
+trace the default margin, tiny there, gives the same since remaining bytes are then
+whole MiB exactly): every size, release and completion is a whole number, and the
+schedule is coflowsim's on every coflow of the trace (``models/simulator.md``). Small
+coflows wait behind large flows of lower-numbered ports: its short-narrow coflows
+average 21.8 s against 0.1 s with ``order="remaining"``.
 """
 
 from __future__ import annotations
