@@ -199,16 +199,17 @@ def test_derived_attributes_match_a_direct_computation(inst):
 @given(inst=instances(max_coflows=4, max_flows=4, deadlines=True, delays=True),
        a=st.integers(-6, 6), b=st.integers(-6, 6), units=st.sampled_from(["binary", "decimal"]))
 def test_rescaled_is_the_same_instance_in_other_units(inst, a, b, units):
-    # powers of two scale every float exactly; other factors up to rounding
+    # powers of two scale every float exactly (but subnormal ones, such as a release of
+    # 5e-324); other factors up to rounding
     t, d = (2.0**a, 2.0**b) if units == "binary" else (0.008 * 2.0**a, 1e3 * 2.0**b)
     out = inst.rescaled(time_unit=t, data_unit=d)
-    rtol = 0.0 if units == "binary" else 1e-12
-    np.testing.assert_allclose(out.flow_size * d, inst.flow_size, rtol=rtol)
-    np.testing.assert_allclose(out.release * t, inst.release, rtol=rtol)
-    np.testing.assert_allclose(out.flow_release * t, inst.flow_release, rtol=rtol)
-    np.testing.assert_allclose(out.deadline * t, inst.deadline, rtol=rtol)
-    np.testing.assert_allclose(out.fabric.capacity * d / t, inst.fabric.capacity, rtol=rtol)
-    np.testing.assert_allclose(out.gamma * t, inst.gamma, rtol=rtol)
+    close = {"rtol": 0.0 if units == "binary" else 1e-12, "atol": 1e-300}
+    np.testing.assert_allclose(out.flow_size * d, inst.flow_size, **close)
+    np.testing.assert_allclose(out.release * t, inst.release, **close)
+    np.testing.assert_allclose(out.flow_release * t, inst.flow_release, **close)
+    np.testing.assert_allclose(out.deadline * t, inst.deadline, **close)
+    np.testing.assert_allclose(out.fabric.capacity * d / t, inst.fabric.capacity, **close)
+    np.testing.assert_allclose(out.gamma * t, inst.gamma, **close)
     assert out.ids == inst.ids and np.array_equal(out.weight, inst.weight)
     assert np.array_equal(out.flow_src, inst.flow_src) and np.array_equal(out.flow_dst, inst.flow_dst)
     # a schedule in one is a schedule in the other, times scaled by t; with factors that are
