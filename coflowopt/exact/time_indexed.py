@@ -75,13 +75,13 @@ def _grid_horizon(g: Groups) -> float:
 def _capacity_rows(lp: LPBuilder, g: Groups, X, xg, xi, slot_len: FloatArray):
     """Rows ``sum_g use_gl x_gi <= c_l len_i`` (none for slots of infinite length).
 
-    Returns the column and link of every entry (for extra rows on them).
+    Returns the column, link and coefficient of every entry (for extra rows on them).
     """
     row, col, val, ri, rl = link_rows(g, xg, xi)
     finite = np.isfinite(slot_len[ri])
     hi = np.where(finite, g.cap[rl] * np.where(finite, slot_len[ri], 0.0), math.inf)
     lp.add_rows(row, X[col], val, -math.inf, hi, num=ri.size)
-    return col, rl[row]
+    return col, rl[row], val
 
 
 def _amount_and_completion(lp: LPBuilder, g: Groups, xg, xi, n: int, z_cost: FloatArray,
@@ -161,7 +161,7 @@ def _relaxed_model(g: Groups, step: float, n_slots: int):
     uc[:, :-1] = w[:, None] * (c[:, 1:] - c[:, :-1])
     X, _ = _amount_and_completion(lp, g, xg, xi, n, uc, complement=True)
     slot_len = np.append(np.full(n_slots, step), np.inf)
-    col, link = _capacity_rows(lp, g, X, xg, xi, slot_len)
+    col, link, use = _capacity_rows(lp, g, X, xg, xi, slot_len)
     # work released inside a slot fits after its release: per (slot, link, threshold)
     inside = (g.release[xg] > t[np.minimum(xi, n_slots)]) & (xi < n_slots)
     if inside.any():
@@ -169,14 +169,14 @@ def _relaxed_model(g: Groups, step: float, n_slots: int):
         rows, cols, vals, his = [], [], [], []
         nr = 0
         sel = inside[col]
-        e_col, e_link = col[sel], link[sel]
+        e_col, e_link, e_use = col[sel], link[sel], use[sel]
         for (slot, lk), idx in _group_by(xi[e_col], e_link, L):
             rel = g.release[xg[e_col[idx]]]
             for rho in np.unique(rel):
                 late = idx[rel >= rho]
                 rows.append(np.full(late.size, nr))
                 cols.append(X[e_col[late]])
-                vals.append(np.ones(late.size))
+                vals.append(e_use[late])  # the group's use of the link (below 1 when sprayed)
                 his.append(g.cap[lk] * (t[slot + 1] - rho))
                 nr += 1
         if nr:

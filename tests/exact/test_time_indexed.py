@@ -39,6 +39,24 @@ def test_grid_schedule_and_bounds_sandwich_the_optimum_on_networks(inst):
     assert res.bound <= exact.objective * (1 + 1e-7)
 
 
+def test_the_rows_for_work_released_inside_a_slot_weigh_a_sprayed_flow_by_its_share():
+    # (found by the property above) k = 4 fat-tree with 0.5 links, spray: c1 (1 unit,
+    # released at 2, inside the slot [1.875, 2.5)) sends half on each of two 0.5 links, so
+    # it may send 0.5 in that slot; with its share counted as 1 the relaxation let it send
+    # only 0.25 there and charged 5.125 against the optimum of 5
+    from coflowopt.fabric import FatTree, Network
+
+    net = Network(FatTree(4, 1.0, 0.5), "spray", 0)
+    inst = Instance(net, (Coflow("c0", np.array([0]), np.array([1]), np.array([2.0])),
+                          Coflow("c1", np.array([0]), np.array([2]), np.array([1.0]), release=2.0)))
+    assert solve(inst, method="exact").objective == pytest.approx(5.0, rel=1e-9)
+    for lower in ("lp", "milp"):
+        res = solve(inst, method="time-indexed", slots=8, lower=lower)
+        assert res.info["step"] == pytest.approx(0.625)
+        assert res.bound <= 5.0 * (1 + 1e-9)
+    assert res.bound == pytest.approx(5.0, rel=1e-9)  # the MILP
+
+
 def test_finer_grid_never_worse_on_halving():
     rng = np.random.default_rng(4)
     coflows = [Coflow(f"c{k}", rng.integers(0, 2, 2), rng.integers(0, 2, 2),
