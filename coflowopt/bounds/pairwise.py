@@ -11,8 +11,11 @@ Pairs that share no link never appear and are left out, and so are the
 rows of links a coflow does not use: those rows are valid too (the published
 LP has them, for every port), so this is a relaxation of it, up to 0.24%
 weaker on random instances (see the model page).
-The rows are repeated for release thresholds ``rho``, counting only coflows
-released at or after ``rho`` and adding ``rho``. Built at once, the matrix has
+The rows are repeated for release thresholds ``rho``, adding ``rho`` and counting
+the coflows released at or after it; by default (``carry``, coflowopt's
+strengthening) also those released before it, each with what it must still send on
+the link at ``rho`` (its load less the link's capacity times the time since its
+release). Built at once, the matrix has
 about 67k pair columns and 1.6M nonzeros for rho = 0 alone on the Facebook trace
 (scipy.sparse -> HiGHS; far beyond what Pyomo builds quickly). With thresholds the
 rows are generated lazily instead: the candidates of every coflow, link and
@@ -105,22 +108,39 @@ class _Link:
     coflows with a row on it (its users, or every coflow for the published rows);
     ``pair[a, b]``: the order column of ``(members[a], targets[b])``, -1 where they are
     one coflow. ``cand_t``: the thresholds whose rows are not implied by another of the
-    same link (``cand_n``: the users counted at each); ``in_lp[j, b]``: row
-    ``(targets[b], this link, cand_t[j])`` is in the LP.
+    same link (``cand_n``: the users released at or after each, counted whole);
+    ``carry[j, a]``: what user ``members[a]``, released before ``cand_t[j]``, still has
+    to send on the link then at the least (:func:`_coefficients`; empty without the
+    carried work); ``in_lp[j, b]``: row ``(targets[b], this link, cand_t[j])`` is in the LP.
     """
 
     link: int
     members: IntArray
     vm: FloatArray
+    rm: FloatArray
     targets: IntArray
     pair: npt.NDArray[np.integer]
     cand_t: FloatArray
     cand_n: IntArray
+    carry: sp.csr_array
     in_lp: npt.NDArray[np.bool_]
 
 
+def _coefficients(vm: FloatArray, rm: FloatArray, t: FloatArray, carry: bool) -> FloatArray:
+    """``out[i, a]``: user ``a``'s coefficient (load ``vm[a]``, release ``rm[a]``, both in
+    time on the link) in a row at threshold ``t[i]``: its load when it is released at or
+    after ``t[i]``; else, with ``carry``, the load it still has at ``t[i]`` at the least,
+    ``max(0, vm[a] - (t[i] - rm[a]))`` (the link serves it at most at its capacity from its
+    release on), and 0 without."""
+    late = rm[None, :] >= t[:, None]
+    if not carry:
+        return np.where(late, vm[None, :], 0.0)
+    left = np.maximum(vm[None, :] - (t[:, None] - rm[None, :]), 0.0)
+    return np.where(late, vm[None, :], left)
+
+
 def _links(v: FloatArray, r: FloatArray, rho: FloatArray, pkey: IntArray, published: bool,
-           budget: TimeBudget) -> list[_Link] | None:
+           carry: bool, budget: TimeBudget) -> list[_Link] | None:
     """Every link's implicit rows (:class:`_Link`); ``None`` when the time ran out.
 
     ``rho``: the thresholds, ascending, the first the earliest release. A row ``(k, l, rho)`` counts the users
@@ -129,6 +149,14 @@ def _links(v: FloatArray, r: FloatArray, rho: FloatArray, pkey: IntArray, publis
     (same left side, larger right side). That largest is the largest threshold at or below
     ``min(r_k, the earliest release among the counted users)``, so the thresholds at or
     below a release of a user or target, and largest so, are the only ones needed.
+
+    With the carried work (``carry``) the users released before ``rho`` count too, with
+    what they still have at ``rho`` at the least. A row's right side is then, as a
+    function of ``rho`` between two consecutive releases of users or targets, piecewise
+    linear with kinks only where a user's carried work runs out, where its slope grows:
+    convex, so largest at one end. Its candidates are therefore the largest threshold at or
+    below and the smallest at or above each such release (one threshold when every
+    release is one).
     """
     K = r.size
     every = np.arange(K, dtype=np.int64)
@@ -150,40 +178,47 @@ def _links(v: FloatArray, r: FloatArray, rho: FloatArray, pkey: IntArray, publis
             pair = pair.astype(np.int32)  # half the memory
         pair[lo_k == hi_k] = -1
         points = np.unique(r[np.concatenate([members, targets])])
-        cand_t = rho[np.unique(np.searchsorted(rho, points, side="right") - 1)]
+        at = np.searchsorted(rho, points, side="right") - 1
+        if carry:
+            above = np.searchsorted(rho, points, side="left")
+            at = np.concatenate([at, above[above < rho.size]])
+        cand_t = rho[np.unique(at)]
         rm = r[members]
         cand_n = np.searchsorted(-rm, -cand_t, side="right").astype(np.int64)  # r >= t
         keep = cand_n > 0
         cand_t, cand_n = cand_t[keep], cand_n[keep]
-        out.append(_Link(lk, members, v[members, lk], targets, pair, cand_t, cand_n,
-                         np.zeros((cand_t.size, targets.size), bool)))
+        vm = v[members, lk]
+        early = _coefficients(vm, rm, cand_t, carry)
+        early[np.arange(members.size)[None, :] < cand_n[:, None]] = 0.0  # counted whole
+        out.append(_Link(lk, members, vm, rm, targets, pair, cand_t, cand_n,
+                         sp.csr_array(early), np.zeros((cand_t.size, targets.size), bool)))
     return out
 
 
 def _link_rows(
-    lk: _Link, v: FloatArray, rho: FloatArray, n: IntArray, b: IntArray, dcol: IntArray,
-    ccol: IntArray,
+    lk: _Link, v: FloatArray, rho: FloatArray, b: IntArray, dcol: IntArray, ccol: IntArray,
+    carry: bool,
 ) -> tuple[IntArray, IntArray, FloatArray, FloatArray]:
     """Rows of one link: row ``i`` for coflow ``targets[b[i]]`` at threshold ``rho[i]``,
-    counting its first ``n[i]`` users (those released at or after ``rho[i]``).
+    counting its users with their coefficients there (:func:`_coefficients`).
 
-    ``C_k - sum_{k'} v_k'l delta_k'k >= rho + v_kl`` with ``delta_k'k`` the order column
+    ``C_k - sum_{k'} a_k' delta_k'k >= rho + v_kl`` with ``delta_k'k`` the order column
     of the pair when ``k' < k``, else one minus it. Returns the triplets (local row
     numbers) and each row's lower side.
     """
-    rid = np.repeat(np.arange(n.size), n)
-    a = np.arange(rid.size) - np.repeat(np.cumsum(n) - n, n)
+    coef = _coefficients(lk.vm, lk.rm, rho, carry)
+    rid, a = np.nonzero(coef > 0.0)  # row by row, users in order
     bb = b[rid]
     p = lk.pair[a, bb].astype(np.int64)
     off = p >= 0
     rid, a, bb, p = rid[off], a[off], bb[off], p[off]
-    ka, kb, w = lk.members[a], lk.targets[bb], lk.vm[a]
+    ka, kb, w = lk.members[a], lk.targets[bb], coef[rid, a]
     kk = lk.targets[b]
     lo = rho + v[kk, lk.link] + np.bincount(rid, weights=np.where(ka > kb, w, 0.0),
-                                           minlength=n.size)
-    rows = np.concatenate([rid, np.arange(n.size)])
+                                           minlength=b.size)
+    rows = np.concatenate([rid, np.arange(b.size)])
     cols = np.concatenate([dcol[p], ccol[kk]])
-    vals = np.concatenate([np.where(ka < kb, -w, w), np.ones(n.size)])
+    vals = np.concatenate([np.where(ka < kb, -w, w), np.ones(b.size)])
     return rows, cols, vals, lo
 
 
@@ -196,8 +231,9 @@ def _most_violated(
     index, target index)``; ``relative``: violations over ``max(|lower side|, 1e-9)``.
 
     A link at a time, as dense ``users x targets`` arrays: the order terms of the users
-    released at or after a threshold are a prefix sum over the users, latest first.
-    ``None`` when the time ran out.
+    released at or after a threshold are a prefix sum over the users, latest first, and
+    those of the users released before it a product with the link's (sparse) carried
+    work. ``None`` when the time ran out.
     """
     parts: list[tuple[FloatArray, IntArray, IntArray, IntArray, IntArray]] = []
     delta = np.append(delta, 0.0)  # pair -1 (a coflow with itself) reads the 0 at the end
@@ -213,11 +249,15 @@ def _most_violated(
             d = np.where(before, d, 1.0 - d)
             d[pair < 0] = 0.0
             terms = np.cumsum(lk.vm[:, None] * d, axis=0)[lk.cand_n - 1]
+            if lk.carry.nnz:
+                terms += lk.carry @ d
             own = v[tg, lk.link]
             viol = lk.cand_t[:, None] + own[None, :] + terms - C[tg][None, :]
             if relative:
-                later = np.cumsum(lk.vm[:, None] * (lk.members[:, None] > tg[None, :]),
-                                  axis=0)[lk.cand_n - 1]
+                after = lk.members[:, None] > tg[None, :]
+                later = np.cumsum(lk.vm[:, None] * after, axis=0)[lk.cand_n - 1]
+                if lk.carry.nnz:
+                    later += lk.carry @ after.astype(np.float64)
                 viol /= np.maximum(np.abs(lk.cand_t[:, None] + own[None, :] + later), 1e-9)
             viol[(r[tg][None, :] < lk.cand_t[:, None]) | lk.in_lp[:, cols]] = -np.inf
             q = viol.shape[0]
@@ -239,6 +279,7 @@ def _most_violated(
 def pairwise_lp(
     inst: Instance, *, thresholds: int | str = "auto", time_limit: float | None = None,
     solver: str = "auto", rowgen: bool | str = "auto", per_coflow: int = 3, rows: str = "used",
+    carry: bool = True,
 ) -> tuple[float, FloatArray | None, dict]:
     """Solve the pairwise LP; returns ``(bound, C values or None, info)`` in instance units.
 
@@ -269,8 +310,17 @@ def pairwise_lp(
     coflow's rows for the links it uses, and order variables for the pairs that share
     a link; ``rows="published"``: the published LP, a row for every coflow and every
     link, and order variables for every pair (``models/bound-pairwise.md``).
+
+    ``carry=True`` (coflowopt's strengthening, not in the published LP): a row at a
+    threshold ``rho`` also counts the users released before ``rho``, each with the load
+    it still has at ``rho`` at the least, ``max(0, v_k'l - (rho - r_k'))`` in time on the
+    link; ``False``: only the users released at or after ``rho``, as before. Every row
+    stays valid: a user that completes before ``k`` sends what is left of it at ``rho``
+    between ``rho`` and ``C_k`` (``models/bound-pairwise.md``).
     """
     _check_options(rows, solver, rowgen)
+    if not isinstance(carry, (bool, np.bool_)):
+        raise CoflowoptError(f"carry must be true or false, got {carry!r}")
     budget = TimeBudget(time_limit)  # building the rows counts against the limit
     if thresholds == "auto":
         distinct = np.unique(inst.release).size > 1
@@ -302,13 +352,13 @@ def pairwise_lp(
     # the first threshold is the earliest release: every coflow counts there, and no
     # schedule serves anything before it (with every release at 0 it is 0)
     rho = np.concatenate([[r.min()], th])
-    links = _links(v, r, rho, pkey, published, budget)
+    links = _links(v, r, rho, pkey, published, carry, budget)
     if links is None:
         return out_of_time("building the rows")
     info: dict = {"pairs": int(npair), "thresholds": int(th.size), "row_set": rows,
-                  "rowgen": bool(rowgen)}
+                  "rowgen": bool(rowgen), "carry": bool(carry)}
     if not rowgen:
-        built = _every_row(links, v, r, rho, dcol, ccol, lp.num_cols, budget)
+        built = _every_row(links, v, r, rho, dcol, ccol, lp.num_cols, carry, budget)
         if isinstance(built, str):
             return out_of_time(built)
         full, lo_full = built
@@ -324,7 +374,8 @@ def pairwise_lp(
                                relative=False, budget=budget)
         if first is None:
             return out_of_time("choosing the first rows")
-        _add_rows(lp, links, v, first, _top_per_owner(first[0], first[1], K, 1), dcol, ccol)
+        _add_rows(lp, links, v, first, _top_per_owner(first[0], first[1], K, 1), dcol, ccol,
+                  carry)
         solver = "choose" if solver == "auto" else solver
     opts: dict = {} if solver == "choose" else {"solver": solver}
     if solver == "ipm":
@@ -357,7 +408,7 @@ def pairwise_lp(
         if new.size == 0:
             complete = True
             break
-        if _add_rows(lp, links, v, found, new, dcol, ccol) == 0:
+        if _add_rows(lp, links, v, found, new, dcol, ccol, carry) == 0:
             # cannot happen: the separation skips rows in the LP; stop rather than loop
             info["stopped_while"] = f"round {rounds}: no new row among the violated ones"
             break
@@ -373,7 +424,7 @@ def pairwise_lp(
 
 def _every_row(
     links: list[_Link], v: FloatArray, r: FloatArray, rho: FloatArray, dcol: IntArray,
-    ccol: IntArray, ncol: int, budget: TimeBudget,
+    ccol: IntArray, ncol: int, carry: bool, budget: TimeBudget,
 ) -> tuple[sp.csr_array, FloatArray] | str:
     """Every row of every threshold (also those another row implies), as one matrix with
     its rows' lower sides; when the time runs out, the stage it ran out in."""
@@ -401,8 +452,7 @@ def _every_row(
             b = np.flatnonzero(r[lk.targets] >= t)
             if n == 0 or b.size == 0:
                 continue
-            rr, cc, vv, lo = _link_rows(lk, v, np.full(b.size, t), np.full(b.size, n), b,
-                                        dcol, ccol)
+            rr, cc, vv, lo = _link_rows(lk, v, np.full(b.size, t), b, dcol, ccol, carry)
             rows_r.append(rr + nrow)
             rows_c.append(cc)
             rows_v.append(vv)
@@ -421,7 +471,7 @@ def _every_row(
 def _add_rows(
     lp: LPBuilder, links: list[_Link], v: FloatArray,
     found: tuple[FloatArray, IntArray, IntArray, IntArray, IntArray], chosen: IntArray,
-    dcol: IntArray, ccol: IntArray,
+    dcol: IntArray, ccol: IntArray, carry: bool,
 ) -> int:
     """Add the rows ``chosen`` of :func:`_most_violated`'s answer ``found`` to ``lp``;
     returns how many of them were not in it yet."""
@@ -431,8 +481,7 @@ def _add_rows(
     for i in np.unique(li):
         at = li == i
         lk = links[int(i)]
-        rr, cc, vv, lo = _link_rows(lk, v, lk.cand_t[j[at]], lk.cand_n[j[at]], b[at], dcol,
-                                    ccol)
+        rr, cc, vv, lo = _link_rows(lk, v, lk.cand_t[j[at]], b[at], dcol, ccol, carry)
         new += int((~lk.in_lp[j[at], b[at]]).sum())
         lk.in_lp[j[at], b[at]] = True
         parts.append((rr + nrow, cc, vv, lo))
@@ -458,14 +507,14 @@ def _top_per_owner(
 
 def pairwise_bound(
     inst: Instance, *, time_limit: float | None = None, thresholds: int | str = "auto",
-    solver: str = "auto", rowgen: bool | str = "auto", rows: str = "used",
+    solver: str = "auto", rowgen: bool | str = "auto", rows: str = "used", carry: bool = True,
 ) -> Result:
     """The pairwise LP's optimum (safe dual bound) as a lower bound (see :func:`pairwise_lp`)."""
     start = now()
     if inst.num_coflows == 0:
         return Result(Status.BOUND, math.nan, 0.0, 0.0, "pairwise")
     bound, C, info = pairwise_lp(inst, thresholds=thresholds, time_limit=time_limit,
-                                 solver=solver, rowgen=rowgen, rows=rows)
+                                 solver=solver, rowgen=rowgen, rows=rows, carry=carry)
     status = bound_status(bound, info.get("timed_out", False))
     if C is not None:
         info["lp_completion"] = C

@@ -452,6 +452,38 @@ def test_the_pairwise_lps_first_threshold_is_the_earliest_release(thresholds):
         assert b.bound == pytest.approx(13.0, rel=1e-9)
 
 
+def test_the_pairwise_rows_carry_what_an_earlier_coflow_still_has():
+    # one unit link: A (10 units) released at 0, B (1 unit) at 5. The optimum lets B
+    # overtake A: 6 + 11 = 17. Without the carried work the rows at rho = 5 count B alone,
+    # and delta = 1/2 between them gives 16.5; with it, B's row at 5 counts the 5 units A
+    # has left then at the least, which closes the gap
+    inst = Instance(Fabric.uniform(1), (
+        Coflow.from_flows("A", [(0, 0, 10.0)], release=0.0),
+        Coflow.from_flows("B", [(0, 0, 1.0)], release=5.0)))
+    assert solve(inst, method="exact").objective == pytest.approx(17.0, rel=1e-9)
+    for rowgen in (True, False):
+        plain = compute_bound(inst, "pairwise", rowgen=rowgen, carry=False)
+        carried = compute_bound(inst, "pairwise", rowgen=rowgen)
+        assert plain.bound == pytest.approx(16.5, rel=1e-9)
+        assert carried.bound == pytest.approx(17.0, rel=1e-9)
+        assert carried.info["carry"] and not plain.info["carry"]
+    with pytest.raises(CoflowoptError, match="carry must be"):
+        compute_bound(inst, "pairwise", carry="yes")
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(instances(max_ports=3, max_coflows=5, max_flows=3, delays=True),
+       st.sampled_from([1, 3, "all"]))
+def test_the_carried_work_never_weakens_the_pairwise_lp_and_stays_below_the_optimum(
+        inst, thresholds):
+    plain = bound(inst, method="pairwise", thresholds=thresholds, carry=False).bound
+    carried = bound(inst, method="pairwise", thresholds=thresholds).bound
+    assert carried >= plain * (1 - 1e-7) - 1e-9
+    opt = solve(inst, method="exact", time_limit=120)
+    if opt.status is Status.OPTIMAL:
+        assert carried <= opt.objective * (1 + TOL) + TOL
+
+
 @pytest.mark.parametrize("rows", ["used", "published"])
 @pytest.mark.parametrize("thresholds", [0, 2, "all"])
 def test_lazy_pairwise_rows_give_the_lp_of_every_row(rows, thresholds):
