@@ -90,7 +90,7 @@ def scaled_times(inst: Instance, what: str) -> tuple[float, FloatArray, FloatArr
     return tu, v, r, e
 
 
-def _check_options(rows: str, solver: str, rowgen: bool | str) -> None:
+def _check_options(rows: str, solver: str, rowgen: bool | str, carry: bool) -> None:
     if rows not in ("used", "published"):
         raise CoflowoptError(f"rows must be 'used' or 'published', got {rows!r}")
     if solver not in ("auto", "choose", "simplex", "ipm", "pdlp"):
@@ -98,6 +98,8 @@ def _check_options(rows: str, solver: str, rowgen: bool | str) -> None:
             f"solver must be 'auto', 'choose', 'simplex', 'ipm' or 'pdlp', got {solver!r}")
     if rowgen not in (True, False, "auto"):
         raise CoflowoptError(f"rowgen must be true, false or 'auto', got {rowgen!r}")
+    if not isinstance(carry, (bool, np.bool_)):
+        raise CoflowoptError(f"carry must be true or false, got {carry!r}")
 
 
 @dataclass(slots=True)
@@ -111,7 +113,8 @@ class _Link:
     same link (``cand_n``: the users released at or after each, counted whole);
     ``carry[j, a]``: what user ``members[a]``, released before ``cand_t[j]``, still has
     to send on the link then at the least (:func:`_coefficients`; empty without the
-    carried work); ``in_lp[j, b]``: row ``(targets[b], this link, cand_t[j])`` is in the LP.
+    carried work, ``carries`` false); ``in_lp[j, b]``: row ``(targets[b], this link,
+    cand_t[j])`` is in the LP.
     """
 
     link: int
@@ -123,6 +126,7 @@ class _Link:
     cand_t: FloatArray
     cand_n: IntArray
     carry: sp.csr_array
+    carries: bool
     in_lp: npt.NDArray[np.bool_]
 
 
@@ -191,13 +195,13 @@ def _links(v: FloatArray, r: FloatArray, rho: FloatArray, pkey: IntArray, publis
         early = _coefficients(vm, rm, cand_t, carry)
         early[np.arange(members.size)[None, :] < cand_n[:, None]] = 0.0  # counted whole
         out.append(_Link(lk, members, vm, rm, targets, pair, cand_t, cand_n,
-                         sp.csr_array(early), np.zeros((cand_t.size, targets.size), bool)))
+                         sp.csr_array(early), carry,
+                         np.zeros((cand_t.size, targets.size), bool)))
     return out
 
 
 def _link_rows(
     lk: _Link, v: FloatArray, rho: FloatArray, b: IntArray, dcol: IntArray, ccol: IntArray,
-    carry: bool,
 ) -> tuple[IntArray, IntArray, FloatArray, FloatArray]:
     """Rows of one link: row ``i`` for coflow ``targets[b[i]]`` at threshold ``rho[i]``,
     counting its users with their coefficients there (:func:`_coefficients`).
@@ -206,7 +210,7 @@ def _link_rows(
     of the pair when ``k' < k``, else one minus it. Returns the triplets (local row
     numbers) and each row's lower side.
     """
-    coef = _coefficients(lk.vm, lk.rm, rho, carry)
+    coef = _coefficients(lk.vm, lk.rm, rho, lk.carries)
     rid, a = np.nonzero(coef > 0.0)  # row by row, users in order
     bb = b[rid]
     p = lk.pair[a, bb].astype(np.int64)
@@ -318,9 +322,7 @@ def pairwise_lp(
     stays valid: a user that completes before ``k`` sends what is left of it at ``rho``
     between ``rho`` and ``C_k`` (``models/bound-pairwise.md``).
     """
-    _check_options(rows, solver, rowgen)
-    if not isinstance(carry, (bool, np.bool_)):
-        raise CoflowoptError(f"carry must be true or false, got {carry!r}")
+    _check_options(rows, solver, rowgen, carry)
     budget = TimeBudget(time_limit)  # building the rows counts against the limit
     if thresholds == "auto":
         distinct = np.unique(inst.release).size > 1
@@ -358,7 +360,7 @@ def pairwise_lp(
     info: dict = {"pairs": int(npair), "thresholds": int(th.size), "row_set": rows,
                   "rowgen": bool(rowgen), "carry": bool(carry)}
     if not rowgen:
-        built = _every_row(links, v, r, rho, dcol, ccol, lp.num_cols, carry, budget)
+        built = _every_row(links, v, r, rho, dcol, ccol, lp.num_cols, budget)
         if isinstance(built, str):
             return out_of_time(built)
         full, lo_full = built
@@ -374,8 +376,7 @@ def pairwise_lp(
                                relative=False, budget=budget)
         if first is None:
             return out_of_time("choosing the first rows")
-        _add_rows(lp, links, v, first, _top_per_owner(first[0], first[1], K, 1), dcol, ccol,
-                  carry)
+        _add_rows(lp, links, v, first, _top_per_owner(first[0], first[1], K, 1), dcol, ccol)
         solver = "choose" if solver == "auto" else solver
     opts: dict = {} if solver == "choose" else {"solver": solver}
     if solver == "ipm":
@@ -408,7 +409,7 @@ def pairwise_lp(
         if new.size == 0:
             complete = True
             break
-        if _add_rows(lp, links, v, found, new, dcol, ccol, carry) == 0:
+        if _add_rows(lp, links, v, found, new, dcol, ccol) == 0:
             # cannot happen: the separation skips rows in the LP; stop rather than loop
             info["stopped_while"] = f"round {rounds}: no new row among the violated ones"
             break
@@ -424,7 +425,7 @@ def pairwise_lp(
 
 def _every_row(
     links: list[_Link], v: FloatArray, r: FloatArray, rho: FloatArray, dcol: IntArray,
-    ccol: IntArray, ncol: int, carry: bool, budget: TimeBudget,
+    ccol: IntArray, ncol: int, budget: TimeBudget,
 ) -> tuple[sp.csr_array, FloatArray] | str:
     """Every row of every threshold (also those another row implies), as one matrix with
     its rows' lower sides; when the time runs out, the stage it ran out in."""
@@ -452,7 +453,7 @@ def _every_row(
             b = np.flatnonzero(r[lk.targets] >= t)
             if n == 0 or b.size == 0:
                 continue
-            rr, cc, vv, lo = _link_rows(lk, v, np.full(b.size, t), b, dcol, ccol, carry)
+            rr, cc, vv, lo = _link_rows(lk, v, np.full(b.size, t), b, dcol, ccol)
             rows_r.append(rr + nrow)
             rows_c.append(cc)
             rows_v.append(vv)
@@ -471,7 +472,7 @@ def _every_row(
 def _add_rows(
     lp: LPBuilder, links: list[_Link], v: FloatArray,
     found: tuple[FloatArray, IntArray, IntArray, IntArray, IntArray], chosen: IntArray,
-    dcol: IntArray, ccol: IntArray, carry: bool,
+    dcol: IntArray, ccol: IntArray,
 ) -> int:
     """Add the rows ``chosen`` of :func:`_most_violated`'s answer ``found`` to ``lp``;
     returns how many of them were not in it yet."""
@@ -481,7 +482,7 @@ def _add_rows(
     for i in np.unique(li):
         at = li == i
         lk = links[int(i)]
-        rr, cc, vv, lo = _link_rows(lk, v, lk.cand_t[j[at]], b[at], dcol, ccol, carry)
+        rr, cc, vv, lo = _link_rows(lk, v, lk.cand_t[j[at]], b[at], dcol, ccol)
         new += int((~lk.in_lp[j[at], b[at]]).sum())
         lk.in_lp[j[at], b[at]] = True
         parts.append((rr + nrow, cc, vv, lo))
