@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import inspect
 import math
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import numpy as np
@@ -44,7 +45,8 @@ def register(sub: argparse._SubParsersAction) -> None:
             "Solve FILE for an objective: wcct (sum of weighted completion times w_k C_k, "
             "absolute C_k), makespan, or deadlines (most coflows meeting their deadlines). "
             "Prints the status, the objective, a proven bound and the gap. Solver options go "
-            "in --param key=value (e.g. --param step=0.5 for time-indexed)."
+            "in --param key=value (e.g. --param step=0.5 for time-indexed; a list of names, "
+            "comma-separated: --param starts=pairwise,sincronia for local-search)."
         ),
     )
     add_input_arguments(p)
@@ -103,11 +105,19 @@ _OWN_OPTIONS = {"time_limit": "--time-limit", "progress": "the progress bar (not
 """Keywords of solve()/bound() that --param must not set, and where they belong."""
 
 
-def _options(args: argparse.Namespace) -> dict[str, Any]:
-    opts = {k: _value(v) for k, v in parse_params(args.param).items()}
-    for key in opts:
+def _options(args: argparse.Namespace, fn: Callable[..., Any] | None) -> dict[str, Any]:
+    """``--param`` values as ``fn`` (the solver or bound) takes them: an option it annotates
+    as names (``Sequence[str]``, the local search's ``starts``) is split at commas."""
+    params = inspect.signature(fn).parameters if fn is not None else {}
+    opts: dict[str, Any] = {}
+    for key, text in parse_params(args.param).items():
         if key in _OWN_OPTIONS:
             raise InputError(f"--param {key}=... is not a solver option here; use {_OWN_OPTIONS[key]}")
+        ann = params[key].annotation if key in params else None
+        if isinstance(ann, str) and ann.startswith("Sequence[str]"):
+            opts[key] = tuple(name.strip() for name in text.split(","))
+        else:
+            opts[key] = _value(text)
     return opts
 
 
@@ -153,7 +163,7 @@ def _fmt(x: float) -> str:
 def run_solve(args: argparse.Namespace) -> int:
     inst = load_instance(args)
     check_outputs(args, [("--schedule", args.schedule)])  # before the solve
-    opts = _options(args)
+    opts = _options(args, SOLVERS.get(args.objective, {}).get(args.method))
     progress = None
     if args.objective == "wcct" and args.method == "exact" and not args.json:
         progress = Progress(args.time_limit, "branch and bound")
@@ -263,7 +273,7 @@ def run_bound(args: argparse.Namespace) -> int:
 
     try:
         res = bound(inst, method=args.method, time_limit=args.time_limit,
-                    progress=report if bar is not None else None, **_options(args))
+                    progress=report if bar is not None else None, **_options(args, BOUNDS.get(args.method)))
     finally:
         if bar is not None:
             bar.close()

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from coflowopt import check_feasible, read
+from coflowopt import check_feasible, read, solve
 from coflowopt.cli import main
 from coflowopt.io.schedule_file import read_schedule
 
@@ -167,3 +167,23 @@ def test_time_indexed_takes_step_or_slots_not_both(capsys):
     assert main(["solve", str(shuffle), "--method", "time-indexed", "--param", "step=1",
                  "--param", "slots=2"]) == 2
     assert "give option step or option slots, not both" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("starts", [("release",), ("release", "smallest")])
+def test_solve_takes_a_list_of_names_comma_separated(capsys, starts):
+    # the local search's starting orders: a Sequence[str] in the API, names split at commas here
+    code, out, _ = run(capsys, "solve", GAP, "--method", "local-search", "--time-limit", 600,
+                       "--param", "starts=" + ",".join(starts), "--json")
+    assert code == 0
+    doc = json.loads(out)
+    api = solve(read(GAP), method="local-search", time_limit=600, starts=starts)
+    assert set(doc["info"]["starts"]) == set(api.info["starts"])
+    assert {name.removesuffix(", re-sorted") for name in doc["info"]["starts"]} == set(starts)
+    assert doc["objective"] == pytest.approx(api.objective, rel=1e-12)
+
+
+def test_solve_refuses_an_unknown_name_in_a_list(capsys):
+    code, out, err = run(capsys, "solve", GAP, "--method", "local-search", "--param",
+                         "starts=release,nope")
+    assert code == 2 and out == ""
+    assert "unknown start order 'nope'" in err and "Traceback" not in err
