@@ -3,18 +3,21 @@
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from coflowopt import MB, Coflow, Fabric, Instance, check_feasible
+from coflowopt import MB, Coflow, Fabric, Instance, check_feasible, read
 from coflowopt.errors import CoflowoptError
 from coflowopt.fabric import FatTree, Network, SpineLeaf
 from coflowopt.fabric.background import Background
 from coflowopt.fabric.feedback import dre_advance
 from coflowopt.sim import make_policy, simulate
+
+DATA = Path(__file__).resolve().parents[1] / "data"
 
 
 def _tick_by_tick(segments, alpha, tick):
@@ -107,7 +110,8 @@ def test_only_coflows_above_25_mb_are_scheduled_the_rest_share_max_min():
     # before), so the large one asks for 50 until the report at 0.4 shows the link free
     res = simulate(inst, "coflourish")
     assert res.cct.tolist() == pytest.approx([0.4 + 180 / 100, 0.2])
-    assert res.info["coflourish_selections"] == {"coflows": 1, "bandwidth": 2, "stage": 0}
+    # and a new SELECT as the next CCT-minimisation stage starts, at 2.0
+    assert res.info["coflourish_selections"] == {"coflows": 1, "bandwidth": 2, "stage": 1}
     assert simulate(inst, "varys").cct.tolist() == pytest.approx([2.1, 0.1])
 
 
@@ -149,7 +153,9 @@ def test_a_starved_coflow_runs_alone_in_each_starvation_stage():
     # B first; A starved. 2.0-2.2: A alone (20 MB). B done at 3.2; A has 980 MB left
     res = simulate(inst, "coflourish")
     assert res.cct.tolist() == pytest.approx([13.0, 3.2])
-    assert res.info["coflourish_selections"] == {"coflows": 2, "bandwidth": 0, "stage": 1}
+    # a new SELECT after the starvation stage, at 2.2, and as each later CCT-minimisation
+    # stage starts (4.2, 6.2, 8.2, 10.2, 12.2: nobody starved, no starvation stage between)
+    assert res.info["coflourish_selections"] == {"coflows": 2, "bandwidth": 0, "stage": 6}
     assert check_feasible(inst, res.schedule).ok
 
 
@@ -196,3 +202,29 @@ def test_coflourish_refuses_what_it_cannot_read():
         simulate(big, "coflourish", alpha=1.0)
     with pytest.raises(CoflowoptError, match="estimate must be one of"):
         simulate(big, "coflourish", estimate="ideal")
+
+
+def test_flows_left_without_a_rate_are_served_at_the_next_stage():
+    """A coflow partly served by work conservation is not starved, so no starvation stage
+    feeds its flows without a rate. Once the flows beside them finished, a run without a
+    new SELECT as each CCT-minimisation stage starts waited forever (found by a randomized
+    check: one leaf, three hosts, no background, every coflow scheduled)."""
+    inst = read(DATA / "coflourish_unserved_flows.json")
+    params = {"min_size": 0, "table": "leaf", "feedback_period": 0.5}
+    runs = []
+    for compiled in (True, False):
+        pol = make_policy("coflourish", params)
+        decide, calls = pol.decide, [0]
+
+        def counted(view, decide=decide, calls=calls):
+            calls[0] += 1  # about 150 decisions; a run that waits forever wakes every 0.5
+            if calls[0] > 20_000:
+                raise AssertionError(f"no end at t = {view.t}")
+            return decide(view)
+
+        pol.decide = counted
+        res = simulate(inst, pol, compiled=compiled)
+        assert np.all(np.isfinite(res.completion))
+        assert check_feasible(inst, res.schedule).ok
+        runs.append(res.completion)
+    assert runs[0].tolist() == pytest.approx(runs[1].tolist(), rel=1e-9)

@@ -59,8 +59,13 @@ Readings where the paper is silent or cannot be taken literally, stated here:
   growing its flows in the ratios of their remaining bytes (water-filling over the
   table's entries, :func:`coflowopt.alloc.max_min`).
 - A starvation stage is skipped when no coflow starved, and ends early when every starved
-  coflow has finished; coflows that arrive during it wait for the next selection. The
-  stage clock starts at the first scheduled coflow and restarts when none is left.
+  coflow has finished; coflows that arrive during it wait for the next selection. Either
+  way the next CCT-minimisation stage starts with a new SELECT (Algorithm 4, line 21):
+  every ``select_period`` at the latest. Flows that the last selection left without a
+  rate (a coflow partly served by work conservation is not starved) and whose neighbours
+  have finished since are served then; without it a run could wait forever, as a
+  randomized check found (no background, one leaf, every coflow scheduled). The stage
+  clock starts at the first scheduled coflow and restarts when none is left.
 
 ``estimate="nominal"`` keeps the table at the fabric's capacities (each host's NIC, and
 its leaf's spine capacity): Varys' view in the paper's comparison, with the same
@@ -337,8 +342,8 @@ class Coflourish(Policy):
         elif self.stage_end <= t + tol:
             if self.stage == "select" and set(self.starved) & set(ks):
                 self.stage, self.stage_end, switched = "starve", t + p.starve_period, True
-            else:  # nobody starved: the selection in force goes on
-                switched = self.stage == "starve"
+            else:  # nobody starved: the next CCT-minimisation stage, with a new SELECT
+                switched = True
                 self.stage, self.stage_end = "select", t + p.select_period
         if self.stage == "select":
             if changed or moved or switched:
