@@ -339,11 +339,11 @@ class Coflourish(Policy):
         switched = False
         if self.stage_end == math.inf:
             self.stage_end = t + p.select_period  # the first scheduled coflow starts the clock
-        elif self.stage_end <= t + tol:
+        elif self.stage_end <= t + tol:  # a stage starts: a new schedule either way
+            switched = True
             if self.stage == "select" and set(self.starved) & set(ks):
-                self.stage, self.stage_end, switched = "starve", t + p.starve_period, True
+                self.stage, self.stage_end = "starve", t + p.starve_period
             else:  # nobody starved: the next CCT-minimisation stage, with a new SELECT
-                switched = True
                 self.stage, self.stage_end = "select", t + p.select_period
         if self.stage == "select":
             if changed or moved or switched:
