@@ -31,6 +31,7 @@ from pathlib import Path
 import numpy as np
 
 import coflowopt as co
+from coflowopt.cli.simulate import parse_variants
 from coflowopt.fabric import place
 from coflowopt.instance import Fabric, Instance
 from coflowopt.sim import simulate
@@ -69,9 +70,7 @@ def main() -> None:
     print(f"{inst.num_ports} ports, {inst.num_flows} flows; load average {load}")
     print("| policy | CPU s | wall s | mean CCT s | events |")
     print("|---|---|---|---|---|")
-    for spec in args.policies.split(","):
-        name, _, rest = spec.partition(":")
-        params = dict(kv.split("=", 1) for kv in rest.split(",")) if rest else {}
+    for spec, (name, params) in parse_variants(args.policies).items():  # as --schedulers
         c0, w0 = time.process_time(), time.time()
         res = simulate(inst, name, params, record=False)
         cpu, wall = time.process_time() - c0, time.time() - w0
