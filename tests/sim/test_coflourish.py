@@ -159,6 +159,23 @@ def test_a_starved_coflow_runs_alone_in_each_starvation_stage():
     assert check_feasible(inst, res.schedule).ok
 
 
+def test_a_starved_coflow_the_estimate_leaves_nothing_runs_on_the_nominal_table():
+    # one background flow fills the spine link (4) before the coflow arrives at 1: the
+    # estimate leaves host 0's spine entry nothing, so the coflow is starved. In the
+    # starvation stage (3.0-3.2) it asks MADD's rate on the nominal table (4) and the link
+    # is shared max-min with the background (2 each); the next report shows the background
+    # at 2, the next SELECT asks 2, and the remaining 7.6 take 3.8 (done at 7.0). Without
+    # the nominal table the coflow waited for the background flow (done at 102.2).
+    net = Network(SpineLeaf(2, 1, 2, 10.0, 4.0), "ecmp", 0)
+    inst = Instance(net, (Coflow.from_flows("a", [(0, 2, 8.0)], release=1.0),))
+    bg = Background(release=[0.0], src=[1], dst=[3], size=[400.0])
+    for compiled in (True, False):
+        res = simulate(inst, "coflourish", {"min_size": 0}, background=bg, compiled=compiled)
+        assert res.completion.tolist() == pytest.approx([7.0], rel=1e-9)
+        assert res.info["coflourish_starved_on_nominal"] == 1
+        assert check_feasible(inst, res.schedule, background=res.background).ok
+
+
 def test_a_report_that_moves_the_table_reschedules():
     """90 of port 1's downlink is taken from time 0. The first decision sees the fabric;
     the report at 0.2 shows DL_1 = 10, and Y (150 MB on a free path) goes first."""

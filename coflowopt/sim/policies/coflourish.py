@@ -66,6 +66,15 @@ Readings where the paper is silent or cannot be taken literally, stated here:
   have finished since are served then; without it a run could wait forever, as a
   randomized check found (no background, one leaf, every coflow scheduled). The stage
   clock starts at the first scheduled coflow and restarts when none is left.
+- **Starved coflows progress.** The paper promises every starved coflow "bandwidth
+  allocations" in each starvation stage. When the estimate leaves them nothing (an entry
+  on their way at its floor: a TCP-like background fills a link whenever they stop, so
+  the registers show it full), the stage gives them MADD's rates on the nominal table
+  instead, and the network shares the links max-min with the background. Without this, such
+  a coflow waited for the background to end, and under Poisson background flows that keep
+  a link full, forever. An entry at its floor also counts as empty in SELECT's work
+  conservation (which would otherwise hand out that floor, a millionth of the link, and
+  call the coflow served).
 
 ``estimate="nominal"`` keeps the table at the fabric's capacities (each host's NIC, and
 its leaf's spine capacity): Varys' view in the paper's comparison, with the same
@@ -214,6 +223,7 @@ class Coflourish(Policy):
         self.stage_end = math.inf
         self.starved: list[int] = []
         self.selections = {"coflows": 0, "bandwidth": 0, "stage": 0}
+        self.starved_on_nominal = 0
 
     # ------------------------------------------------------------------ the estimate
 
@@ -297,7 +307,7 @@ class Coflourish(Policy):
         us = [self.U[f] for f in flows]
         keys = np.array([float(np.max((u.T @ r) / table)) for u, r in zip(us, rems, strict=True)])
         order = order_with_ties(keys)
-        residual = table.copy()
+        residual = np.where(table > self.floor, table, 0.0)  # an entry at its floor has nothing
         got = [self._share(us[i], rems[i], residual) for i in order]
         for j, i in enumerate(order):
             if not (residual > 0).any():
@@ -317,7 +327,12 @@ class Coflourish(Policy):
         live = [k for k in self.starved if k in set(ks)]
         if live:
             f = np.concatenate([view.flows_of(k) for k in live])
-            self.rate[f] = self._share(self.U[f], view.remaining(f), self.table.copy())
+            u, rem = self.U[f], view.remaining(f)
+            x = self._share(u, rem, self.table.copy())
+            if not x.any():  # the estimate leaves them nothing: MADD on the nominal table
+                x = self._share(u, rem, self.nominal.copy())
+                self.starved_on_nominal += 1
+            self.rate[f] = x
         self.table_used = self.table.copy()
 
     def decide(self, view: SimView) -> Allocation:
@@ -363,4 +378,5 @@ class Coflourish(Policy):
         return np.where(self.large[view.flow_coflow[active]], r, math.inf)
 
     def finish(self, view: SimView) -> dict[str, Any]:
-        return {"coflourish_selections": dict(self.selections)}
+        return {"coflourish_selections": dict(self.selections),
+                "coflourish_starved_on_nominal": self.starved_on_nominal}
