@@ -107,6 +107,12 @@ class _SeenView(SimView):
         return self._outer.inner_woke
 
     @property
+    def stalled(self) -> bool:
+        """True when the wrapped policy's last running flow ended with work left (or the
+        engine found nothing pending), as :attr:`SimView.stalled` says for a policy alone."""
+        return self._outer.inner_stalled
+
+    @property
     def completed_flows(self) -> IntArray:
         """Flows completed since the wrapped policy's last decision."""
         return joined(self._outer.done_since)
@@ -178,7 +184,7 @@ class UnderBackground(Policy):
         self.knowledge = knowledge
         self.on_flow_completion = True
         self.seen = np.zeros(0)
-        self.inner_woke = False
+        self.inner_woke = self.inner_stalled = False
         self.done_since: list[IntArray] = []
         self.fb: SwitchFeedback | None = getattr(inner, "feedback", None)
         if self.fb is not None and knowledge != "nominal":
@@ -332,8 +338,15 @@ class UnderBackground(Policy):
             self.done_since.append(view.completed_flows.copy())
         avail = self._available(t)
         self.inner_woke = self.inner_wake <= t + time_resolution(t)
+        # the engine's stall rule for the wrapped policy: its last running flow ended with
+        # work left. The engine cannot see it when the background's events keep it busy (a
+        # Poisson background never ends), and a policy that waits for coflow completions
+        # would otherwise leave its flows without a rate forever
+        self.inner_stalled = bool(view.stalled or (
+            view.completed_flows.size and not self._inner_runs(view)))
         due = bool(
-            view.arrived_flows.size or view.completed_coflows or view.stalled or self.inner_woke
+            view.arrived_flows.size or view.completed_coflows or self.inner_stalled
+            or self.inner_woke
             or (self.done_since and self.inner.on_flow_completion)
             or (self.changed and self.knowledge == "ideal")
         )
@@ -367,6 +380,12 @@ class UnderBackground(Policy):
         if self.running:
             wake = min(wake, self._next_background_event(t))
         return Allocation(flows=active, rates=rates, wake=wake)
+
+    def _inner_runs(self, view: SimView) -> bool:
+        """Whether the wrapped policy's last decision still has an active flow running."""
+        if self.order is not None:
+            return bool(view.is_active(self.order).any())
+        return bool(np.any(self.req[view.active_flows()] > 0))
 
     def _share(self, caps: FloatArray, flows: IntArray, avail: FloatArray) -> FloatArray:
         """The network's rates: the coflow flows ``flows`` (capped at ``caps``) and the

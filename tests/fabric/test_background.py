@@ -245,6 +245,29 @@ def test_a_simulation_under_poisson_background_is_deterministic():
     assert not np.array_equal(other.completion, runs[0].completion)
 
 
+@pytest.mark.parametrize("compiled", [True, False])
+def test_a_policy_whose_last_running_flow_ends_is_asked_again_under_background(compiled):
+    """Varys decides at coflow arrivals and completions. c arrives at 0.5 and goes before a
+    on the link they share; at 1.5 c's flow there is done, but c is held until b is done (c
+    finishes before b), and b starts only after a. Alone, the engine sees no flow running
+    with work left and asks Varys again (a stall): a resumes at 1.5. Under background
+    flows, their events kept the engine busy, so the stall went unseen: a waited for the
+    background's end, and under a Poisson background forever (found by a randomized
+    check on a k = 4 fat-tree). Here the background runs on ports no coflow uses, so the
+    coflows' times are exactly those without it."""
+    inst = Instance(Fabric.uniform(4, 1.0), (
+        Coflow.from_flows("a", [(0, 1, 2.0)]),
+        Coflow.from_flows("b", [(2, 3, 1.0)], starts_after=("a",)),
+        Coflow.from_flows("c", [(0, 1, 1.0), (2, 1, 0.5)], release=0.5, finishes_before=("b",))))
+    alone = simulate(inst, "varys")
+    assert alone.flow_completion.tolist() == pytest.approx([3.0, 4.0, 1.5, 4.5])
+    n = 200  # a flow of 0.1 from port 3 to port 2 every 0.5, until 100
+    bg = Background(release=0.5 * np.arange(n), src=[3] * n, dst=[2] * n, size=[0.1] * n)
+    res = simulate(inst, "varys", background=bg, compiled=compiled)
+    np.testing.assert_array_equal(res.flow_completion, alone.flow_completion)
+    assert check_feasible(inst, res.schedule, background=res.background).ok
+
+
 # ------------------------------------------------------------------ building backgrounds
 
 

@@ -114,9 +114,9 @@ def _backgrounds(draw: st.DrawFn, inst: Instance) -> Background | None:
     kind = draw(st.sampled_from(["none", "share", "mixed", "poisson"]))
     if kind == "none":
         return None
-    if kind == "share" or kind == "poisson":
+    if kind == "share" or (kind == "poisson" and H < 2):
         return Background(draw(st.sampled_from([0.1, 0.5])))
-    if kind == "poisson" and H >= 2:
+    if kind == "poisson":
         cdf = load_cdf("web-search", unit=1e-6)  # a mean of 1.7 of the instance's units
         return Background(poisson=PoissonFlows(draw(st.sampled_from([0.1, 0.3])), cdf,
                                                draw(st.integers(0, 3))))
