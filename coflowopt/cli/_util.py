@@ -16,11 +16,12 @@ from typing import Any, TextIO
 import numpy as np
 
 from .. import io
+from .._files import parse_json, read_text
 from .._text import plural
 from ..errors import InputError, InstanceError, require
 from ..fabric import ROUTINGS, parse_topology, place, topology_from_json
 from ..instance import Fabric, Instance
-from ..io._common import atomic_writer, check_writable, parse_json, read_text
+from ..io._common import atomic_writer, check_writable
 from ..io.schedule_file import schedule_format
 
 __all__ = [

@@ -7,12 +7,12 @@ import math
 import sys
 
 from .. import io
+from .._files import read_text
 from ..errors import InputError
 from ..instance import MB, Instance
 from ..io import generate as gen
 from ..io import sincronia
 from ..io import workloads as wl
-from ..io._common import read_text
 from ._util import (
     add_input_arguments,
     add_json_argument,

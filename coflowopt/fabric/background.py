@@ -30,6 +30,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from .._files import parse_json, read_text
 from .._frozen import Frozen
 from .._frozen import readonly as _readonly
 from ..errors import InputError
@@ -111,10 +112,10 @@ def load_cdf(spec: str, *, unit: float = 1.0) -> SizeCDF:
     name = spec if path is not None else Path(spec).name
     path = path or Path(spec)
     try:
-        text = path.read_text()
-    except OSError as exc:
+        text = read_text(path)
+    except InputError as exc:
         known = ", ".join(CDFS)
-        raise InputError(f"cannot read the flow-size CDF ({exc.strerror or exc}); give a file or "
+        raise InputError(f"cannot read the flow-size CDF ({exc.message}); give a file or "
                          f"one of {known}", path=str(path)) from None
     sizes: list[float] = []
     probs: list[float] = []
@@ -461,8 +462,6 @@ def parse_background(text: str, capacity: FloatArray, link_names: Sequence[str])
     [,unit=1]`` (flows; ``cdf`` a shipped name or a CSV file); ``file:PATH`` (the JSON object
     of :func:`background_from_json`).
     """
-    import json
-
     kind, _, rest = text.partition(":")
     kind = kind.strip()
     if kind == "share":
@@ -472,13 +471,7 @@ def parse_background(text: str, capacity: FloatArray, link_names: Sequence[str])
             raise InputError(f"--background share:X needs a number, got {rest!r}") from None
         return Background(share=share)
     if kind == "file":
-        try:
-            obj = json.loads(Path(rest).read_text())
-        except OSError as exc:
-            raise InputError(f"cannot read it ({exc.strerror or exc})", path=rest) from None
-        except json.JSONDecodeError as exc:
-            raise InputError(f"not JSON: {exc.msg}", path=rest, line=exc.lineno) from None
-        return background_from_json(obj, capacity, link_names, path=rest)
+        return background_from_json(parse_json(read_text(rest), rest), capacity, link_names, path=rest)
     if kind == "poisson":
         opts: dict[str, str] = {}
         for part in filter(None, (p.strip() for p in rest.split(","))):
@@ -486,16 +479,21 @@ def parse_background(text: str, capacity: FloatArray, link_names: Sequence[str])
             if not eq or key not in ("load", "cdf", "seed", "unit", "start"):
                 raise InputError(f"--background poisson: unknown option {part!r} "
                                  "(load=, cdf=, seed=, unit=, start=)")
+            if key in opts:
+                raise InputError(f"--background poisson: {key} is given twice")
             opts[key] = value
         if "load" not in opts:
             raise InputError("--background poisson: needs load=X (the offered load on host uplinks)")
-        try:
-            load = float(opts["load"])
-            seed = int(opts.get("seed", "0"))
-            unit = float(opts.get("unit", "1"))
-            start = float(opts.get("start", "0"))
-        except ValueError as exc:
-            raise InputError(f"--background poisson: {exc}") from None
+        def number(key: str, default: str, kind: type[float] | type[int] = float) -> Any:
+            text = opts.get(key, default)
+            try:
+                return kind(text)
+            except ValueError:
+                what = "an integer" if kind is int else "a number"
+                raise InputError(f"--background poisson: {key} must be {what}, got {text!r}") from None
+
+        load, seed = number("load", ""), number("seed", "0", int)
+        unit, start = number("unit", "1"), number("start", "0")
         return Background(poisson=PoissonFlows(load, load_cdf(opts.get("cdf", "web-search"), unit=unit),
                                                seed, start))
     raise InputError(f"--background must be share:X, poisson:load=X,... or file:PATH; got {text!r}")

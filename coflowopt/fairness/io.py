@@ -40,9 +40,10 @@ from typing import Any
 import numpy as np
 
 from .. import io as instance_io
+from .._files import parse_json, read_text
 from ..errors import InputError, InstanceError
 from ..instance import TINY
-from ..io._common import atomic_writer, parse_json, read_text
+from ..io._common import atomic_writer
 from ..io.native import FORMAT_TAG as NATIVE_TAG
 from ..io.native import FORMAT_TAG_2 as NATIVE_TAG_2
 from ..io.native import from_document as native_from_document

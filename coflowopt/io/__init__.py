@@ -21,10 +21,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from .._files import read_text
 from ..errors import InputError
 from ..instance import Instance
 from . import benchmark, native, sincronia
-from ._common import read_text
 from .benchmark import DEFAULT_PORT_RATE
 from .native import read_metadata
 from .schedule_file import read_schedule, read_schedule_file, write_schedule

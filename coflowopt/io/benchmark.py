@@ -29,6 +29,7 @@ from collections.abc import Iterator
 
 import numpy as np
 
+from .._files import read_text
 from .._text import plural
 from ..errors import InputError, InstanceError
 from ..instance import MB, TINY, Coflow, Fabric, Instance
@@ -37,7 +38,6 @@ from ._common import (
     atomic_writer,
     brief,
     check_writable_instance,
-    read_text,
     release_ms,
     shortest_decimal,
     text_lines,

@@ -43,10 +43,11 @@ from typing import IO, Any
 
 import numpy as np
 
+from .._files import parse_json, read_text
 from ..errors import InputError, ScheduleError
 from ..instance import Instance
 from ..schedule import Schedule, TiedPieces
-from ._common import atomic_writer, parse_json, read_text
+from ._common import atomic_writer
 
 __all__ = ["NPZ_TAG", "SCHEDULE_FORMATS", "SCHEDULE_TAG", "ScheduleFormat", "read_schedule",
            "read_schedule_file", "schedule_format", "write_schedule"]

@@ -23,6 +23,7 @@ from typing import Literal
 import numpy as np
 import numpy.typing as npt
 
+from .._files import read_text
 from .._text import plural
 from ..errors import InputError, InstanceError
 from ..instance import MB, TINY, Fabric, Instance
@@ -30,7 +31,6 @@ from ._common import (
     atomic_writer,
     brief,
     check_writable_instance,
-    read_text,
     release_ms,
     shortest_decimal,
     text_lines,

@@ -215,6 +215,35 @@ def test_bad_cdfs_name_the_file_and_line(tmp_path):
         load_cdf(str(path))
     with pytest.raises(InputError, match="give a file or one of web-search, data-mining"):
         load_cdf("nonesuch")
+    path.write_bytes(b"\xff0,0\n10,1\n")
+    with pytest.raises(InputError, match=r"bad.csv: cannot read the flow-size CDF \(not UTF-8 text"):
+        load_cdf(str(path))
+
+
+def test_background_files_are_read_as_strictly_as_instances(tmp_path):
+    from coflowopt.fabric.background import parse_background
+
+    cap = np.ones(4)
+    names = ["ingress port 0", "ingress port 1", "egress port 0", "egress port 1"]
+    path = tmp_path / "bg.json"
+    cases = [
+        (b'{"share": 0.9, "share": 0.1}',
+         r"bg.json: at \$.share: invalid JSON: an object repeats the key 'share'"),
+        (b"[" * 3000 + b"]" * 3000, r"bg.json: invalid JSON: nested too deeply"),
+        (b'{"share": "\xff"}', r"bg.json: not UTF-8 text"),
+        (b'{"share": 0.1,}', r"bg.json:1: invalid JSON"),
+    ]
+    for text, pattern in cases:
+        path.write_bytes(text)
+        with pytest.raises(InputError, match=pattern):
+            parse_background(f"file:{path}", cap, names)
+    with pytest.raises(InputError, match=r"bg\.json: no such file"):
+        parse_background(f"file:{tmp_path / 'none' / 'bg.json'}", cap, names)
+    for spec, message in [("poisson:load=0.3,seed=", "seed must be an integer, got ''"),
+                          ("poisson:load=0x10", "load must be a number, got '0x10'"),
+                          ("poisson:load=0.3,load=0.5", "load is given twice")]:
+        with pytest.raises(InputError, match=f"--background poisson: {message}"):
+            parse_background(spec, cap, names)
 
 
 def test_poisson_flows_depend_on_the_seed_only_and_offer_the_load():

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from coflowopt import InputError
-from coflowopt.io._common import atomic_writer, atomic_writers, read_text
+from coflowopt._files import read_text
+from coflowopt.io._common import atomic_writer, atomic_writers
 
 
 def test_nothing_is_written_when_the_body_fails(tmp_path):
