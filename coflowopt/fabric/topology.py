@@ -44,9 +44,24 @@ def _positive(value: Any, what: str, field_name: str) -> float:
         v = float(value)
     except (TypeError, ValueError):
         raise InstanceError(f"{what} must be a number, got {value!r:.60}", field=field_name) from None
-    if isinstance(value, bool) or not (np.isfinite(v) and v >= TINY):
+    if isinstance(value, bool) or not (np.isfinite(v) and v > 0):
         raise InstanceError(f"{what} must be finite and > 0, got {value!r:.60}", field=field_name)
+    if v < TINY:
+        raise InstanceError(f"{what} must be at least {TINY:.3g} (the smallest normal number), got "
+                            f"{value!r:.60}", field=field_name)
     return v
+
+
+MAX_LINKS = 10_000_000
+"""Most links a spine-leaf fabric or a fat-tree may have (each link's arrays alone take
+about 24 bytes; the k = 24 fat-tree has 20,736 links): a larger one is refused before it is
+built, not after minutes and gigabytes."""
+
+
+def _check_size(links: int, what: str, field_name: str) -> None:
+    if links > MAX_LINKS:
+        raise InstanceError(f"{what} would have {links:,} links; coflowopt builds fabrics of at most "
+                            f"{MAX_LINKS:,}", field=field_name)
 
 
 def _count(value: Any, what: str, field_name: str, minimum: int = 1) -> int:
@@ -181,6 +196,9 @@ class SpineLeaf(Topology):
                      ("host_rate", hr), ("spine_rate", sr)):
             set_(self, k, v)
         H = L * n
+        shape = " x ".join(plural(c, w, m, thousands=True) for c, w, m in (
+            (L, "leaf", "leaves"), (S, "spine", None), (n, "host", None)))
+        _check_size(2 * H + 2 * L * S, f"a spine-leaf fabric of {shape}", "leaves")
         set_(self, "num_hosts", H)
         hosts = np.arange(H, dtype=np.int64)
         leaf_node = H + hosts // n
@@ -298,6 +316,7 @@ class FatTree(Topology):
         set_(self, "link_rate", lr)
         h = k // 2
         H = k * h * h
+        _check_size(6 * H, f"the fat-tree with k = {k:,}", "k")
         set_(self, "num_hosts", H)
         hosts = np.arange(H, dtype=np.int64)
         n_edge = k * h
