@@ -50,7 +50,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         ("temperature", nonnegative_float, "T", "the annealing's temperature at each restart, in "
          "units of the ratio", "; 0: hill climbing"),
         ("seed", nonnegative_int, None, "random seed", ""),
-        ("time_limit", positive_float, "S", "seconds for the whole search", ""),
+        ("time_limit", positive_float, "S", "seconds for the whole search (the best instance's "
+         f"re-check takes at most {d['eval_limit']:g} s more)", ""),
     )
     for name, kind, metavar, text, note in options:
         g.add_argument("--" + name.replace("_", "-"), type=kind, default=d[name], metavar=metavar,

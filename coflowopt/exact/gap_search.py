@@ -207,9 +207,11 @@ def gap_search(
         cuts it short, and its first ``N`` iterations are the same for every
         ``iterations >= N``.
     time_limit
-        Seconds for the whole search (read through :func:`coflowopt._budget.now`).
+        Seconds for the whole search (read through :func:`coflowopt._budget.now`); the
+        re-check of the best instance found takes at most ``eval_limit`` more.
     eval_limit
-        Seconds for each exact solve; a candidate whose optimum is not proven is skipped.
+        Seconds for each exact solve, and at most what is left of ``time_limit``; a
+        candidate whose optimum is not proven is skipped.
     progress
         Called with ``(iteration, best ratio)`` at each improvement of the best.
     """
@@ -233,7 +235,11 @@ def gap_search(
     grid = _Grid(ports, coflows, max_flows, max_size, max_release, max_weight)
 
     def evaluate(point: _Point) -> float | None:
-        values = _values(point.instance(ports), kind, name, eval_limit)
+        left = budget.left()
+        limit = eval_limit if left is None else min(eval_limit, left)
+        if limit <= 0:
+            return None
+        values = _values(point.instance(ports), kind, name, limit)
         if values is None or not (math.isfinite(values[1]) and values[1] > 0):
             return None  # not proven in time (or no bound): skipped
         return values[0] / values[1]
@@ -286,7 +292,7 @@ def gap_search(
     # the re-check: everything recomputed on the instance as it will be written
     inst = best.instance(ports)
     num, den = gap_ratio(inst, bound=bound, scheduler=scheduler,
-                         time_limit=max(eval_limit, 60.0))
+                         time_limit=eval_limit)
     fraction = exact_ratio(num, den)
     ratio_text = str(fraction) if fraction is not None else f"{num / den:.6g}"
     label = "OPT / " + name if kind == "bound" else name + " / OPT"

@@ -90,6 +90,27 @@ def test_the_time_limit_stops_the_search_where_the_clock_says(monkeypatch):
     assert res.ratio >= 1 - 1e-9
 
 
+def test_each_solve_gets_at_most_what_is_left_of_the_time_limit(monkeypatch):
+    # before, every candidate had eval_limit (10 s) whatever was left, and the re-check 60 s:
+    # `search gap --time-limit 1` ran 11.7 s on 30 coflows
+    from coflowopt.exact import gap_search as module
+
+    clock = JumpingClock(1e-3)
+    monkeypatch.setattr(_budget, "_clock", clock)
+    limits: list[float] = []
+    real = module._values
+
+    def spy(inst, kind, name, time_limit):
+        limits.append(time_limit)
+        return real(inst, kind, name, time_limit)
+
+    monkeypatch.setattr(module, "_values", spy)
+    res = gap_search(bound="isolation", iterations=100_000, time_limit=1.0, eval_limit=10.0, **SMALL)
+    assert res.stopped == "time_limit" and res.instance is not None
+    *search, recheck = limits
+    assert len(search) == res.iterations and max(search) <= 1.0 and recheck == 10.0
+
+
 def test_exact_ratio_of_rationals_and_of_other_numbers():
     assert exact_ratio(174.0, 104.0) == Fraction(87, 52)
     assert exact_ratio(1 / 3, 2 / 3) == Fraction(1, 2)
