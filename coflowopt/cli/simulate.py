@@ -211,7 +211,7 @@ def background_options(inst: Instance, args: argparse.Namespace) -> dict[str, An
     if cached is None:
         fab = inst.fabric
         names = [fab.link_name(link) for link in range(fab.num_links)]
-        cached = parse_background(spec, fab.capacity, names)
+        cached = parse_background(spec, fab.capacity, names, num_hosts=inst.num_ports)
         cached.check(fab.capacity, inst.num_ports)
         args._background = cached
     return {"background": cached, "knowledge": args.knowledge}

@@ -344,8 +344,10 @@ def _num(obj: Any, where: str, path: str | None, *, lo: float | None = None) -> 
 
 
 def background_from_json(obj: Any, capacity: FloatArray, link_names: Sequence[str], *,
-                         path: str | None = None, where: str = "$") -> Background:
-    """A background from its JSON object (errors name ``path`` and the JSON path).
+                         path: str | None = None, where: str = "$",
+                         num_hosts: int | None = None) -> Background:
+    """A background from its JSON object (errors name ``path`` and the JSON path; with
+    ``num_hosts``, a flow's host that the fabric does not have is one of them).
 
     ``{"share": 0.1, "load": {"times": [0, 5, 9], "links": {"3": [1e8, 0], "link leaf0->spine1":
     [2e7, 2e7]}}, "flows": [[release, src, dst, size], ...], "poisson": {"load": 0.3, "cdf":
@@ -426,6 +428,9 @@ def background_from_json(obj: Any, capacity: FloatArray, link_names: Sequence[st
             if isinstance(h, bool) or not isinstance(h, int) or h < 0:
                 raise InputError(f"a host is an integer >= 0, got {h!r:.60}", path=path,
                                  json_path=f"{fw}[{j}]")
+            if num_hosts is not None and h >= num_hosts:
+                raise InputError(f"host {h} does not exist (hosts 0..{num_hosts - 1})", path=path,
+                                 json_path=f"{fw}[{j}]")
             into.append(h)
         sz = _num(row[3], f"{fw}[3]", path)
         if sz <= 0:
@@ -455,12 +460,13 @@ def background_from_json(obj: Any, capacity: FloatArray, link_names: Sequence[st
                       np.array(dst, np.int64), np.array(size), poisson)
 
 
-def parse_background(text: str, capacity: FloatArray, link_names: Sequence[str]) -> Background:
+def parse_background(text: str, capacity: FloatArray, link_names: Sequence[str], *,
+                     num_hosts: int | None = None) -> Background:
     """A background from the command line.
 
     ``share:0.3`` (a constant share of every link); ``poisson:load=0.3,cdf=web-search,seed=1
     [,unit=1]`` (flows; ``cdf`` a shipped name or a CSV file); ``file:PATH`` (the JSON object
-    of :func:`background_from_json`).
+    of :func:`background_from_json`, its flows' hosts checked against ``num_hosts``).
     """
     kind, _, rest = text.partition(":")
     kind = kind.strip()
@@ -471,7 +477,8 @@ def parse_background(text: str, capacity: FloatArray, link_names: Sequence[str])
             raise InputError(f"--background share:X needs a number, got {rest!r}") from None
         return Background(share=share)
     if kind == "file":
-        return background_from_json(parse_json(read_text(rest), rest), capacity, link_names, path=rest)
+        return background_from_json(parse_json(read_text(rest), rest), capacity, link_names,
+                                    path=rest, num_hosts=num_hosts)
     if kind == "poisson":
         opts: dict[str, str] = {}
         for part in filter(None, (p.strip() for p in rest.split(","))):

@@ -237,6 +237,10 @@ def test_background_files_are_read_as_strictly_as_instances(tmp_path):
         path.write_bytes(text)
         with pytest.raises(InputError, match=pattern):
             parse_background(f"file:{path}", cap, names)
+    path.write_text('{"flows": [[0, 1, 9, 2.0]]}')
+    with pytest.raises(InputError, match=r"bg.json: at \$.flows\[0\]\[2\]: host 9 does not exist "
+                       r"\(hosts 0..1\)"):
+        parse_background(f"file:{path}", cap, names, num_hosts=2)
     with pytest.raises(InputError, match=r"bg\.json: no such file"):
         parse_background(f"file:{tmp_path / 'none' / 'bg.json'}", cap, names)
     for spec, message in [("poisson:load=0.3,seed=", "seed must be an integer, got ''"),
