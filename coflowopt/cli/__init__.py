@@ -35,6 +35,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="coflowopt",
         description="Optimal schedules, lower bounds and heuristics for coflow scheduling.",
+        epilog="Exit status: 0 done; 1 a negative answer (validate: the schedule is infeasible; "
+        "search: nothing found; solve: no schedule to write; sweep: some cells failed) or a "
+        "system error such as a full disk; 2 bad input or options (the message names the file, "
+        "the line or JSON path, and the value); 130 interrupted.",
     )
     parser.add_argument("--version", action="version", version=f"coflowopt {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
