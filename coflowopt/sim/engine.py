@@ -714,7 +714,11 @@ class Engine:
         pos = r > 0
         with np.errstate(divide="ignore"):
             left = np.maximum(self.size[f] - self.sent[f], 0.0)
-            self._set_fin(f, np.where(pos, t + left / np.where(pos, r, 1.0), np.inf))
+            # at rate 0 a flow with nothing left (its last bytes ran at its last rate) is
+            # done now: a policy that shrinks a rate with what is left (MADD re-planned under
+            # a background it cannot see) otherwise left it active forever
+            self._set_fin(f, np.where(pos, t + left / np.where(pos, r, 1.0),
+                                      np.where(left > 0, np.inf, t)))
         if self.check:
             self.usage += self._link_sum(f, delta)
             self._check_usage()

@@ -379,3 +379,34 @@ def test_aalo_weights_are_checked_against_the_seed():
         with pytest.raises(SimulationError, match=match):
             make_policy("aalo", params)
     assert make_policy("aalo", {"num_queues": 2, "weights": (2.0, 2.0)}).params.weights == (2.0, 2.0)
+
+
+class Shrinking(Policy):
+    """Each second, every flow's rate is what it has left over 4 (MADD re-planned on a
+    bottleneck that does not shrink, as coflourish under a background it cannot see): what
+    is left falls by a quarter a second and reaches exactly 0 through rounding, where the
+    rate it is given is 0."""
+
+    name = "test-shrinking"
+    clairvoyant = True
+
+    def decide(self, view):
+        self.calls = getattr(self, "calls", 0) + 1
+        if self.calls > 2000:  # 131 decisions; the old engine never ended
+            raise AssertionError(f"no end at t = {view.t}")
+        f = view.active_flows()
+        return Allocation(f, view.remaining(f) / 4, view.t + 1.0 if f.size else math.inf)
+
+
+@pytest.mark.parametrize("compiled", [True, False])
+@pytest.mark.parametrize("record", [True, False])
+def test_a_flow_with_nothing_left_at_rate_0_completes(compiled, record):
+    inst = co.Instance(co.Fabric.uniform(2), (co.Coflow("a", [0], [1], [1.0]),))
+    res = simulate(inst, Shrinking(co.sim.policies.NoParams()), compiled=compiled, record=record)
+    # (3/4)^t is below 2^-53, half an ulp of 1, after 128.3 s; the next second's bytes
+    # round the flow's total to its size exactly
+    assert res.completion.tolist() == [129.0]
+    if record:
+        assert co.check_feasible(inst, res.schedule).ok
+    ref = simulate(inst, Shrinking(co.sim.policies.NoParams()), compiled=False, record=False)
+    assert res.completion.tolist() == ref.completion.tolist()

@@ -32,7 +32,8 @@ def set_rates(f, r, t, rate, sent, tsync, size, fco, cf_rate, start, fin_pad, bm
 
     For each flow whose rate changes: ``sent += rate * (t - tsync)``,
     ``tsync = t``, the new rate, its predicted completion
-    ``t + max(size - sent, 0) / r`` (``inf`` at rate 0) in ``fin_pad`` with
+    ``t + max(size - sent, 0) / r`` (at rate 0: ``t`` if nothing is left, else ``inf``)
+    in ``fin_pad`` with
     the per-block minima ``bmin`` (blocks of ``2**bits`` flows) kept exact,
     and its coflow's start time if it starts now. Coflow rates change by
     the sum of the flows' changes, summed in the order of ``f``
@@ -66,6 +67,8 @@ def set_rates(f, r, t, rate, sent, tsync, size, fco, cf_rate, start, fin_pad, bm
             new = t + left / x
             if start[k] == np.inf:
                 start[k] = t
+        elif size[j] - sent[j] <= 0.0:
+            new = t  # nothing left (its last bytes ran at its last rate): done now
         else:
             new = np.inf
         old = fin_pad[j]
@@ -113,7 +116,7 @@ def refresh_finish(ks, ptr, status, fin, rate, cf_active, cf_left, cf_finish, cf
             v = fin[j]
             if v > top:
                 top = v
-            if rate[j] > 0:
+            if rate[j] > 0 or v != np.inf:  # running, or done now with nothing left
                 if v > last:
                     last = v
             else:
