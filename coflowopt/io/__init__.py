@@ -91,7 +91,10 @@ def detect_format(path: str | os.PathLike[str], text: str | None = None) -> str:
     if len(lines) >= 2:
         # every Coflow-Benchmark line has at least one '<rack>:<MB>' reducer, and Sincronia
         # lines have none: any line with one (a damaged first line may not) decides
-        return "benchmark" if ":" in stripped.partition("\n")[2] else "sincronia"
+        # (past the first line at any line break the parsers split at: a file with carriage
+        # returns alone was read as Sincronia's)
+        rest = stripped.splitlines()[1:]
+        return "benchmark" if any(":" in ln for ln in rest) else "sincronia"
     if len(lines) == 1 and len(lines[0]) == 2:
         return "benchmark"  # an empty trace: both text formats read it alike
     raise InputError(

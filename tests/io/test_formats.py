@@ -189,6 +189,13 @@ def test_detection_by_suffix_and_content(tmp_path):
     odd = tmp_path / "instance.data"
     odd.write_text((DATA / "good_instance.json").read_text())
     assert io.detect_format(odd) == "json"
+    # line ends of carriage returns alone, which the parsers split at too (a Coflow-Benchmark
+    # trace was read as Sincronia's)
+    for name in ("good_benchmark.txt", "good_sincronia.txt"):
+        cr = tmp_path / name
+        cr.write_bytes((DATA / name).read_bytes().replace(b"\r\n", b"\n").replace(b"\n", b"\r"))
+        assert io.detect_format(cr) == name.removeprefix("good_").removesuffix(".txt")
+        assert io.read(cr).num_flows == io.read(DATA / name).num_flows
 
 
 def test_benchmark_writer_notes_sizes_without_an_exact_decimal(tmp_path):
