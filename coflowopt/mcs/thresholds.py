@@ -801,8 +801,10 @@ def dp_thresholds(
 # --------------------------------------------------------------------------- grid search
 
 
-def _family_grid(model: ThresholdModel, f: int, grid: int | npt.ArrayLike | None) -> tuple[FloatArray, bool]:
-    """Values tried for family ``f`` and whether they cover every position."""
+def _family_grid(model: ThresholdModel, f: int, grid: int | npt.ArrayLike | None,
+                 limit: int | None = None) -> tuple[FloatArray, bool]:
+    """Values tried for family ``f`` and whether they cover every position; a grid of more
+    than ``limit`` points is refused before it is built."""
     u = model.candidates(f)
     if grid is None:
         return model.representative(f, np.arange(u.size + 1)), True
@@ -810,6 +812,8 @@ def _family_grid(model: ThresholdModel, f: int, grid: int | npt.ArrayLike | None
         g = int(grid)  # type: ignore[arg-type]
         if g < 1:
             raise InstanceError(f"the grid needs at least one point per family, got {grid!r}")
+        if limit is not None and g > limit:
+            raise CoflowoptError(_too_fine(limit))
         if u.size == 0:
             return np.array([MB]), True
         lo, hi = math.log10(u[0] / 2), math.log10(2 * u[-1])
@@ -818,6 +822,11 @@ def _family_grid(model: ThresholdModel, f: int, grid: int | npt.ArrayLike | None
     if vals.size == 0 or np.any(vals < 0) or np.any(np.isnan(vals)):
         raise InstanceError("grid values must be >= 0")
     return vals, False
+
+
+def _too_fine(limit: int) -> str:
+    return (f"the grid has more than {limit} threshold combinations; pass a coarser grid "
+            "(grid=20; --grid 20 on the command line) or use optimize_thresholds (--solver optimize)")
 
 
 def grid_search(
@@ -849,15 +858,11 @@ def grid_search(
     for f in range(F):
         if not active[f] or k1 == 0:
             continue
-        vals, complete = _family_grid(model, f, grid)
+        vals, complete = _family_grid(model, f, grid, max_evaluations)
         exact &= complete
         total *= math.comb(vals.size + k1 - 1, k1)
         if total > max_evaluations:
-            raise CoflowoptError(
-                f"the grid has more than {max_evaluations} threshold combinations; "
-                "pass a coarser grid (grid=20; --grid 20 on the command line) or use "
-                "optimize_thresholds (--solver optimize)"
-            )
+            raise CoflowoptError(_too_fine(max_evaluations))
         combos = np.array(list(itertools.combinations_with_replacement(range(vals.size), k1)), dtype=np.int64)
         lists.append(combos)
         values.append(vals)

@@ -276,6 +276,9 @@ def test_solution_reports_and_registry():
         dp_thresholds(model, max_cells=10)
     with pytest.raises(co.CoflowoptError, match="more than 3 threshold combinations"):
         grid_search(model, max_evaluations=3)
+    # refused before the points are built (a grid of 10^9 points took 7.8 GB first)
+    with pytest.raises(co.CoflowoptError, match="more than 5000000 threshold combinations"):
+        grid_search(model, grid=10**12)
     coarse = grid_search(model, grid=4)
     assert coarse.status is Status.FEASIBLE and coarse.objective >= sol.objective
 
