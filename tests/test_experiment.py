@@ -120,7 +120,10 @@ BAD = [
     ('schedulers = ["aalo:sharing=both"]\n', "exp.toml: schedulers[0]: scheduler 'aalo': "),
     ('schedulers = [{name = "aalo", num_queues = [4, "many"]}]\n',
      "exp.toml: schedulers[0]: scheduler 'aalo': "),
-    ('schedulers = ["varys"]\nseeds = [1, -1]\n', "exp.toml: seeds[1]: a seed is an integer >= 0, got -1"),
+    ('schedulers = ["varys"]\nseeds = [1, -1]\n',
+     "exp.toml: seeds[1]: a seed is an integer from 0 to 2^63 - 1, got -1"),
+    ('schedulers = ["varys"]\nseeds = [18446744073709551616]\n',  # the tables' int64 overflowed
+     "exp.toml: seeds[0]: a seed is an integer from 0 to 2^63 - 1, got 18446744073709551616"),
     ('schedulers = ["varys"]\nbounds = ["loose"]\n', "exp.toml: bounds[0]: unknown bound 'loose'"),
     ('schedulers = ["varys"]\nfabrics = ["big-switch", "fat-tree:q=4"]\n',
      "exp.toml: fabrics[1]: fat-tree: unknown parameter 'q'"),
@@ -250,16 +253,23 @@ def test_resume_recomputes_only_what_is_missing_or_changed(tmp_path):
     files[0].unlink()
     files[4].unlink()
     files[7].write_text(files[7].read_text()[:50])
+    # damaged whole: nested too deeply, a summary that is not an object (the tables failed)
+    files[2].write_text("[" * 100_000)
+    doc = json.loads(files[5].read_text())
+    files[5].write_text(json.dumps({**doc, "summary": "mangled"}))
     again = Counter()
     res = sweep(tiny(), out, resume=True, progress=again)
-    assert (res.computed, res.cached) == (3, 6)
-    assert (again.last.done, again.last.cached, again.last.todo) == (3, 6, 3)
+    assert (res.computed, res.cached) == (5, 4)
+    assert (again.last.done, again.last.cached, again.last.todo) == (5, 4, 5)
     pd.testing.assert_frame_equal(load(out).drop(columns=MEASURED), before)
     # a changed experiment: the new seed's cells only
     more = Counter()
     res = sweep(tiny(seeds=[0, 1, 2, 3]), out, resume=True, progress=more)
     assert (res.total, res.computed, res.cached) == (12, 3, 9)
     assert len(load(out)) == 12 and sorted(set(load(out)["seed"])) == [0, 1, 2, 3]
+    (out / "runs.parquet").write_bytes(b"garbage")
+    with pytest.raises(coflowopt.InputError, match=r"runs.parquet: cannot read the runs table: "):
+        load(out)
 
 
 def test_a_sweep_killed_midway_resumes_where_it_stopped(tmp_path):

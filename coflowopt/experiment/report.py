@@ -124,10 +124,14 @@ def load(out: str | os.PathLike[str], rows: str = "runs") -> Any:
         import pyarrow
     except ImportError:
         pyarrow = None
-    if pyarrow is not None and parquet.is_file():
-        return pd.read_parquet(parquet)
-    if csv.is_file():
-        return pd.read_csv(csv)
+    for path, read in ((parquet, pd.read_parquet), (csv, pd.read_csv)):
+        if path.is_file() and (pyarrow is not None or path is csv):
+            try:
+                return read(path)
+            except Exception as exc:  # pyarrow's and pandas' errors for a damaged table
+                raise InputError(f"cannot read the {rows} table: {type(exc).__name__}: "
+                                 f"{str(exc).splitlines()[0][:200] if str(exc) else ''}",
+                                 path=str(path)) from None
     raise InputError(f"holds no {rows} table ({rows}.parquet or {rows}.csv): not the output of "
                      "a sweep, or one that has not finished", path=str(root))
 

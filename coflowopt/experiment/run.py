@@ -207,10 +207,12 @@ def _cached(folder: Path, cell: Cell) -> dict[str, Any] | None:
     """A cell's stored result, if it is whole, of this configuration, and not a failure."""
     try:
         doc = json.loads((folder / f"{cell.id}.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):
         return None
     if not isinstance(doc, dict) or doc.get("status") != "ok":
         return None
+    if not isinstance(doc.get("summary"), dict) or not isinstance(doc.get("coflows") or {}, dict):
+        return None  # damaged: computed again
     if canonical_json(doc.get("config")) != canonical_json(cell.config):
         return None
     return doc

@@ -753,8 +753,9 @@ class Experiment:
         fabrics = tuple(_each("fabrics", self.fabrics, _as_fabric))
         backgrounds = tuple(_each("backgrounds", self.backgrounds, _background))
         for i, s in enumerate(self.seeds):
-            if isinstance(s, bool) or not isinstance(s, (int, np.integer)) or s < 0:
-                raise InputError(f"seeds[{i}]: a seed is an integer >= 0, got {s!r:.60}")
+            if isinstance(s, bool) or not isinstance(s, (int, np.integer)) or not 0 <= s < 2**63:
+                # the tables store seeds as 64-bit integers
+                raise InputError(f"seeds[{i}]: a seed is an integer from 0 to 2^63 - 1, got {s!r:.60}")
         seeds = tuple(int(s) for s in self.seeds)
         if not insts or not (scheds or bounds or solvers) or not seeds or not fabrics or not backgrounds:
             raise InputError("an experiment needs at least one instance, one scheduler, bound or "
