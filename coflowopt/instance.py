@@ -54,6 +54,11 @@ FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
 
 TINY = float(np.finfo(np.float64).tiny)
+
+MAX_LOAD_ENTRIES = 1 << 28
+"""Most coflows x links an instance may have: :attr:`Instance.load` is dense (2 GiB at
+this size; the Facebook trace on the k = 24 fat-tree has 526 x 20,736). A header that
+declares a million ports for a few hundred coflows is refused, not a MemoryError."""
 """The smallest normal float64 (2.2e-308): sizes and capacities below it are rejected.
 Subnormal values lose their precision in every division the simulator and the
 formulations make (a transfer time ``size / capacity`` can round to 0 or overflow)."""
@@ -573,6 +578,11 @@ class Instance(Frozen):
         set_(self, "routes", incidence)
         routes = incidence.tocoo()
         L = self.fabric.num_links
+        if K * L > MAX_LOAD_ENTRIES:
+            raise InstanceError(
+                f"{K:,} coflows on {L:,} links: their loads per coflow and link ({K * L:,} "
+                f"numbers, {K * L * 8 / 2**30:.1f} GiB) are held dense, and coflowopt holds at most "
+                f"{MAX_LOAD_ENTRIES:,}", field="coflows")
         rows = np.asarray(routes.row, dtype=np.int64)
         cols = np.asarray(routes.col, dtype=np.int64)
         load = np.bincount(

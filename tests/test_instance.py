@@ -253,3 +253,12 @@ def test_rescaled_refuses_a_network():
     inst = place(shuffle_3x2(), "spine-leaf", {"spines": "2", "oversub": "2"})
     with pytest.raises(InstanceError, match="only instances on the big switch can be rescaled"):
         inst.rescaled(time_unit=2.0)
+
+
+def test_an_instance_whose_dense_loads_would_take_gigabytes_is_refused_before_they_are_built():
+    # a trace header of a million ports for 300 one-flow coflows raised MemoryError (4.5 GiB)
+    coflows = tuple(Coflow.from_flows(str(k), [(k, k + 1, 1.0)]) for k in range(300))
+    with pytest.raises(InstanceError, match=r"300 coflows on 2,000,000 links: .* 4.5 GiB\) are held "
+                       r"dense, and coflowopt holds at most 268,435,456"):
+        Instance(Fabric.uniform(1_000_000), coflows)
+    assert Instance(Fabric.uniform(1000), coflows).load.shape == (300, 2000)
