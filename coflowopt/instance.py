@@ -54,14 +54,14 @@ FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
 
 TINY = float(np.finfo(np.float64).tiny)
+"""The smallest normal float64 (2.2e-308): sizes and capacities below it are rejected.
+Subnormal values lose their precision in every division the simulator and the
+formulations make (a transfer time ``size / capacity`` can round to 0 or overflow)."""
 
 MAX_LOAD_ENTRIES = 1 << 28
 """Most coflows x links an instance may have: :attr:`Instance.load` is dense (2 GiB at
 this size; the Facebook trace on the k = 24 fat-tree has 526 x 20,736). A header that
 declares a million ports for a few hundred coflows is refused, not a MemoryError."""
-"""The smallest normal float64 (2.2e-308): sizes and capacities below it are rejected.
-Subnormal values lose their precision in every division the simulator and the
-formulations make (a transfer time ``size / capacity`` can round to 0 or overflow)."""
 
 
 def _positive_rule(value: float, what: str) -> str:
