@@ -31,7 +31,7 @@ from .._frozen import Frozen
 from .._frozen import readonly as _readonly
 from .._text import plural
 from ..errors import InstanceError
-from ..instance import TINY
+from ..instance import TINY, _positive_rule
 
 __all__ = ["FatTree", "GraphTopology", "SpineLeaf", "Topology"]
 
@@ -44,11 +44,8 @@ def _positive(value: Any, what: str, field_name: str) -> float:
         v = float(value)
     except (TypeError, ValueError):
         raise InstanceError(f"{what} must be a number, got {value!r:.60}", field=field_name) from None
-    if isinstance(value, bool) or not (np.isfinite(v) and v > 0):
-        raise InstanceError(f"{what} must be finite and > 0, got {value!r:.60}", field=field_name)
-    if v < TINY:
-        raise InstanceError(f"{what} must be at least {TINY:.3g} (the smallest normal number), got "
-                            f"{value!r:.60}", field=field_name)
+    if isinstance(value, bool) or not (np.isfinite(v) and v >= TINY):
+        raise InstanceError(f"{_positive_rule(v, what)}, got {value!r:.60}", field=field_name)
     return v
 
 

@@ -86,7 +86,7 @@ def test_spine_leaf_oversubscription():
     (lambda: GraphTopology(("a", "b"), ("a", "b"), (("a", "b", 1.0),), False), "joins two hosts"),
     (lambda: GraphTopology(("a", "s"), ("a",), (("a", "x", 1.0),)), "node 'x', which is not in"),
     (lambda: GraphTopology(("a", "s"), ("a",), (("a", "s", 5e-324),)),
-     r"must be at least 2.23e-308 \(the smallest normal number\), got 5e-324"),
+     r"must be at least 2.23e-308, the smallest normal float, got 5e-324"),
     # refused before anything is built (a k = 100,000 fat-tree would take petabytes)
     (lambda: FatTree(100_000), "k = 100,000 would have 1,500,000,000,000,000 links; coflowopt builds "
      "fabrics of at most 10,000,000"),
