@@ -176,6 +176,18 @@ def test_a_bad_experiment_is_located_and_exits_2(tmp_path, monkeypatch, capsys, 
     ('generator = "zipf"\n', "instances[0]: unknown generator 'zipf'"),
     ('generator = "synthetic"\nnum_coflows = []\nnum_ports = 2\n',
      "instances[0]: num_coflows: an empty list"),
+    # parameters the generator would have misread (true as 1) or failed on in every cell
+    ('generator = "synthetic"\nnum_coflows = true\nnum_ports = 2\n',
+     "instances[0]: num_coflows must be an integer >= 1, got True"),
+    ('generator = "synthetic"\nnum_coflows = 4\nnum_ports = 2\nload = "0.5"\n',
+     "instances[0]: load must be a finite number > 0, got '0.5'"),
+    ('generator = "synthetic"\nnum_coflows = 4\nnum_ports = [2, 2.5]\n',
+     "instances[0]: num_ports must be an integer >= 1, got 2.5"),
+    ('generator = "poisson"\nload = -0.5\n', "instances[0]: load must be a finite number > 0, got -0.5"),
+    ('generator = "creek"\npattern = "tcp"\n', "instances[0]: pattern must be one of tpcds, tao, got 'tcp'"),
+    ('generator = "creek"\nfanin = [[2]]\n', "instances[0]: fanin must be a list [lo, hi] of integers >= 1"),
+    ('generator = "coflourish"\nlarge_share = 1.5\n',
+     "instances[0]: large_share must be a number from 0 to 1, got 1.5"),
 ])
 def test_a_bad_instance_is_located(tmp_path, instance, message):
     path = tmp_path / "exp.toml"

@@ -214,6 +214,56 @@ def _coflourish(p: Mapping[str, Any], seed: int, base: Instance | None) -> Insta
 _FILE_KEYS = ("file", "format", "port_rate")
 
 
+def _is_number(v: Any) -> bool:
+    return (isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool)
+            and math.isfinite(v))
+
+
+def _pair_of(test: Callable[[Any], bool], open_end: bool = False) -> Callable[[Any], bool]:
+    """``[lo, hi]``, both passing ``test`` (``hi`` may be None with ``open_end``)."""
+    return lambda v: (isinstance(v, (list, tuple)) and len(v) == 2 and test(v[0])
+                      and (test(v[1]) or (open_end and v[1] is None)))
+
+
+def _count(v: Any) -> bool:
+    return _is_number(v) and v >= 1 and float(v).is_integer()  # 8.0 is 8, as canonical_json has it
+
+
+def _positive(v: Any) -> bool:
+    return _is_number(v) and v > 0
+
+
+def _choice(*names: str) -> tuple[Callable[[Any], bool], str]:
+    return (lambda v: v in names), "one of " + ", ".join(names)
+
+
+def _param_rules() -> dict[str, tuple[Callable[[Any], bool], str]]:
+    """What each generator parameter must be, checked when the experiment is read (the
+    generators check the rest, such as ``num_coflows`` against the file's, when a cell
+    builds its instance)."""
+    from ..io import FORMATS
+    from ..io.generate import SHAPES
+    from ..io.workloads import COFLOURISH_MIXES, CREEK_PATTERNS
+
+    count = (_count, "an integer >= 1")
+    positive = (_positive, "a finite number > 0")
+    share = (lambda v: _is_number(v) and 0 <= v <= 1), "a number from 0 to 1"
+    span = (_pair_of(_count, open_end=True), "a list [lo, hi] of integers >= 1")
+    return {
+        "num_coflows": count, "num_ports": count, "num_hosts": count, "max_width": count,
+        "load": positive, "port_rate": positive, "host_rate": positive, "max_length": positive,
+        "rate": positive, "min_size": ((lambda v: _is_number(v) and v >= 0), "a finite number >= 0"),
+        "large_share": share, "miss_ratio": share,
+        "shape": _choice(*SHAPES), "pattern": _choice(*CREEK_PATTERNS),
+        "mix": _choice(*COFLOURISH_MIXES), "format": _choice(*FORMATS),
+        "receivers": span, "senders": span,
+        "fanin": (_pair_of(_count), "a list [lo, hi] of integers >= 1"),
+        "large_size": (_pair_of(_positive), "a list [lo, hi] of finite numbers > 0"),
+        "tables": ((lambda v: isinstance(v, (list, tuple)) and len(v) > 0
+                    and all(map(_positive, v))), "a list of finite numbers > 0"),
+    }
+
+
 def _gen(summary: str, build: Builder, required: Sequence[str], optional: Sequence[str], *,
          reads: bool) -> Generator:
     return Generator(summary, frozenset(required), frozenset(optional), build, reads)
@@ -284,6 +334,10 @@ class InstanceSpec:
         for key in sorted(gen.required):
             if key not in params:
                 raise InputError(f"generator '{self.generator}' needs {key}")
+        rules = _param_rules()
+        for key, value in params.items():
+            if key in rules and not rules[key][0](value):
+                raise InputError(f"{key} must be {rules[key][1]}, got {value!r:.60}")
         if "file" in params:
             if not isinstance(params["file"], (str, os.PathLike)):
                 raise InputError(f"file must be a file name, got {params['file']!r:.60}")

@@ -217,11 +217,11 @@ def synthetic(
     """
     if shape not in SHAPES:
         raise InstanceError(f"shape must be one of {', '.join(SHAPES)}, got {shape!r}")
-    if int(num_coflows) != num_coflows or num_coflows < 1:
+    if isinstance(num_coflows, bool) or int(num_coflows) != num_coflows or num_coflows < 1:
         raise InstanceError(f"number of coflows must be a positive integer, got {num_coflows!r}")
     if num_coflows > MAX_GENERATED:
         raise InstanceError(f"number of coflows must be at most {MAX_GENERATED:,}, got {num_coflows:,}")
-    if int(num_ports) != num_ports or not 1 <= num_ports <= MAX_PORTS:
+    if isinstance(num_ports, bool) or int(num_ports) != num_ports or not 1 <= num_ports <= MAX_PORTS:
         raise InstanceError(f"number of ports must be an integer in 1..{MAX_PORTS:,}, got {num_ports!r}")
     if load is not None:
         _check_load(load)

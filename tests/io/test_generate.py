@@ -43,6 +43,10 @@ def test_custom_classes_and_their_validation():
         gen.WorkloadClass("bad", 1.0, (0, 3), (1.0, 2.0))
     with pytest.raises(InstanceError, match="positive fraction"):
         gen.synthetic(3, 3, classes=(gen.WorkloadClass("z", 0.0, (1, 1), (1.0, 1.0)),))
+    with pytest.raises(InstanceError, match="number of coflows must be a positive integer, got True"):
+        gen.synthetic(True, 3)  # not one coflow
+    with pytest.raises(InstanceError, match=r"number of ports must be an integer in 1\.\.[0-9,]+, got True"):
+        gen.synthetic(3, True)
 
 
 def test_poisson_arrivals_realise_the_load():
