@@ -204,3 +204,29 @@ def test_offline_releases_every_coflow_at_zero_and_solves_that_problem(tmp_path,
     assert code == 0
     assert json.loads(out)["summary"]["weighted_completion"] == pytest.approx(
         simulate(offline, "sincronia", record=False).summary.weighted_completion, rel=1e-12)
+
+
+@pytest.mark.parametrize("argv", [
+    ["solve", "--method", "sincronia"], ["solve", "--method", "best", "--time-limit", "5"],
+    ["solve", "--method", "exact-milp"], ["solve", "--objective", "makespan"],
+])
+def test_a_method_that_does_not_model_dependencies_names_the_file_and_prints_nothing(
+        tmp_path, capsys, argv):
+    doc = json.loads((DATA / "bad_json_cycle.json").read_text())
+    del doc["coflows"][0]["finishes_before"]  # b starts after a: no cycle
+    path = tmp_path / "dep.json"
+    path.write_text(json.dumps(doc))
+    code, out, err = run(capsys, *argv, str(path))
+    assert code == 2 and out == ""  # (the portfolio's log header came first)
+    assert err.startswith(f"coflowopt: error: {path}: ") and "does not support coflow dependencies" in err
+    assert err.count("\n") == 1
+
+
+def test_a_release_too_late_to_resolve_names_the_file(tmp_path, capsys):
+    path = tmp_path / "late.txt"
+    path.write_text("2 2\n1 0 1 0 1 1:1.0\n2 1e300 1 1 1 0:1.0\n")  # released at 1e297 s
+    for argv in (["simulate", "-s", "varys"], ["compare", "--schedulers", "varys,fifo"]):
+        code, out, err = run(capsys, *argv, "--no-progress", str(path))
+        assert code == 2 and out == "", err
+        assert err.startswith(f"coflowopt: error: {path}: flow 0 of coflow '2' takes ")
+        assert "too short to resolve" in err and err.count("\n") == 1

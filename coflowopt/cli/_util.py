@@ -9,7 +9,8 @@ import math
 import os
 import sys
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -130,6 +131,16 @@ def load_instance(args: argparse.Namespace) -> Instance:
                      graph=graph)
     except InstanceError as exc:
         raise InputError(f"--topology {spec}: {exc.message}") from None
+
+
+@contextmanager
+def naming(path: str) -> Iterator[None]:
+    """Errors of the instance that a solver or the simulator finds after it was read (for
+    example coflow dependencies a method does not model) name its file."""
+    try:
+        yield
+    except InstanceError as exc:
+        raise InputError(str(exc), path=path) from None
 
 
 def _graph_document(path: str) -> dict[str, Any]:

@@ -36,6 +36,7 @@ from ._util import (
     floor_text,
     format_table,
     load_instance,
+    naming,
     nonnegative_int,
     parse_params,
     plural,
@@ -191,9 +192,10 @@ def _run(inst: Instance, policy: Policy, args: argparse.Namespace, *,
     if not args.no_progress:
         bar = Progress(1.0, label or f"simulating {policy.name}")
     try:
-        return simulate(inst, policy, batch_interval=args.batch_interval, record=record,
-                        progress=bar.update if bar else None, max_pieces=engine.MAX_PIECES,
-                        **background_options(inst, args))
+        with naming(args.file):
+            return simulate(inst, policy, batch_interval=args.batch_interval, record=record,
+                            progress=bar.update if bar else None, max_pieces=engine.MAX_PIECES,
+                            **background_options(inst, args))
     finally:
         if bar is not None:
             bar.close()

@@ -28,6 +28,7 @@ from ._util import (
     floor_text,
     format_table,
     load_instance,
+    naming,
     parse_params,
     plural,
     positive_float,
@@ -173,11 +174,13 @@ def run_solve(args: argparse.Namespace) -> int:
 
         opts.setdefault("progress", report)
     if args.objective == "wcct" and args.method == "best" and not args.json:
-        # the portfolio's log, a line per better schedule or bound, as a MIP solver's
-        print(f"{'time s':>8}  {'method':<44} {'incumbent':>16} {'bound':>16} {'gap':>9}",
-              flush=True)
+        # the portfolio's log, a line per better schedule or bound, as a MIP solver's (its
+        # header with the first: nothing is printed when the instance is refused)
+        header = [f"{'time s':>8}  {'method':<44} {'incumbent':>16} {'bound':>16} {'gap':>9}"]
 
         def log_line(entry: Mapping[str, Any]) -> None:
+            while header:
+                print(header.pop(), flush=True)
             gap = entry["gap"]
             what = entry["method"] if entry["event"] in ("incumbent", "bound") else (
                 f"{entry['method']} ({entry['event']})")
@@ -187,8 +190,9 @@ def run_solve(args: argparse.Namespace) -> int:
 
         opts.setdefault("progress", log_line)
     try:
-        res = solve(inst, method=args.method, objective=args.objective,
-                    time_limit=args.time_limit, **opts)
+        with naming(args.file):
+            res = solve(inst, method=args.method, objective=args.objective,
+                        time_limit=args.time_limit, **opts)
     finally:
         if progress is not None:
             progress.close()
@@ -272,8 +276,10 @@ def run_bound(args: argparse.Namespace) -> int:
             bar.update(frac)
 
     try:
-        res = bound(inst, method=args.method, time_limit=args.time_limit,
-                    progress=report if bar is not None else None, **_options(args, BOUNDS.get(args.method)))
+        with naming(args.file):
+            res = bound(inst, method=args.method, time_limit=args.time_limit,
+                        progress=report if bar is not None else None,
+                        **_options(args, BOUNDS.get(args.method)))
     finally:
         if bar is not None:
             bar.close()

@@ -39,6 +39,7 @@ from ._groups import (
     link_rows,
     spread,
 )
+from .permutation import reject_dependencies
 
 __all__ = ["max_deadlines"]
 
@@ -68,10 +69,7 @@ def _max_deadlines(
 ) -> Result:
     if rejected not in _REJECTED:
         raise CoflowoptError(f"rejected must be one of {', '.join(_REJECTED)}; got {rejected!r}")
-    if inst.has_dependencies:
-        raise CoflowoptError(
-            "objective='deadlines' does not support coflow dependencies "
-            "(starts_after / finishes_before)")
+    reject_dependencies(inst, "objective='deadlines'", instead=None)
     start = now()
     K = inst.num_coflows
     name = "weight of coflows meeting deadlines" if weighted else "coflows meeting deadlines"

@@ -28,18 +28,11 @@ from ..metrics import utilization
 from ..result import Result, Status
 from ..schedule import Schedule, ScheduleBuilder
 from ._groups import FEASIBILITY_TOL, build_groups, check_size, from_origin, link_rows, spread
+from .permutation import reject_dependencies
 
 __all__ = ["check_crossbar", "crossbar_schedule", "min_makespan"]
 
 FloatArray = npt.NDArray[np.float64]
-
-
-def _reject_dependencies(inst: Instance) -> None:
-    if inst.has_dependencies:
-        raise CoflowoptError(
-            "objective='makespan' does not support coflow dependencies "
-            "(starts_after / finishes_before)"
-        )
 
 
 def min_makespan(
@@ -55,7 +48,7 @@ def min_makespan(
     ``closed_form=False`` solves the LP even when every flow is available at
     the same time (the tests compare both).
     """
-    _reject_dependencies(inst)
+    reject_dependencies(inst, "objective='makespan'", instead=None)
     if crossbar:  # refused before solving, not after
         _check_crossbar_routes(inst)
     start = now()

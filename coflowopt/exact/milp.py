@@ -49,6 +49,7 @@ from ..result import Result, Status, proves_optimal
 from ._events import EventLP, NodeLP
 from ._groups import FEASIBILITY_TOL, build_groups, check_size, check_span
 from ._order_eval import IMPROVES
+from .permutation import reject_dependencies
 
 __all__ = ["POST_CHECK_WORK", "PostCheck", "post_check", "solve_event_milp"]
 
@@ -73,9 +74,7 @@ def solve_event_milp(inst: Instance, *, time_limit: float = 60.0, rel_gap: float
     bound with status ``TIME_LIMIT``.
     """
     start = now()  # (importing Pyomo the first time takes about a second)
-    if inst.has_dependencies:
-        raise CoflowoptError("method='exact-milp' does not support dependencies; "
-                             "use method='exact'")
+    reject_dependencies(inst, "method='exact-milp'")
     pyo = require("pyomo.environ", "pyomo", "method='exact-milp'")
     from ..bounds.simple import isolation_bound
     from ._events import EventLP

@@ -25,7 +25,7 @@ import numpy as np
 import numpy.typing as npt
 
 from .._budget import now
-from ..errors import CoflowoptError
+from ..errors import CoflowoptError, InstanceError
 from ..instance import Instance
 from ..result import Result, Status
 from ..schedule import Schedule
@@ -138,12 +138,13 @@ def check_order(inst: Instance, order: npt.ArrayLike) -> IntArray:
     return o
 
 
-def reject_dependencies(inst: Instance, what: str) -> None:
+def reject_dependencies(inst: Instance, what: str, *,
+                        instead: str | None = "method='exact', which models them") -> None:
+    """Refuse an instance with coflow dependencies for ``what`` (suggesting ``instead``)."""
     if inst.has_dependencies:
-        raise CoflowoptError(
-            f"{what} does not support coflow dependencies (starts_after / finishes_before); "
-            "use method='exact', which models them"
-        )
+        raise InstanceError(
+            f"{what} does not support coflow dependencies (starts_after / finishes_before)"
+            + (f"; use {instead}" if instead else ""))
 
 
 class PermutationTimeout(CoflowoptError):

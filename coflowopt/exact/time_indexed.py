@@ -50,6 +50,7 @@ from ..errors import CoflowoptError
 from ..instance import Instance
 from ..result import Result, Status
 from ._groups import Groups, build_groups, check_size, check_span, count_text, link_rows, spread
+from .permutation import reject_dependencies
 
 __all__ = ["time_indexed"]
 
@@ -218,9 +219,7 @@ def time_indexed(
         ``time_limit``); the grid MILP gets the rest. If the bound's solve
         does not finish, the bound is the isolation bound.
     """
-    if inst.has_dependencies:
-        raise CoflowoptError("method='time-indexed' does not support coflow dependencies; "
-                             "use method='exact'")
+    reject_dependencies(inst, "method='time-indexed'")
     if lower not in _LOWER:
         raise CoflowoptError(f"lower must be one of {', '.join(_LOWER)}; got {lower!r}")
     start = now()

@@ -59,7 +59,7 @@ import scipy.sparse as sp
 from .._jit import JIT_MODES, for_instance
 from .._text import plural
 from ..alloc import greedy as alloc_greedy
-from ..errors import CoflowoptError
+from ..errors import CoflowoptError, InstanceError
 from ..instance import Instance
 from ..kernels.rates import csr_link_sum, csr_rows
 from ..schedule import Schedule, TiedPieces
@@ -83,6 +83,7 @@ __all__ = [
     "SimView",
     "SimulationError",
     "Stretch",
+    "UnresolvableError",
     "check_time_parameter",
     "time_resolution",
 ]
@@ -103,6 +104,11 @@ _EMPTY_F = np.zeros(0)
 
 class SimulationError(CoflowoptError):
     """A simulation cannot run or cannot finish (bad options, a starving policy)."""
+
+
+class UnresolvableError(SimulationError, InstanceError):
+    """The instance's transfers are too short for float64 at the times they run (an error of
+    the instance: its release times or its sizes and capacities need rescaling)."""
 
 
 class PolicyError(SimulationError):
@@ -402,7 +408,7 @@ class Engine:
             i = int(bad[np.argmax(RESOLUTION * np.abs(due[bad]) / took[bad])])
             f, at = int(flows[i]), float(due[i])
             k = int(self.fco[f])
-            raise SimulationError(
+            raise UnresolvableError(
                 f"flow {f - int(self.ptr[k])} of coflow '{self.instance.ids[k]}' takes "
                 f"{float(took[i]):.3g} time units alone, too short to resolve at its admission "
                 f"time {at:.3g} (where float64 steps by {np.spacing(at):.3g}; at least "
@@ -441,7 +447,7 @@ class Engine:
             f = int(bad[np.argmax((self.size - got)[bad] / self.size[bad])])
             k = int(self.fco[f])
             t = float(self.flow_done_at[f])
-            raise SimulationError(
+            raise UnresolvableError(
                 f"flow {f - int(self.ptr[k])} of coflow '{self.instance.ids[k]}' ran at time "
                 f"{t:.3g}, where its transfer ({float(self.took[f]):.3g} time units alone) is "
                 f"too short for float64 (spacing {np.spacing(abs(t)):.3g}): its schedule records "
