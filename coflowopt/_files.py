@@ -96,7 +96,8 @@ _CHUNK = 1 << 20
 
 
 def read_text(path: str | os.PathLike[str]) -> str:
-    """The file's UTF-8 text, or an :class:`InputError` naming the file.
+    """The file's UTF-8 text (without the byte-order mark some editors put first), or an
+    :class:`InputError` naming the file.
 
     Read in chunks: a NUL byte (binary data) stops it at once, and so does passing
     :data:`MAX_INPUT_BYTES`.
@@ -120,6 +121,8 @@ def read_text(path: str | os.PathLike[str]) -> str:
                 if nul >= 0:
                     raise InputError(f"binary data, not text (a NUL byte at byte {done + nul})",
                                      path=str(path))
+                if not done and chunk.startswith(codecs.BOM_UTF8):
+                    done, chunk = len(codecs.BOM_UTF8), chunk[len(codecs.BOM_UTF8):]
                 decode(chunk)
                 done += len(chunk)
                 if done > MAX_INPUT_BYTES:

@@ -97,3 +97,9 @@ def test_reading_stops_at_binary_data_and_keeps_text_as_it_was(tmp_path):
     f.write_bytes(b"ab\r\n\xff")
     with pytest.raises(InputError, match="at byte 4"):
         read_text(f)
+    # a byte-order mark first (as spreadsheets save UTF-8) is dropped; offsets still count it
+    f.write_bytes(b"\xef\xbb\xbf4 3\n")
+    assert read_text(f) == "4 3\n"  # the header read '\ufeff4' as the number of ports
+    f.write_bytes(b"\xef\xbb\xbfab\xff")
+    with pytest.raises(InputError, match="at byte 5"):
+        read_text(f)
