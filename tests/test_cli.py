@@ -230,3 +230,14 @@ def test_a_release_too_late_to_resolve_names_the_file(tmp_path, capsys):
         assert code == 2 and out == "", err
         assert err.startswith(f"coflowopt: error: {path}: flow 0 of coflow '2' takes ")
         assert "too short to resolve" in err and err.count("\n") == 1
+
+
+@pytest.mark.parametrize("argv", [
+    ["generate", "synthetic", "--coflows", "3", "--ports", "2", "--output", ""],
+    ["simulate", str(DATA / "good_benchmark.txt"), "-s", "fifo", "--schedule", ""],
+])
+def test_an_empty_output_name_is_refused_by_its_option(tmp_path, monkeypatch, capsys, argv):
+    monkeypatch.chdir(tmp_path)  # (--schedule '' wrote nothing and said nothing)
+    code, out, err = run(capsys, *argv)
+    assert code == 2 and out == "" and list(tmp_path.iterdir()) == []
+    assert err == f"coflowopt: error: {argv[-2]}: an empty file name: name a file to write\n"

@@ -258,7 +258,9 @@ def check_outputs(args: argparse.Namespace, outputs: Sequence[tuple[str, str | N
         if path == "-" and option not in STDOUT_OPTIONS:
             raise InputError(f"{option} cannot be standard output ('-'); name a file (./- for "
                              "a file called '-')")
-        if not path or path == "-":
+        if path == "":
+            raise InputError(f"{option}: an empty file name: name a file to write")
+        if path is None or path == "-":
             continue
         if option == "--schedule":
             schedule_format(path)  # the suffix names a format

@@ -112,6 +112,8 @@ class _Located:
 def check_writable(path: str | os.PathLike[str]) -> Path:
     """Where writing ``path`` will go (a link's target), or an :class:`InputError` saying why
     it cannot: the path is a directory, or its directory does not exist."""
+    if not os.fspath(path):
+        raise InputError("an empty file name: name a file to write")
     target = Path(os.path.realpath(path)) if os.path.islink(path) else Path(path)
     if target.is_dir():
         raise InputError("is a directory, not a file to write", path=str(path))
