@@ -367,7 +367,7 @@ def test_validate_refuses_a_tolerance_that_accepts_anything(tmp_path, capsys):
 
 @pytest.mark.parametrize(("argv", "message"), [
     # the thresholds used to be reported in bytes although the option takes MB
-    (["--size-thresholds", "5,1"], "expected strictly increasing MB values, got '5,1'"),
+    (["--size-thresholds", "5,1"], "expected strictly increasing values, got '5,1'"),
     (["--size-thresholds", "1e308"], "whose bytes (x 1048576) are finite, got '1e308'"),
     # 10^i MB for 1,000 classes: the message listed all 999 thresholds, most of them inf
     (["--classes", "1000"], "1000 classes need size thresholds up to 10^999 x 1.04858e+06 bytes, "
@@ -379,6 +379,18 @@ def test_mcs_classify_reports_thresholds_in_the_unit_given(argv, message, capsys
         assert code == 2
     err = capsys.readouterr().err
     assert message in err and len(err) < 1000 and "Traceback" not in err
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    # both said "expected numbers > 0 whose bytes (x 1048576) are finite": they are no sizes
+    (["--factors", "0"], "--factors: expected finite numbers >= 1 (each queue's threshold E times "
+                         "the one before), got '0'"),
+    (["--kind", "mcs", "--delta-scale", "0"], "--delta-scale: expected finite numbers > 0, got '0'"),
+])
+def test_mcs_sweep_factors_and_scales_are_no_sizes(argv, message, capsys):
+    with pytest.raises(SystemExit) as stop:
+        main(["mcs", "sweep", str(GAP), *argv])
+    assert stop.value.code == 2 and message in capsys.readouterr().err
 
 
 def test_a_long_integer_in_a_trace_is_shown_short(tmp_path, capsys):

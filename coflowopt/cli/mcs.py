@@ -6,6 +6,7 @@ import argparse
 import itertools
 import math
 import sys
+from collections.abc import Callable
 
 import numpy as np
 
@@ -41,18 +42,31 @@ def _items(text: str) -> list[str]:
     return items
 
 
-def _mb_list(text: str) -> list[float]:
+def _increasing(text: str, ok: Callable[[float], bool], wants: str) -> list[float]:
+    """Comma-separated numbers, each ``ok``, strictly increasing (else: expected ``wants``)."""
     try:
         values = [float(x) for x in _items(text)]
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected comma-separated numbers, got '{text}'") from None
-    if not values or any(not (math.isfinite(v * MB) and v > 0) for v in values):
-        raise argparse.ArgumentTypeError(
-            f"expected numbers > 0 whose bytes (x {MB}) are finite, got '{text}'"
-        )
+    if not values or not all(map(ok, values)):
+        raise argparse.ArgumentTypeError(f"expected {wants}, got '{text}'")
     if any(b <= a for a, b in itertools.pairwise(values)):
-        raise argparse.ArgumentTypeError(f"expected strictly increasing MB values, got '{text}'")
+        raise argparse.ArgumentTypeError(f"expected strictly increasing values, got '{text}'")
     return values
+
+
+def _mb_list(text: str) -> list[float]:
+    return _increasing(text, lambda v: math.isfinite(v * MB) and v > 0,
+                       f"numbers > 0 whose bytes (x {MB}) are finite")
+
+
+def _factor_list(text: str) -> list[float]:
+    return _increasing(text, lambda v: math.isfinite(v) and v >= 1,
+                       "finite numbers >= 1 (each queue's threshold E times the one before)")
+
+
+def _scale_list(text: str) -> list[float]:
+    return _increasing(text, lambda v: math.isfinite(v) and v > 0, "finite numbers > 0")
 
 
 def _int_list(text: str) -> list[int]:
@@ -183,11 +197,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     w.add_argument("--kind", choices=["aalo", "linear", "mcs"], default="aalo", help="default: aalo")
     w.add_argument("--load", type=positive_float, default=None, metavar="RHO", help="default: offered load")
     w.add_argument("--queues", type=_int_list, default=None, metavar="K,...", help="queue counts")
-    w.add_argument("--factors", type=_mb_list, default=None, metavar="E,...", help="aalo: spacing factors E")
+    w.add_argument("--factors", type=_factor_list, default=None, metavar="E,...",
+                   help="aalo: spacing factors E")
     w.add_argument("--first", type=_mb_list, default=None, metavar="MB,...", help="aalo: Q1 values in MB")
     w.add_argument("--theta-n", type=_mb_list, default=None, metavar="MB,...", help="mcs: theta^n_1 values")
     w.add_argument("--theta-w", type=_mb_list, default=None, metavar="MB,...", help="mcs: theta^w_1 values")
-    w.add_argument("--delta-scale", type=_mb_list, default=None, metavar="S,...", help="mcs: Delta scales")
+    w.add_argument("--delta-scale", type=_scale_list, default=None, metavar="S,...", help="mcs: Delta scales")
     w.add_argument("--plot", metavar="PNG", default=None, help="also save a plot (needs matplotlib)")
     w.set_defaults(func=run_sweep)
 
