@@ -43,13 +43,15 @@ dissertation gives no formula for PS-P with correlated demands.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 import scipy.sparse as sp
 
-from .._budget import now
+from .._budget import TimeBudget, now
 from ..alloc import max_min
 from ._arith import as_float, full, rationalize
 from .allocation import FairAllocation
@@ -75,8 +77,10 @@ def _link_shares(problem: FairnessProblem) -> Matrix:
     return share / safe[None, :]
 
 
-def _sessions(problem: FairnessProblem) -> tuple[Matrix, Matrix, Matrix, npt.NDArray[np.int64]]:
-    """Usage, weight, upper bound and owning coflow of each PS-P session.
+def _sessions(problem: FairnessProblem) -> tuple[Matrix, npt.NDArray[np.float64], Matrix, Matrix,
+                                                 npt.NDArray[np.int64]]:
+    """Usage (as the problem's numbers, and as floats), weight, upper bound and owning
+    coflow of each PS-P session.
 
     An elastic coflow has one single-link session per link it uses (capped at
     its bound); an inelastic coflow one session along its vector.
@@ -84,21 +88,24 @@ def _sessions(problem: FairnessProblem) -> tuple[Matrix, Matrix, Matrix, npt.NDA
     d = problem.vectors
     M, L = d.shape
     fd = as_float(d)
-    rows: list[Matrix] = []
     owner: list[int] = []
+    link: list[int] = []  # an elastic session's link; -1: an inelastic coflow's session
     for k in range(M):
-        if problem.elastic[k]:
-            for i in np.flatnonzero(fd[k] > 0):
-                r = full(L, 0, exact=problem.exact)
-                r[i] = 1
-                rows.append(r)
-                owner.append(k)
-        else:
-            rows.append(d[k])
-            owner.append(k)
-    usage = np.array(rows, dtype=d.dtype)
+        on = np.flatnonzero(fd[k] > 0) if problem.elastic[k] else [-1]
+        owner += [k] * len(on)
+        link += [int(i) for i in on]
     own = np.array(owner, dtype=np.int64)
-    return usage, problem.weights[own], problem.bounds[own], own
+    at = np.array(link, dtype=np.int64)
+    unit = at >= 0
+    fusage = np.zeros((own.size, L))
+    fusage[~unit] = fd[own[~unit]]  # (floats made once: converting each Fraction is slow)
+    fusage[np.flatnonzero(unit), at[unit]] = 1.0
+    usage: Matrix = fusage
+    if problem.exact:
+        usage = full((own.size, L), 0, exact=True)
+        usage[~unit] = d[own[~unit]]
+        usage[np.flatnonzero(unit), at[unit]] = Fraction(1)
+    return usage, fusage, problem.weights[own], problem.bounds[own], own
 
 
 def psp(
@@ -108,27 +115,49 @@ def psp(
 
     ``info``: ``converged`` (False if ``max_rounds`` or ``time_limit`` ran
     out first; the allocation is then feasible but not an equilibrium),
-    ``rounds``, ``phase``. Elastic coflows need one water-filling; inelastic
+    ``rounds``, ``phase``; on exact inputs the equilibrium found in floats is
+    verified in fractions within the same ``time_limit``, else it stands in
+    floats and ``exact`` says so. Elastic coflows need one water-filling; inelastic
     ones couple the links and cost more (tens of seconds for 100 coflows of
     the Facebook trace), hence the limits.
     """
-    usage, w, u, own = _sessions(problem)
+    budget = TimeBudget(time_limit)
+    usage, fusage, w, u, own = _sessions(problem)
     r, info = wfq_equilibrium(
-        as_float(usage), as_float(w), as_float(u), max_rounds=max_rounds, time_limit=time_limit
+        fusage, as_float(w), as_float(u), max_rounds=max_rounds, time_limit=time_limit
     )
-    exact = False
-    rates: Matrix = r
-    if problem.exact and info["converged"]:
-        cand = rationalize(r)
-        if not wfq_violations(usage, w, u, cand, tol=0.0):
-            rates, exact = cand, True
     M, L = problem.vectors.shape
-    a = full((M, L), 0, exact=exact)
-    np.add.at(a, own, rates[:, None] * (usage if exact else as_float(usage)))
+    a = _exact_allocation(usage, w, u, own, r, (M, L), budget) if (
+        problem.exact and info["converged"]) else None
+    if problem.exact and info["converged"] and a is None and budget.expired():
+        info["exact"] = "not verified: the time limit ran out"  # the float equilibrium stands
+    exact = a is not None
+    if a is None:
+        a = np.zeros((M, L))
+        np.add.at(a, own, r[:, None] * fusage)
     g = _link_shares(problem)
     if not exact:
         g = as_float(g)
     return FairAllocation("psp", problem, a, g, exact=exact, info=info)
+
+
+def _exact_allocation(usage: Matrix, w: Matrix, u: Matrix, own: npt.NDArray[np.int64],
+                      r: npt.NDArray[np.float64], shape: tuple[int, int],
+                      budget: TimeBudget) -> Matrix | None:
+    """The allocation of the float equilibrium ``r`` rationalized, if that is exactly an
+    equilibrium; None if it is not, or if ``budget`` runs out first (checked link by link:
+    with Fractions each of the 10^5-10^6 session-link pairs costs microseconds)."""
+    cand = rationalize(r)
+    checked = _exact_violations(usage, w, u, cand, 0.0, budget.expired)
+    if checked is None or checked[0]:
+        return None
+    a = full(shape, 0, exact=True)
+    for ln, band in enumerate(checked[1]):
+        if budget.expired():
+            return None
+        for sess, b in band.items():
+            a[own[sess], ln] += b
+    return a
 
 
 def wfq_violations(
@@ -142,22 +171,35 @@ def wfq_violations(
     """
     if not any(np.asarray(x).dtype == object for x in (usage, weights, upper, rates)):
         return _wfq_violations_float(usage, weights, upper, rates, tol)
+    checked = _exact_violations(usage, weights, upper, rates, tol, lambda: False)
+    assert checked is not None
+    return checked[0]
+
+
+def _exact_violations(
+    usage: Matrix, weights: Matrix, upper: Matrix, rates: Matrix, tol: float,
+    expired: Callable[[], bool],
+) -> tuple[list[str], list[dict[int, Any]]] | None:
+    """:func:`wfq_violations` in exact arithmetic over the sessions on each link, and each
+    link's bands ``{session: usage * rate}``; None once ``expired()`` (asked per link)."""
     n, L = usage.shape
     out: list[str] = []
 
     def le(a: Any, b: Any) -> bool:
         return bool(a <= b + tol * (1 + abs(b))) if tol else bool(a <= b)
 
-    band = [[usage[s, ln] * rates[s] for ln in range(L)] for s in range(n)]
-    load = [sum((band[s][ln] for s in range(n)), 0 * rates[0]) for ln in range(L)]
+    on = np.asarray(usage != 0, dtype=bool)
+    bands: list[dict[int, Any]] = []
+    for ln in range(L):
+        if expired():
+            return None
+        bands.append({int(s): usage[s, ln] * rates[s] for s in np.flatnonzero(on[:, ln])})
+    load = [sum(band.values(), 0 * rates[0]) for band in bands]
     sat = [le(1, load[ln]) for ln in range(L)]
     for ln in range(L):
         if not le(load[ln], 1):
             out.append(f"link {ln} carries {float(load[ln]):.9g} > 1")
-    top = [
-        max((band[s][ln] / weights[s] for s in range(n) if usage[s, ln] != 0), default=0)
-        for ln in range(L)
-    ]
+    top = [max((b / weights[s] for s, b in band.items()), default=0) for band in bands]
     for s in range(n):
         if rates[s] < 0:
             out.append(f"session {s} has a negative rate")
@@ -166,11 +208,10 @@ def wfq_violations(
             if not le(rates[s], upper[s]):
                 out.append(f"session {s} exceeds its upper bound")
             continue
-        if not any(
-            usage[s, ln] != 0 and sat[ln] and le(top[ln], band[s][ln] / weights[s]) for ln in range(L)
-        ):
+        if not any(sat[ln] and le(top[ln], bands[ln][s] / weights[s])
+                   for ln in np.flatnonzero(on[s])):
             out.append(f"session {s} has no saturated link on which it has the largest share")
-    return out
+    return out, bands
 
 
 def _wfq_violations_float(
@@ -191,7 +232,8 @@ def _wfq_violations_float(
     neg = r < 0
     out += [f"session {s} has a negative rate" for s in np.flatnonzero(neg)]
     capped = ~neg & np.isfinite(u) & (u <= r + tol * (1 + np.abs(r)))
-    over = capped & (r > u + tol * (1 + np.abs(u)))
+    finite_u = np.where(capped, u, 0.0)  # (tol 0 times an infinite bound is nan)
+    over = capped & (r > finite_u + tol * (1 + np.abs(finite_u)))
     out += [f"session {s} exceeds its upper bound" for s in np.flatnonzero(over)]
     ok = (on & sat[None, :] & (top[None, :] <= norm + tol * (1 + np.abs(norm)))).any(axis=1)
     stuck = ~neg & ~capped & ~ok

@@ -35,7 +35,7 @@ def test_psp_reaches_the_per_link_fair_equilibrium(prob: FairnessProblem) -> Non
     a = psp(prob)
     assert a.info["converged"]
     assert not check_allocation(a)
-    usage, w, u, own = _sessions(prob)
+    usage, _, w, u, own = _sessions(prob)
     usage = as_float(usage)
     alloc = as_float(a.allocation)
     # recover each session's rate from the allocation and check the equilibrium conditions
@@ -62,6 +62,24 @@ def test_psp_is_exact_on_rational_inputs() -> None:
     assert list(evaluate(a).progress) == [F(10, 11), F(6, 11)]
     rates = np.array([F(10, 11), F(6, 11)], dtype=object)
     assert not wfq_violations(prob.vectors, prob.weights, prob.bounds, rates, tol=0.0)
+
+
+def test_psp_keeps_its_time_limit_when_checking_exactly() -> None:
+    # the exact check and the exact allocation ran after the search without looking at the
+    # limit (33 s for 100 coflows x 200 links, --time-limit 5): out of time, the float
+    # equilibrium stands, and info says the exact one was not verified
+    prob = FairnessProblem([[F(1, 2), 1, 0], [1, F(1, 6), F(2, 3)], [0, 1, 1]], elastic=True)
+    exact = psp(prob)
+    assert exact.exact and "exact" not in exact.info
+    late = psp(prob, time_limit=1e-9)  # (the independent links' search does not stop early)
+    assert late.info["converged"] and not late.exact
+    assert late.info["exact"] == "not verified: the time limit ran out"
+    assert np.allclose(as_float(late.allocation), as_float(exact.allocation), rtol=1e-12)
+    # the exact check itself finds what the float one finds
+    usage, _, w, u, _ = _sessions(prob)
+    rates = np.array([F(1, 2)] * usage.shape[0], dtype=object)
+    assert wfq_violations(usage, w, u, rates, tol=0.0) == wfq_violations(
+        as_float(usage), as_float(w), as_float(u), as_float(rates), tol=0.0)
 
 
 def test_equilibrium_check_names_the_problem() -> None:
