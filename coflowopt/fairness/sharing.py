@@ -117,9 +117,11 @@ def psp(
     out first; the allocation is then feasible but not an equilibrium),
     ``rounds``, ``phase``; on exact inputs the equilibrium found in floats is
     verified in fractions within the same ``time_limit``, else it stands in
-    floats and ``exact`` says so. Elastic coflows need one water-filling; inelastic
-    ones couple the links and cost more (tens of seconds for 100 coflows of
-    the Facebook trace), hence the limits.
+    floats and ``exact`` says so.
+
+    Elastic coflows need one water-filling; inelastic ones couple the links
+    and cost more (tens of seconds for 100 coflows of the Facebook trace),
+    hence the limits.
     """
     budget = TimeBudget(time_limit)
     usage, fusage, w, u, own = _sessions(problem)
