@@ -273,6 +273,11 @@ def test_resume_recomputes_only_what_is_missing_or_changed(tmp_path):
     res = sweep(tiny(), out, resume=True, progress=again)
     assert (res.computed, res.cached) == (5, 4)
     assert (again.last.done, again.last.cached, again.last.todo) == (5, 4, 5)
+    # the damaged files are named (they were computed again in silence), the missing are not
+    assert {Path(f).name: why.split(" (")[0] for f, why in res.damaged} == {
+        files[2].name: "not a cell's JSON", files[5].name: "its summary or coflows are damaged",
+        files[7].name: "not a cell's JSON"}
+    assert again.reports[0].damaged == res.damaged
     pd.testing.assert_frame_equal(load(out).drop(columns=MEASURED), before)
     # a changed experiment: the new seed's cells only
     more = Counter()
@@ -441,6 +446,11 @@ def test_the_cli_sweeps_the_example_and_reports_it(tmp_path, capsys):
         "coflows.csv", "coflows.parquet", "runs.csv", "runs.parquet"]
     code, text, _ = run(capsys, "sweep", EXAMPLE, "--out", out, "--resume")
     assert code == 0 and "48 cells: 0 computed, 48 found in" in text
+    cut = sorted((out / "cells").glob("*.json"))[3]
+    cut.write_text(cut.read_text()[:100])  # a damaged cell is named as it is computed again
+    code, text, err = run(capsys, "sweep", EXAMPLE, "--out", out, "--resume", "--jobs", "1")
+    assert code == 0 and "48 cells: 1 computed, 47 found in" in text
+    assert f"coflowopt: {cut}: damaged, not a cell's JSON (" in err
     code, _, err = run(capsys, "sweep", EXAMPLE, "--out", out)
     assert code == 2 and f"coflowopt: error: {out}: holds the results of a sweep" in err
 

@@ -119,6 +119,11 @@ class _Line:
             what = f"computing {p.todo} on {self.engine}" if p.todo else "nothing to compute"
             print(f"coflowopt: {plural(p.total, 'cell')}{found}; {what}", file=self.stream,
                   flush=True)
+            for path, why in p.damaged[:10]:
+                print(f"coflowopt: {path}: damaged, {why}; computed again", file=self.stream)
+            if len(p.damaged) > 10:
+                print(f"coflowopt: ... and {len(p.damaged) - 10} more damaged cells, computed "
+                      "again", file=self.stream)
             return
         now = time.perf_counter()
         if not self.live or (now - self.last < 0.2 and p.done < p.todo):
@@ -162,6 +167,7 @@ def run_sweep(args: argparse.Namespace) -> int:
     if args.json:
         emit_json({"out": str(res.out), "cells": res.total, "computed": res.computed,
                    "cached": res.cached,
+                   "damaged": [{"file": f, "error": e} for f, e in res.damaged],
                    "failed": [{"cell": c, "error": e} for c, e in res.failures],
                    "tables": [str(t) for t in res.tables]})
     else:

@@ -57,6 +57,8 @@ class SweepProgress:
     """Seconds since the computing started."""
     eta: float | None
     """Seconds still to go at the pace so far (``None`` before the first cell is done)."""
+    damaged: tuple[tuple[str, str], ...] = ()
+    """(file, what is wrong) of each stored cell found damaged, which is computed again."""
 
     @property
     def todo(self) -> int:
@@ -75,6 +77,8 @@ class SweepResult:
     failures: tuple[tuple[str, str], ...]
     """(cell id, error) of each failed cell."""
     tables: tuple[Path, ...]
+    damaged: tuple[tuple[str, str], ...] = ()
+    """(file, what is wrong) of each stored cell found damaged and computed again."""
 
     def runs(self) -> Any:
         """The per-run table (a pandas DataFrame)."""
@@ -146,9 +150,12 @@ def sweep(
     with atomic_writer(root / "experiment.json") as fh:  # what was asked, for the record
         json.dump(experiment.to_dict(), fh, indent=1, allow_nan=True)
     results: dict[str, dict[str, Any]] = {}
+    damaged: list[tuple[str, str]] = []
     for cell in cells:
         found = _cached(folder, cell)
-        if found is not None:
+        if isinstance(found, str):
+            damaged.append((str(folder / f"{cell.id}.json"), found))
+        elif found is not None:
             results[cell.id] = found
     todo = [c for c in cells if c.id not in results]
     # cells of one instance together, so that a worker builds it once
@@ -164,7 +171,7 @@ def sweep(
             elapsed = time.perf_counter() - t0
             eta = elapsed / done * (len(todo) - done) if done else None
             progress(SweepProgress(len(cells), len(cells) - len(todo), done, failed,
-                                   min(workers, len(todo) - done), elapsed, eta))
+                                   min(workers, len(todo) - done), elapsed, eta, tuple(damaged)))
 
     report()  # before the workers start, which can take seconds
     engine = _engine(jobs, dask, _sources(experiment, todo) if todo else {})
@@ -194,7 +201,8 @@ def sweep(
     from .report import write_tables
 
     tables = write_tables(root, cells, results)
-    return SweepResult(root, len(cells), len(cells) - len(todo), done, tuple(failures), tables)
+    return SweepResult(root, len(cells), len(cells) - len(todo), done, tuple(failures), tables,
+                       tuple(damaged))
 
 
 def _describe(cell: Cell) -> str:
@@ -203,18 +211,27 @@ def _describe(cell: Cell) -> str:
             + (f", background {lab['background']}" if lab["background"] != "none" else ""))
 
 
-def _cached(folder: Path, cell: Cell) -> dict[str, Any] | None:
-    """A cell's stored result, if it is whole, of this configuration, and not a failure."""
+def _cached(folder: Path, cell: Cell) -> dict[str, Any] | str | None:
+    """A cell's stored result, if it is whole, of this configuration, and not a failure;
+    ``None`` if there is none (or a failure, computed again); what is wrong if the file is
+    damaged."""
+    path = folder / f"{cell.id}.json"
     try:
-        doc = json.loads((folder / f"{cell.id}.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError, RecursionError):
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
         return None
-    if not isinstance(doc, dict) or doc.get("status") != "ok":
+    except OSError as exc:
+        return f"cannot be read ({exc.strerror})"
+    except (ValueError, RecursionError) as exc:
+        return f"not a cell's JSON ({str(exc)[:80]})"
+    if not isinstance(doc, dict):
+        return "not a cell's JSON (not an object)"
+    if doc.get("status") != "ok":
         return None
     if not isinstance(doc.get("summary"), dict) or not isinstance(doc.get("coflows") or {}, dict):
-        return None  # damaged: computed again
+        return "its summary or coflows are damaged"
     if canonical_json(doc.get("config")) != canonical_json(cell.config):
-        return None
+        return "it holds another configuration than its name says"
     return doc
 
 
