@@ -568,15 +568,19 @@ class LPBuilder:
                               {"highs_status": name})
         obj = sign * float(info.objective_function_value)
         y = np.array(sol.row_dual, dtype=np.float64) if sol.dual_valid else None
-        bound = math.nan
-        if y is not None:
-            yb = y.copy()
-            if self._unbounding:
-                yb[np.concatenate(self._unbounding)] = 0.0
-            c, a, rlo, rhi, lo, hi = self.arrays()
-            if self.sense == "max":
-                # max c x = -min (-c) x: bound the min problem, flip the sign
-                bound = -safe_dual_bound(-c, a, rlo, rhi, lo, hi, yb)
-            else:
-                bound = safe_dual_bound(c, a, rlo, rhi, lo, hi, yb)
+        bound = math.nan if y is None else self.bound_at(y)
         return LPSolution(status, x, obj, bound, runtime, y, {"highs_status": name})
+
+    def bound_at(self, y: npt.ArrayLike) -> float:
+        """The LP's safe dual bound at the row multipliers ``y`` (any ``y``, one per row:
+        weak duality makes it a bound on the LP's optimum, hence on every problem the LP
+        relaxes; at the optimum's duals it is the optimum, up to rounding)."""
+        yb = np.array(y, dtype=np.float64, copy=True).reshape(-1)
+        if yb.size != self.num_rows:
+            raise ValueError(f"{yb.size} multipliers for {self.num_rows} rows")
+        if self._unbounding:
+            yb[np.concatenate(self._unbounding)] = 0.0
+        c, a, rlo, rhi, lo, hi = self.arrays()
+        if self.sense == "max":  # max c x = -min (-c) x: bound the min problem, flip the sign
+            return -safe_dual_bound(-c, a, rlo, rhi, lo, hi, yb)
+        return safe_dual_bound(c, a, rlo, rhi, lo, hi, yb)

@@ -283,7 +283,7 @@ def _most_violated(
 def pairwise_lp(
     inst: Instance, *, thresholds: int | str = "auto", time_limit: float | None = None,
     solver: str = "auto", rowgen: bool | str = "auto", per_coflow: int = 3, rows: str = "used",
-    carry: bool = True,
+    carry: bool = True, dual: npt.ArrayLike | None = None,
 ) -> tuple[float, FloatArray | None, dict]:
     """Solve the pairwise LP; returns ``(bound, C values or None, info)`` in instance units.
 
@@ -321,6 +321,13 @@ def pairwise_lp(
     link; ``False``: only the users released at or after ``rho``, as before. Every row
     stays valid: a user that completes before ``k`` sends what is left of it at ``rho``
     between ``rho`` and ``C_k`` (``models/bound-pairwise.md``).
+
+    With every row built (``rowgen=False``), ``info["row_dual"]`` holds the optimum's row
+    multipliers: a certificate of the bound. Given back as ``dual`` (with the same
+    instance and options), the LP is built but not solved, and the bound is its safe
+    dual bound at them (:meth:`~coflowopt.bounds._highs.LPBuilder.bound_at`): valid for
+    any multipliers, and the solve's bound again when they are its own (on the Facebook
+    trace with every release at 0: 0.4 s against 47 s for the solve).
     """
     _check_options(rows, solver, rowgen, carry)
     budget = TimeBudget(time_limit)  # building the rows counts against the limit
@@ -332,6 +339,9 @@ def pairwise_lp(
     th = _thresholds(r, thresholds)
     if rowgen == "auto":
         rowgen = th.size > 0
+    if dual is not None and rowgen:
+        raise CoflowoptError("a dual certificate needs every row built (rowgen=False): lazily "
+                             "generated rows depend on the solve")
     caps = completion_caps(inst) / tu
     published = rows == "published"
     if published:  # every pair: a coflow's rows on links it does not use pair it with their users
@@ -368,6 +378,14 @@ def pairwise_lp(
             solver = "ipm" if full.nnz > 300_000 else "choose"
         lp.add_sparse_rows(full, lo_full, math.inf)
         info.update(rows=int(full.shape[0]), nonzeros=int(full.nnz))
+        if dual is not None:
+            try:
+                bound = lp.bound_at(dual)
+            except ValueError as exc:
+                raise CoflowoptError(f"the dual certificate does not fit the LP: {exc}") from None
+            info.update(rows_used=int(lp.num_rows), rounds=0, complete=True, timed_out=False,
+                        certificate="the given row multipliers")
+            return bound * tu, None, info
     else:
         info["rows"] = int(sum(int((r[lk.targets][None, :] >= lk.cand_t[:, None]).sum())
                                for lk in links))
@@ -419,6 +437,8 @@ def pairwise_lp(
                  "solver": solver, "timed_out": timed_out})
     if last_ok is None or last_ok.x is None:
         return math.nan, None, info
+    if not rowgen and last_ok.row_dual is not None:
+        info["row_dual"] = last_ok.row_dual
     # an LP over a subset of the rows is a relaxation too: its safe bound is valid
     return float(last_ok.bound) * tu, last_ok.x[ccol] * tu, info
 
@@ -519,4 +539,5 @@ def pairwise_bound(
     status = bound_status(bound, info.get("timed_out", False))
     if C is not None:
         info["lp_completion"] = C
+    info.pop("row_dual", None)  # (pairwise_lp's certificate: a number per row)
     return Result(status, math.nan, bound, now() - start, "pairwise", info=info)

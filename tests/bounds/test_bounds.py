@@ -484,6 +484,28 @@ def test_the_carried_work_never_weakens_the_pairwise_lp_and_stays_below_the_opti
         assert carried <= opt.objective * (1 + TOL) + TOL
 
 
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(instances(max_ports=3, max_coflows=5, max_flows=3), st.sampled_from([0, 2]),
+       st.integers(0, 2**32 - 1))
+def test_the_pairwise_lps_dual_certifies_its_bound_and_any_other_bounds_below(
+        inst, thresholds, seed):
+    from coflowopt.bounds.pairwise import pairwise_lp
+
+    solved, _, info = pairwise_lp(inst, thresholds=thresholds, rowgen=False)
+    y = info["row_dual"]
+    again, C, checked = pairwise_lp(inst, thresholds=thresholds, rowgen=False, dual=y)
+    assert again == solved and C is None and checked["rounds"] == 0  # built, not solved
+    # any multipliers give a bound, below the LP's optimum (and so below every schedule)
+    other, _, _ = pairwise_lp(inst, thresholds=thresholds, rowgen=False,
+                              dual=np.random.default_rng(seed).uniform(-1, 2, y.size) * y.max(initial=1))
+    assert other <= solved * (1 + 1e-9) + 1e-9
+    with pytest.raises(CoflowoptError, match=f"does not fit the LP: {y.size + 1} multipliers for "
+                       f"{y.size} rows"):
+        pairwise_lp(inst, thresholds=thresholds, rowgen=False, dual=np.zeros(y.size + 1))
+    with pytest.raises(CoflowoptError, match="needs every row built"):
+        pairwise_lp(inst, thresholds=thresholds, rowgen=True, dual=y)
+
+
 @pytest.mark.parametrize("rows", ["used", "published"])
 @pytest.mark.parametrize("thresholds", [0, 1, 2, 3, "all"])
 def test_lazy_pairwise_rows_give_the_lp_of_every_row(rows, thresholds):
