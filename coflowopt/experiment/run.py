@@ -275,8 +275,10 @@ class _Here(_Engine):
 class _Pool(_Engine):
     def __init__(self, jobs: int, bases: dict[str, Instance]) -> None:
         self.workers = jobs
+        from ..sim.batch import start_worker
+
         self.pool = ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("spawn"),
-                                        initializer=_install, initargs=(bases,))
+                                        initializer=start_worker, initargs=(_install, bases))
         self.finished = False
 
     def run(self, chunks: list[list[Mapping[str, Any]]]) -> Iterator[tuple[int, list[dict[str, Any]]]]:

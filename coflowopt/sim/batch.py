@@ -24,6 +24,8 @@ from __future__ import annotations
 import dataclasses
 import multiprocessing
 import os
+import threading
+import time
 from collections.abc import Callable, Mapping
 from concurrent.futures import FIRST_COMPLETED, BrokenExecutor, Executor, Future, ProcessPoolExecutor, wait
 from typing import Any, TypeVar
@@ -33,7 +35,8 @@ from .engine import SimulationError
 from .policies import Policy
 from .results import SimulationResult
 
-__all__ = ["InstancePool", "broken_worker", "cpu_count", "process_pool", "simulate_many", "stop_pool"]
+__all__ = ["InstancePool", "broken_worker", "cpu_count", "process_pool", "simulate_many",
+           "start_worker", "stop_pool"]
 
 T = TypeVar("T")
 
@@ -118,7 +121,7 @@ class InstancePool(ProcessPoolExecutor):
 
     def __init__(self, workers: int, instance: Instance | None = None) -> None:
         super().__init__(max_workers=workers, mp_context=multiprocessing.get_context("spawn"),
-                         initializer=_install, initargs=(instance,))
+                         initializer=start_worker, initargs=(_install, instance))
         self.instance = instance
 
     def submit_on(self, instance: Instance, fn: Callable[..., T], /, *args: Any) -> Future[T]:
@@ -140,6 +143,26 @@ _INSTALLED: Instance | None = None
 def _install(instance: Instance | None) -> None:
     global _INSTALLED
     _INSTALLED = instance
+
+
+PARENT_CHECK = 1.0
+"""Seconds between a pool worker's looks at whether its parent is still there."""
+
+
+def start_worker(install: Callable[[Any], None], payload: Any) -> None:
+    """A spawned pool worker's start: ``install(payload)``, and a watch that ends the
+    worker once its parent is gone. A parent killed outright (SIGKILL) cannot stop its
+    pool, and the workers would wait for work forever: each holds both ends of the pool's
+    call queue, so the queue never reports the parent's end closed."""
+    parent = os.getppid()
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(PARENT_CHECK)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="coflowopt-parent-watch", daemon=True).start()
+    install(payload)
 
 
 def _on_installed(fn: Callable[..., T], *args: Any) -> T:

@@ -229,3 +229,36 @@ def test_an_instance_pool_runs_other_instances_too(prefix):
 
 def _name_and_size(instance: co.Instance) -> tuple[str, int]:
     return instance.name, instance.num_coflows
+
+
+def _gone(pid: int) -> bool:
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except (FileNotFoundError, ProcessLookupError):
+        return True
+    return "\nState:\tZ" in status  # ended, waiting for its new parent to reap it
+
+
+@pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="reads /proc")
+def test_workers_end_when_their_parent_is_killed(tmp_path):
+    # a sweep killed with SIGKILL left its pool's workers waiting for work forever
+    import subprocess
+    import sys
+
+    script = tmp_path / "parent.py"
+    script.write_text(
+        "import os, signal, sys\n"
+        "from coflowopt.sim.batch import process_pool\n"
+        "if __name__ == '__main__':\n"
+        "    pool = process_pool(1)\n"
+        "    print(pool.submit(os.getpid).result(), flush=True)\n"
+        "    os.kill(os.getpid(), signal.SIGKILL)\n")
+    out = tmp_path / "out.txt"
+    with out.open("w") as fh:  # (not a pipe: a worker left behind would hold it open)
+        subprocess.run([sys.executable, str(script)], stdout=fh, timeout=300)
+    worker = int(out.read_text().split()[0])
+    for _ in range(600):  # the worker looks once a second (PARENT_CHECK); 60 s is far above
+        if _gone(worker):
+            break
+        time.sleep(0.1)
+    assert _gone(worker)
