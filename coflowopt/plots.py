@@ -262,22 +262,29 @@ def sweep_ratio_figure(runs: Any, *, x: str = "load", y: str | None = None,
         raise InputError(f"{what}: y must be one of {', '.join(RATIO_VALUES)}, got {y!r}")
     _need(table, [y], f"{what} of {y}")
     rest = [k for k in SETTING[1:] if table[k].nunique() > 1]
-    fig = _figure(6.8, 4.4)
+    lines = table.groupby(["scheduler", *rest], sort=False)
+    many = lines.ngroups > 6  # then the legend goes beside the axes, not over the lines
+    fig = _figure(9.6 if many else 6.8, 4.4 + 0.12 * max(0, lines.ngroups - 24))
     ax = fig.subplots()
-    for key, line in table.groupby(["scheduler", *rest], sort=False):
+    for i, (key, line) in enumerate(lines):
         key = key if isinstance(key, tuple) else (key,)
         at = [xs[tuple(r[k] for k in SETTING)] for _, r in line.iterrows()]
         if len(set(at)) < len(at):
             raise InputError(f"{what}: several instances have the same {col}; draw one "
                              "generator at a time (select its rows first)")
         order = np.argsort(at)
+        # the colour cycle has 10 colours: past them, the marker and the dashes tell lines apart
         ax.errorbar(np.asarray(at)[order], line[y].to_numpy(np.float64)[order],
-                    yerr=line[f"{y}_ci"].to_numpy(np.float64)[order], marker="o",
+                    yerr=line[f"{y}_ci"].to_numpy(np.float64)[order], color=f"C{i % 10}",
+                    marker="osD^vP*X<>"[i // 10 % 10], linestyle=("-", "--", ":", "-.")[i // 10 % 4],
                     capsize=3, label=", ".join(map(str, key)))
     ax.set_xlabel(col)
     ax.set_ylabel(RATIO_VALUES[y].format(baseline=table.attrs["baseline"]))
     ax.grid(True, linewidth=0.4)
-    ax.legend(fontsize=8)
+    if many:
+        ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
+    else:
+        ax.legend(fontsize=8)
     ax.set_title(title or f"means over seeds, {100 * level:g}% intervals", fontsize=10)
     return fig
 

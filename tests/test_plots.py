@@ -262,6 +262,31 @@ def test_the_sweep_ratio_draws_the_report_against_the_load(swept):
         sweep_ratio_figure(runs, y="cct")
 
 
+def test_the_sweep_ratio_tells_many_lines_apart_and_keeps_the_legend_off_them(swept):
+    # 26 lines in a sweep: the legend covered the lines and the title, colours repeated
+    import pandas as pd
+
+    from coflowopt.experiment import load
+    from coflowopt.plots import sweep_ratio_figure
+
+    runs = load(swept)
+    many = pd.concat([runs.assign(scheduler=runs["scheduler"] + f"-{i}") for i in range(6)])
+    fig = sweep_ratio_figure(many, baseline="varys-0")
+    ax = fig.axes[0]
+    lines = [c.lines[0] for c in ax.containers]
+    assert len(lines) == 12
+    styles = {(ln.get_color(), ln.get_marker(), ln.get_linestyle()) for ln in lines}
+    assert len(styles) == 12 and lines[0].get_color() == lines[10].get_color()
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    canvas = FigureCanvasAgg(fig)
+    canvas.draw()  # (laid out as saved)
+    renderer = canvas.get_renderer()
+    legend = ax.get_legend().get_window_extent(renderer)
+    assert legend.x0 >= ax.get_window_extent(renderer).x1  # beside the axes
+    assert legend.x1 <= fig.bbox.x1 + 1  # and inside the figure
+
+
 def test_the_sweep_ratio_draws_a_solver_beside_simulations_under_a_background(tmp_path):
     from coflowopt.experiment import Experiment, InstanceSpec, load, report, sweep
     from coflowopt.plots import sweep_ratio_figure
