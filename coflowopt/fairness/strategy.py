@@ -211,7 +211,15 @@ def lie_search(
             raise _Stop
         full_v = np.zeros(fp.num_links)
         full_v[list(links)] = w
-        alloc = allocate(fp.with_vector(k, full_v), mechanism, **opts)
+        limited = dict(opts)
+        if seen and time_limit is not None and "time_limit" in MECHANISMS[mechanism].options:
+            # an equilibrium search (PS-P) gets the time left; one it leaves unfinished is no
+            # evaluation (its allocation is not the mechanism's): the search stops there
+            limited["time_limit"] = max(time_limit - (now() - t0), 1e-3)
+        alloc = allocate(fp.with_vector(k, full_v), mechanism, **limited)
+        if "time_limit" in limited and alloc.info.get("stopped") == "time_limit":
+            stopped = "time_limit"
+            raise _Stop
         val = float(progress(alloc.allocation, fp)[k])
         seen[key] = val
         effort[phase] += 1

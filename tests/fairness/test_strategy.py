@@ -106,6 +106,29 @@ def test_lie_search_rejects_flow_level_mechanisms_and_unknown_names() -> None:
         lie_search(prob, "Z", "hug")
 
 
+def test_an_equilibrium_search_gets_the_time_left_and_one_cut_short_is_no_evaluation(
+        monkeypatch) -> None:
+    # PS-P's equilibrium search ran without a limit inside the lie search, which looked at
+    # the clock only between evaluations (6.5 s for --time-limit 5 on 100 coflows)
+    from coflowopt.fairness import strategy
+
+    limits: list[float | None] = []
+    real = strategy.allocate
+
+    def allocate(problem, mechanism, **options):
+        limits.append(options.get("time_limit"))
+        alloc = real(problem, mechanism, **options)
+        if len(limits) == 3:  # the third evaluation runs out of time
+            alloc.info.update(converged=False, stopped="time_limit")
+        return alloc
+
+    monkeypatch.setattr(strategy, "allocate", allocate)
+    r = lie_search(example("hug_three_coflows_inelastic"), "B", "psp", time_limit=1000.0)
+    assert r.stopped == "time_limit" and r.evaluations == 2  # the cut one is not counted
+    assert limits[0] is None  # the truthful report is always evaluated in full
+    assert all(0 < t <= 1000.0 for t in limits[1:3])  # (then the exact confirmation, in full)
+
+
 def test_past_the_time_limit_no_exact_confirmation_is_started() -> None:
     r = lie_search(example("hug_two_coflows_elastic"), "A", "drf+highest", time_limit=1e-9)
     assert r.stopped == "time_limit" and not r.exact
