@@ -243,6 +243,11 @@ def _trace(args: argparse.Namespace) -> Instance:
 
 
 def _finish(args: argparse.Namespace, inst: Instance) -> int:
+    load = getattr(args, "load", None)
+    if args.to == "sincronia" and load is not None:
+        # the file holds whole megabytes: its load, not the unrounded one, is what was asked
+        # (sizes far below a megabyte made 0.5 a load of 122,706)
+        inst = gen.rescale_load(sincronia.round_sizes(inst), load)
     notes = write_instance(args, inst, args.output, args.to)
     if args.to != "json":  # the summary is of the file: a trace rounds sizes (and bins)
         inst = io.read(args.output, format=args.to, port_rate=float(inst.fabric.capacity[0]))
@@ -288,9 +293,6 @@ def run_synthetic(args: argparse.Namespace) -> int:
         args.coflows, args.ports, classes=classes, load=args.load, port_rate=args.port_rate,
         seed=args.seed, shape=shape,
     )
-    if args.to == "sincronia" and args.load is not None:
-        # the file holds whole megabytes: its load, not the unrounded one, is what was asked
-        inst = gen.rescale_load(sincronia.round_sizes(inst), args.load)
     return _finish(args, inst)
 
 
