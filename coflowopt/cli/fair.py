@@ -43,8 +43,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         "fair",
         help="fair sharing among coflows: DRF, HUG, PS-P, per-flow; lie search",
         description=(
-            "Allocate links to coflows by a fairness mechanism (dissertation ch. 7) and report "
-            "each coflow's progress, the isolation guarantee and the utilization. FILE is a "
+            "Allocate links to coflows by a fairness mechanism (Chowdhury's dissertation, ch. 7) "
+            "and report each coflow's progress, the isolation guarantee and the utilization. FILE is a "
             "coflowopt-demands/1 file of correlation vectors or any instance file (vectors "
             "from each coflow's per-link load)."
         ),

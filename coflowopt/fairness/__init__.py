@@ -1,4 +1,4 @@
-"""Multi-resource fairness for coflows (dissertation chapter 7 and Appendix D).
+"""Multi-resource fairness for coflows (Chowdhury's dissertation, chapter 7 and Appendix D).
 
 Data flows one way: :class:`FairnessProblem` (correlation vectors, from a
 file, arrays or an instance) -> a mechanism (:func:`drf`, :func:`hug`,

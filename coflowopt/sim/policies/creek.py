@@ -86,7 +86,7 @@ class CreekParams(Params):
 @register
 class Creek(Policy):
     name = "creek"
-    summary = "Creek's C-SJF: receiver-side priorities by coflow bytes received, max-min within"
+    summary = "Creek's C-SJF: receiver-side priorities by coflow bytes received, max-min within a queue"
     clairvoyant = False
     Params = CreekParams
 
