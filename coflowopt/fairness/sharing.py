@@ -129,10 +129,11 @@ def psp(
         fusage, as_float(w), as_float(u), max_rounds=max_rounds, time_limit=time_limit
     )
     M, L = problem.vectors.shape
-    a = _exact_allocation(usage, w, u, own, r, (M, L), budget) if (
-        problem.exact and info["converged"]) else None
-    if problem.exact and info["converged"] and a is None and budget.expired():
-        info["exact"] = "not verified: the time limit ran out"  # the float equilibrium stands
+    a = None
+    if problem.exact and info["converged"]:
+        a = _exact_allocation(usage, w, u, own, r, (M, L), budget)
+        if a is None and budget.expired():  # the float equilibrium stands
+            info["exact"] = "not verified: the time limit ran out"
     exact = a is not None
     if a is None:
         a = np.zeros((M, L))
