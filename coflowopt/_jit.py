@@ -121,6 +121,19 @@ class Kernel(CPUDispatcher):
             finally:
                 _release(None)  # (released when the machine code was saved; or if that failed)
 
+    def typeof_pyval(self, val: Any) -> Any:
+        """Numba's type of an argument from Python, with read-only arrays typed as
+        writable ones: the instance's arrays are frozen, the kernels' own scratch is not,
+        and Numba would otherwise compile a kernel (and every kernel it calls) once per
+        mix of the two (37 of the suite's 224 compilations). Machine code cannot tell a
+        frozen array apart; the plain Python the kernels also run as can, and the tests
+        run every scheduler both ways (``tests/sim/test_jit.py``), so a kernel that wrote
+        into its input would fail there."""
+        tp = super().typeof_pyval(val)
+        if isinstance(tp, nbtypes.Array) and not tp.mutable:
+            tp = tp.copy(readonly=False)
+        return tp
+
     def get_call_template(self, args: Any, kws: Any) -> Any:
         """Numba's typing of a call from another kernel, for the arguments' types without
         their literal values: Numba would compile the callee once per constant it is given

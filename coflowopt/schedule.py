@@ -1476,7 +1476,7 @@ def _tied_capacity(
     pr_l, pr_t, pr_d = (np.concatenate([x[i] for x in rows]) if rows
                         else np.zeros(0, np.int64 if i == 0 else np.float64) for i in range(3))
     o = np.argsort(pr_t, kind="stable")
-    pr_l, pr_t, pr_d = pr_l[o], pr_t[o], pr_d[o]
+    pr_l, pr_t, pr_d = pr_l[o].astype(np.int64), pr_t[o], pr_d[o]  # (sparse indices: int32)
     # tied pieces that carry data (others serve nothing, or are violations of their own)
     m = np.flatnonzero(np.isfinite(tied.weight) & (tied.weight > 0) & (tied.end > tied.start))
     tf = tied.flow[m]

@@ -104,17 +104,26 @@ def test_a_run_that_mixes_compiled_and_interpreted_kernels_is_the_same(prefix, s
 
 def _fresh_kernel(tmp_path: Path):
     """A kernel no process has compiled before (its body names a random constant)."""
+    const = random.SystemRandom().randrange(1 << 40)
+    module = _module(tmp_path, "fresh", "from coflowopt._jit import njit\n\n\n@njit\ndef fresh(a):\n"
+                     f"    s = 0.0\n    for x in a:\n        s += x\n    return s + {const}\n", const)
+    return module.fresh, const
+
+
+def _module(tmp_path: Path, stem: str, source: str, tag: int | None = None):
+    """A module of kernels written for the test, under a new name (``stem_tag``, a random
+    tag by default): a new entry in the kernel cache."""
     import importlib.util
 
-    const = random.SystemRandom().randrange(1 << 40)
-    path = tmp_path / f"fresh_{const}.py"
-    path.write_text("from coflowopt._jit import njit\n\n\n@njit\ndef fresh(a):\n"
-                    f"    s = 0.0\n    for x in a:\n        s += x\n    return s + {const}\n")
+    if tag is None:
+        tag = random.SystemRandom().randrange(1 << 40)
+    path = tmp_path / f"{stem}_{tag}.py"
+    path.write_text(source)
     spec = importlib.util.spec_from_file_location(path.stem, path)
     module = importlib.util.module_from_spec(spec)
     sys.modules[path.stem] = module  # (machine code loaded from the cache names its module)
     spec.loader.exec_module(module)
-    return module.fresh, const
+    return module
 
 
 def test_adaptive_mode_interprets_what_would_compile_and_compiles_once_the_rent_is_spent(
@@ -136,22 +145,34 @@ def test_adaptive_mode_interprets_what_would_compile_and_compiles_once_the_rent_
 def test_a_kernel_called_with_constants_and_variables_compiles_once(tmp_path):
     # Numba alone compiles a callee once per constant it is passed (Literal[int](0) and
     # int64 here): every kernel helper called both ways would compile twice
-    path = tmp_path / f"callee_{random.SystemRandom().randrange(1 << 40)}.py"
-    path.write_text(
+    module = _module(tmp_path, "callee", (
         "from coflowopt._jit import njit\n\n\n@njit\ndef part(a, i, flag):\n"
         "    return a[i] if flag else -a[i]\n\n\n@njit\ndef outer(a, k):\n"
-        "    return part(a, 0, True) + part(a, k, False) + part(a, 1, True)\n")
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location(path.stem, path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[path.stem] = module
-    spec.loader.exec_module(module)
+        "    return part(a, 0, True) + part(a, k, False) + part(a, 1, True)\n"))
     a = np.array([1.0, 2.0, 4.0])
     with _jit.compiling():
         assert module.outer(a, 2) == 1.0 - 4.0 + 2.0
     assert len(module.part.signatures) == 1
     assert str(module.part.signatures[0][1]) == "int64"
+
+
+def test_a_kernel_called_with_frozen_and_writable_arrays_compiles_once(tmp_path):
+    # the instance's arrays are read-only, the kernels' scratch is not: Numba alone types
+    # the two apart and compiles the kernel, and each kernel it calls, once per mix
+    module = _module(tmp_path, "frozen", (
+        "from coflowopt._jit import njit\n\n\n@njit\ndef part(a, i):\n    return a[i]\n\n\n"
+        "@njit\ndef double(a, out):\n    for i in range(a.size):\n"
+        "        out[i] = 2 * part(a, i)\n    return out[0]\n"))
+    a, out = np.array([1.0, 2.0]), np.zeros(2)
+    frozen = a.copy()
+    frozen.setflags(write=False)
+    with _jit.compiling():
+        assert module.double(a, out) == 2.0
+        assert module.double(frozen, out) == 2.0
+    assert len(module.double.signatures) == 1 and len(module.part.signatures) == 1
+    assert not frozen.flags.writeable
+    with _jit.interpreting(), pytest.raises(ValueError, match="read-only"):
+        module.double(out, frozen)  # the plain Python still refuses to write into it
 
 
 def test_interpreting_runs_python_even_with_machine_code_at_hand(tmp_path):

@@ -140,7 +140,7 @@ def max_min_flows(
         level = np.where(np.isfinite(level), np.maximum(level, 0.0), 0.0)
         return level if weights is None else level * weights
     c = classes.of[flows]
-    wsum = np.bincount(c, weights, minlength=classes.count)
+    wsum = np.bincount(c, weights, minlength=classes.count).astype(np.float64)  # (counts: int)
     act = np.flatnonzero(wsum)
     # progressive filling (alloc.max_min's general method) on the classes' rows by index
     u = classes.usage
