@@ -283,7 +283,8 @@ def _most_violated(
 def pairwise_lp(
     inst: Instance, *, thresholds: int | str = "auto", time_limit: float | None = None,
     solver: str = "auto", rowgen: bool | str = "auto", per_coflow: int = 3, rows: str = "used",
-    carry: bool = True, dual: npt.ArrayLike | None = None,
+    carry: bool = True, certificate: bool = False, dual: npt.ArrayLike | None = None,
+    dual_rows: npt.ArrayLike | None = None,
 ) -> tuple[float, FloatArray | None, dict]:
     """Solve the pairwise LP; returns ``(bound, C values or None, info)`` in instance units.
 
@@ -322,12 +323,18 @@ def pairwise_lp(
     stays valid: a user that completes before ``k`` sends what is left of it at ``rho``
     between ``rho`` and ``C_k`` (``models/bound-pairwise.md``).
 
-    With every row built (``rowgen=False``), ``info["row_dual"]`` holds the optimum's row
+    With ``certificate=True``, ``info["row_dual"]`` holds the last solved LP's row
     multipliers: a certificate of the bound. Given back as ``dual`` (with the same
     instance and options), the LP is built but not solved, and the bound is its safe
     dual bound at them (:meth:`~coflowopt.bounds._highs.LPBuilder.bound_at`): valid for
     any multipliers, and the solve's bound again when they are its own (on the Facebook
-    trace with every release at 0: 0.4 s against 47 s for the solve).
+    trace with every release at 0: 0.4 s against 47 s for the solve). With every row
+    built (``rowgen=False``) the multipliers are one per row of every threshold. Lazily
+    generated rows depend on the solve, so ``info["row_names"]`` names the rows the
+    multipliers are for, one ``(k, l, q)`` per row: coflow ``k``'s row on link ``l`` at
+    the release of coflow ``q`` (``r_q <= r_k``). Given back as ``dual_rows`` beside
+    ``dual``, the LP of exactly those rows is built: a relaxation whatever rows are
+    named (every such row is valid, ``models/bound-pairwise.md``).
     """
     _check_options(rows, solver, rowgen, carry)
     budget = TimeBudget(time_limit)  # building the rows counts against the limit
@@ -339,9 +346,11 @@ def pairwise_lp(
     th = _thresholds(r, thresholds)
     if rowgen == "auto":
         rowgen = th.size > 0
-    if dual is not None and rowgen:
-        raise CoflowoptError("a dual certificate needs every row built (rowgen=False): lazily "
-                             "generated rows depend on the solve")
+    if dual is not None and rowgen and dual_rows is None:
+        raise CoflowoptError("a dual certificate of lazily generated rows needs their names "
+                             "(dual_rows: info['row_names'] of the solve)")
+    if dual_rows is not None and dual is None:
+        raise CoflowoptError("dual_rows names the rows of a dual certificate: give dual too")
     caps = completion_caps(inst) / tu
     published = rows == "published"
     if published:  # every pair: a coflow's rows on links it does not use pair it with their users
@@ -369,6 +378,10 @@ def pairwise_lp(
         return out_of_time("building the rows")
     info: dict = {"pairs": int(npair), "thresholds": int(th.size), "row_set": rows,
                   "rowgen": bool(rowgen), "carry": bool(carry)}
+    releaser = _Releaser(r)
+    if dual is not None and dual_rows is not None:
+        _named_rows(lp, links, v, r, dual_rows, dcol, ccol)
+        return _certified(lp, dual, tu, info)
     if not rowgen:
         built = _every_row(links, v, r, rho, dcol, ccol, lp.num_cols, budget)
         if isinstance(built, str):
@@ -379,13 +392,7 @@ def pairwise_lp(
         lp.add_sparse_rows(full, lo_full, math.inf)
         info.update(rows=int(full.shape[0]), nonzeros=int(full.nnz))
         if dual is not None:
-            try:
-                bound = lp.bound_at(dual)
-            except ValueError as exc:
-                raise CoflowoptError(f"the dual certificate does not fit the LP: {exc}") from None
-            info.update(rows_used=int(lp.num_rows), rounds=0, complete=True, timed_out=False,
-                        certificate="the given row multipliers")
-            return bound * tu, None, info
+            return _certified(lp, dual, tu, info)
     else:
         info["rows"] = int(sum(int((r[lk.targets][None, :] >= lk.cand_t[:, None]).sum())
                                for lk in links))
@@ -394,7 +401,8 @@ def pairwise_lp(
                                relative=False, budget=budget)
         if first is None:
             return out_of_time("choosing the first rows")
-        _add_rows(lp, links, v, first, _top_per_owner(first[0], first[1], K, 1), dcol, ccol)
+        names = [_add_rows(lp, links, v, first, _top_per_owner(first[0], first[1], K, 1),
+                           dcol, ccol, releaser)[1]]
         solver = "choose" if solver == "auto" else solver
     opts: dict = {} if solver == "choose" else {"solver": solver}
     if solver == "ipm":
@@ -427,7 +435,9 @@ def pairwise_lp(
         if new.size == 0:
             complete = True
             break
-        if _add_rows(lp, links, v, found, new, dcol, ccol) == 0:
+        added, named = _add_rows(lp, links, v, found, new, dcol, ccol, releaser)
+        names.append(named)
+        if added == 0:
             # cannot happen: the separation skips rows in the LP; stop rather than loop
             info["stopped_while"] = f"round {rounds}: no new row among the violated ones"
             break
@@ -437,8 +447,10 @@ def pairwise_lp(
                  "solver": solver, "timed_out": timed_out})
     if last_ok is None or last_ok.x is None:
         return math.nan, None, info
-    if not rowgen and last_ok.row_dual is not None:
+    if certificate and last_ok.row_dual is not None:
         info["row_dual"] = last_ok.row_dual
+        if rowgen:  # (rows added after the last solve have no multiplier)
+            info["row_names"] = np.concatenate(names)[:last_ok.row_dual.size]
     # an LP over a subset of the rows is a relaxation too: its safe bound is valid
     return float(last_ok.bound) * tu, last_ok.x[ccol] * tu, info
 
@@ -489,28 +501,96 @@ def _every_row(
     return full, (np.concatenate(row_lo) if row_lo else np.zeros(0))
 
 
+class _Releaser:
+    """The coflow whose release a threshold is (every threshold is a release)."""
+
+    def __init__(self, r: FloatArray) -> None:
+        self.order = np.argsort(r, kind="stable")
+        self.sorted = r[self.order]
+
+    def __call__(self, t: FloatArray) -> IntArray:
+        at = np.minimum(np.searchsorted(self.sorted, t), self.sorted.size - 1)
+        if not np.array_equal(self.sorted[at], t):  # pragma: no cover - thresholds are releases
+            raise AssertionError("a threshold that is no coflow's release")
+        return self.order[at].astype(np.int64)
+
+
 def _add_rows(
     lp: LPBuilder, links: list[_Link], v: FloatArray,
     found: tuple[FloatArray, IntArray, IntArray, IntArray, IntArray], chosen: IntArray,
-    dcol: IntArray, ccol: IntArray,
-) -> int:
+    dcol: IntArray, ccol: IntArray, releaser: _Releaser,
+) -> tuple[int, IntArray]:
     """Add the rows ``chosen`` of :func:`_most_violated`'s answer ``found`` to ``lp``;
-    returns how many of them were not in it yet."""
+    returns how many of them were not in it yet, and the names of the rows added, in
+    order (``(k, l, q)``: :func:`pairwise_lp`)."""
     _, _, li, j, b = (x[chosen] for x in found)
     parts: list[tuple[IntArray, IntArray, FloatArray, FloatArray]] = []
-    nrow = new = 0
+    names: list[IntArray] = []
+    new = 0
     for i in np.unique(li):
         at = li == i
         lk = links[int(i)]
-        rr, cc, vv, lo = _link_rows(lk, v, lk.cand_t[j[at]], b[at], dcol, ccol)
+        t = lk.cand_t[j[at]]
+        parts.append(_link_rows(lk, v, t, b[at], dcol, ccol))
+        names.append(np.stack([lk.targets[b[at]], np.full(t.size, lk.link), releaser(t)], axis=1))
         new += int((~lk.in_lp[j[at], b[at]]).sum())
         lk.in_lp[j[at], b[at]] = True
-        parts.append((rr + nrow, cc, vv, lo))
+    _add_parts(lp, parts)
+    return new, (np.concatenate(names) if names else np.zeros((0, 3), np.int64))
+
+
+def _add_parts(lp: LPBuilder, parts: list[tuple[IntArray, IntArray, FloatArray, FloatArray]]
+               ) -> None:
+    """Add rows given a link at a time (:func:`_link_rows`' triplets and lower sides)."""
+    nrow = 0
+    shifted = []
+    for rr, cc, vv, lo in parts:
+        shifted.append((rr + nrow, cc, vv, lo))
         nrow += lo.size
     if nrow:
-        rr, cc, vv, lo = (np.concatenate(x) for x in zip(*parts, strict=True))
+        rr, cc, vv, lo = (np.concatenate(x) for x in zip(*shifted, strict=True))
         lp.add_rows(rr, cc, vv, lo, math.inf, num=nrow)
-    return new
+
+
+def _named_rows(lp: LPBuilder, links: list[_Link], v: FloatArray, r: FloatArray,
+                names: npt.ArrayLike, dcol: IntArray, ccol: IntArray) -> None:
+    """Add the rows ``names`` (``(k, l, q)`` each, :func:`pairwise_lp`) to ``lp``, in that
+    order; raises where a name is not a row of this LP."""
+    K = r.size
+    try:
+        nm = np.asarray(names, dtype=np.int64).reshape(-1, 3)
+    except (TypeError, ValueError, OverflowError) as exc:
+        raise CoflowoptError(f"dual_rows must be (k, l, q) integer triples: {exc}") from None
+    by_link = {lk.link: lk for lk in links}
+    parts = []
+    for n, (k, link, q) in enumerate(nm):
+        lk = by_link.get(int(link))
+        pos = np.flatnonzero(lk.targets == k) if lk is not None else np.zeros(0, np.int64)
+        if not (0 <= k < K and 0 <= q < K):
+            bad = "no such coflow"
+        elif lk is None:
+            bad = f"link {link} carries no coflow"
+        elif pos.size == 0:
+            bad = f"coflow {k} has no row on link {link}"
+        elif r[q] > r[k]:
+            bad = f"coflow {q} is released after coflow {k}"
+        else:
+            parts.append(_link_rows(lk, v, r[q:q + 1], pos[:1], dcol, ccol))
+            continue
+        raise CoflowoptError(f"dual_rows[{n}] = ({k}, {link}, {q}) is no row of this LP: {bad}")
+    _add_parts(lp, parts)
+
+
+def _certified(lp: LPBuilder, dual: npt.ArrayLike, tu: float, info: dict
+               ) -> tuple[float, None, dict]:
+    """:func:`pairwise_lp`'s answer from a dual certificate of the LP built in ``lp``."""
+    try:
+        bound = lp.bound_at(dual)
+    except ValueError as exc:
+        raise CoflowoptError(f"the dual certificate does not fit the LP: {exc}") from None
+    info.update(rows_used=int(lp.num_rows), rounds=0, complete=True, timed_out=False,
+                certificate="the given row multipliers")
+    return bound * tu, None, info
 
 
 def _top_per_owner(
@@ -539,5 +619,4 @@ def pairwise_bound(
     status = bound_status(bound, info.get("timed_out", False))
     if C is not None:
         info["lp_completion"] = C
-    info.pop("row_dual", None)  # (pairwise_lp's certificate: a number per row)
     return Result(status, math.nan, bound, now() - start, "pairwise", info=info)

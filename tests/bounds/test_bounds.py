@@ -491,7 +491,7 @@ def test_the_pairwise_lps_dual_certifies_its_bound_and_any_other_bounds_below(
         inst, thresholds, seed):
     from coflowopt.bounds.pairwise import pairwise_lp
 
-    solved, _, info = pairwise_lp(inst, thresholds=thresholds, rowgen=False)
+    solved, _, info = pairwise_lp(inst, thresholds=thresholds, rowgen=False, certificate=True)
     y = info["row_dual"]
     again, C, checked = pairwise_lp(inst, thresholds=thresholds, rowgen=False, dual=y)
     assert again == solved and C is None and checked["rounds"] == 0  # built, not solved
@@ -502,8 +502,50 @@ def test_the_pairwise_lps_dual_certifies_its_bound_and_any_other_bounds_below(
     with pytest.raises(CoflowoptError, match=f"does not fit the LP: {y.size + 1} multipliers for "
                        f"{y.size} rows"):
         pairwise_lp(inst, thresholds=thresholds, rowgen=False, dual=np.zeros(y.size + 1))
-    with pytest.raises(CoflowoptError, match="needs every row built"):
+    with pytest.raises(CoflowoptError, match="needs their names"):
         pairwise_lp(inst, thresholds=thresholds, rowgen=True, dual=y)
+
+
+@pytest.mark.parametrize("rows", ["used", "published"])
+@pytest.mark.parametrize("seed", range(8))
+def test_lazily_generated_rows_are_certified_by_their_names_and_multipliers(rows, seed):
+    from coflowopt.bounds.pairwise import pairwise_lp
+
+    inst = _releases_instance(seed)
+    solved, _, info = pairwise_lp(inst, rows=rows, certificate=True)
+    assert info["rowgen"] and info["complete"]
+    assert "row_dual" not in pairwise_lp(inst, rows=rows)[2]  # only when asked
+    y, names = info["row_dual"], info["row_names"]
+    assert names.shape == (y.size, 3) and y.size == info["rows_used"]
+    k, _, q = names.T
+    assert np.all(inst.release[q] <= inst.release[k])  # each a row at a release
+    again, C, checked = pairwise_lp(inst, rows=rows, dual=y, dual_rows=names)
+    assert again == pytest.approx(solved, rel=1e-9, abs=1e-9) and C is None
+    assert checked["rounds"] == 0 and checked["rows_used"] == y.size
+    # any multipliers, on any named rows, give a bound below the LP's optimum, and the
+    # rows named in another order with their multipliers give the same bound
+    rng = np.random.default_rng(seed)
+    other, _, _ = pairwise_lp(inst, rows=rows, dual=rng.uniform(0, 2, y.size) * y.max(initial=1),
+                              dual_rows=names)
+    assert other <= solved * (1 + 1e-9) + 1e-9
+    perm = rng.permutation(y.size)
+    shuffled, _, _ = pairwise_lp(inst, rows=rows, dual=y[perm], dual_rows=names[perm])
+    assert shuffled == pytest.approx(solved, rel=1e-9, abs=1e-9)
+    late = int(np.argmax(inst.release))
+    early = int(np.argmin(inst.release))
+    own = names[names[:, 0] == early]  # a row of the earliest coflow: its link
+    if inst.release[late] > inst.release[early] and own.size:
+        bad = names.copy()
+        bad[0] = (early, own[0, 1], late)
+        with pytest.raises(CoflowoptError, match=r"dual_rows\[0\] = .* is no row of this LP: "
+                           f"coflow {late} is released after coflow {early}"):
+            pairwise_lp(inst, rows=rows, dual=y, dual_rows=bad)
+    with pytest.raises(CoflowoptError, match="no such coflow"):
+        pairwise_lp(inst, rows=rows, dual=y[:1], dual_rows=[(inst.num_coflows, 0, 0)])
+    with pytest.raises(CoflowoptError, match="does not fit the LP: 2 multipliers for 1 rows"):
+        pairwise_lp(inst, rows=rows, dual=y[:2], dual_rows=names[:1])
+    with pytest.raises(CoflowoptError, match="give dual too"):
+        pairwise_lp(inst, rows=rows, dual_rows=names)
 
 
 @pytest.mark.parametrize("rows", ["used", "published"])
