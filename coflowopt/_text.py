@@ -29,3 +29,21 @@ def bin_rule(short_length: float, narrow_width: int, size_unit: str | None = "B"
     if size_unit == "B":
         return f"short: longest flow < {mb}; {narrow}"
     return f"short: longest flow < {short_length:,.15g} size units ({mb} if they are bytes); {narrow}"
+
+
+def brief(text: str, limit: int = 40, unit: str = "characters") -> str:
+    """``text`` for a message, its middle left out when it is longer than ``limit``."""
+    if len(text) <= limit:
+        return text
+    return f"{text[:12]}...{text[-6:]} ({len(text):,} {unit})"
+
+
+def value_text(value: object) -> str:
+    """A value read from a file, for a message: ``null`` for ``None``, long integers
+    shortened (``100000000000...000000 (401 digits)``), other values' repr up to 60
+    characters."""
+    if value is None:
+        return "null"
+    if isinstance(value, int) and not isinstance(value, bool):
+        return brief(str(value), 30, "digits")
+    return f"{value!r:.60}"

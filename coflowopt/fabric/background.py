@@ -33,7 +33,9 @@ import numpy.typing as npt
 from .._files import parse_json, read_text
 from .._frozen import Frozen
 from .._frozen import readonly as _readonly
+from .._text import value_text
 from ..errors import InputError
+from ..instance import TINY
 
 __all__ = [
     "CDFS",
@@ -84,6 +86,9 @@ class SizeCDF(Frozen):
                              f"{p[0]:g} ... {p[-1]:g}")
         if s[-1] <= 0:
             raise InputError(f"{what}: every size is 0")
+        if s[-1] < TINY:  # (sizes below the smallest normal float: the simulator refuses them)
+            raise InputError(f"{what}: its largest size, {s[-1]:.3g}, is below {TINY:.3g}, the "
+                             f"smallest normal float (is the size unit right?)")
         object.__setattr__(self, "size", _readonly(s))
         object.__setattr__(self, "prob", _readonly(p))
 
@@ -177,12 +182,17 @@ class PoissonFlows(Frozen):
     BLOCK = 4096
 
     def __post_init__(self) -> None:
-        if not (isinstance(self.load, (int, float)) and math.isfinite(self.load) and 0 < self.load):
-            raise InputError(f"the background load must be a finite number > 0, got {self.load!r}")
+        if isinstance(self.load, bool) or not (isinstance(self.load, (int, float))
+                                               and 0 < self.load < 1):
+            raise InputError(f"the background load must be a number above 0 and below 1, got "
+                             f"{value_text(self.load)}: at 1 or more the flows alone exceed the "
+                             "hosts' uplinks, and their number grows without end")
         if isinstance(self.seed, bool) or not isinstance(self.seed, (int, np.integer)) or self.seed < 0:
             raise InputError(f"the background seed must be an integer >= 0, got {self.seed!r}")
-        if not math.isfinite(self.start):
-            raise InputError(f"the background start must be finite, got {self.start!r}")
+        if isinstance(self.start, bool) or not (isinstance(self.start, (int, float))
+                                                and 0 <= self.start < math.inf):
+            raise InputError(f"the background start must be a finite number >= 0, got "
+                             f"{value_text(self.start)}")
 
     def arrivals(self, hosts: int, uplink_capacity: float
                  ) -> Iterator[tuple[FloatArray, IntArray, IntArray, FloatArray]]:
@@ -253,8 +263,8 @@ class Background(Frozen):
         elif load.ndim != 2 or load.shape[0] != times.size - 1:
             raise InputError(f"a background load needs one row per interval: {times.size} times "
                              f"make {times.size - 1} intervals, got load of shape {load.shape}")
-        if not (np.all(np.isfinite(times)) and np.all(np.diff(times) > 0)):
-            raise InputError("the background load's times must be finite and increasing")
+        if not (np.all(np.isfinite(times)) and np.all(np.diff(times) > 0) and np.all(times >= 0)):
+            raise InputError("the background load's times must be finite, >= 0 and increasing")
         if not (np.all(np.isfinite(load)) and np.all(load >= 0)):
             raise InputError("a background load must be finite and >= 0")
         set_(self, "times", _readonly(times))
@@ -267,8 +277,10 @@ class Background(Frozen):
             raise InputError("background flows need one release, source, destination and size each")
         if s.size and not (np.issubdtype(s.dtype, np.integer) and np.issubdtype(d.dtype, np.integer)):
             raise InputError("background flows' hosts must be integers")
-        if not (np.all(np.isfinite(rel)) and np.all(np.isfinite(sz)) and np.all(sz > 0)):
-            raise InputError("background flows need finite releases and finite sizes > 0")
+        if not (np.all(np.isfinite(rel)) and np.all(rel >= 0) and np.all(np.isfinite(sz))
+                and np.all(sz >= TINY)):
+            raise InputError(f"background flows need finite releases >= 0 and finite sizes of at "
+                             f"least {TINY:.3g} (the smallest normal float)")
         order = np.argsort(rel, kind="stable")
         set_(self, "release", _readonly(rel[order]))
         set_(self, "src", _readonly(s.astype(np.int64)[order]))
@@ -335,12 +347,29 @@ class Background(Frozen):
 # --------------------------------------------------------------------------- reading
 
 
-def _num(obj: Any, where: str, path: str | None, *, lo: float | None = None) -> float:
-    if isinstance(obj, bool) or not isinstance(obj, (int, float)) or not math.isfinite(obj) or (
-            lo is not None and obj < lo):
-        need = f"a finite number >= {lo:g}" if lo is not None else "a finite number"
-        raise InputError(f"expected {need}, got {obj!r:.60}", path=path, json_path=where)
-    return float(obj)
+def _num(obj: Any, where: str, path: str | None, *, lo: float | None = None,
+         positive: bool = False, below: float | None = None) -> float:
+    """``obj`` as a float: a JSON number, finite, at least ``lo``, above 0 (``positive``:
+    at least the smallest normal float) and below ``below`` where given."""
+    v = math.nan
+    if not isinstance(obj, bool) and isinstance(obj, (int, float)):
+        try:
+            v = float(obj)
+        except OverflowError:  # an integer beyond floating point
+            v = math.inf
+    ok = (math.isfinite(v) and (lo is None or v >= lo) and (not positive or v >= TINY)
+          and (below is None or v < below))
+    if not ok:
+        need = "a finite number"
+        if lo is not None:
+            need += f" >= {lo:g}"
+        if positive:
+            need += f" of at least {TINY:.3g}, the smallest normal float" if 0 < v < TINY else " > 0"
+        if below is not None:
+            need += f" and below {below:g}"
+
+        raise InputError(f"expected {need}, got {value_text(obj)}", path=path, json_path=where)
+    return v
 
 
 def background_from_json(obj: Any, capacity: FloatArray, link_names: Sequence[str], *,
@@ -377,7 +406,7 @@ def background_from_json(obj: Any, capacity: FloatArray, link_names: Sequence[st
         if not isinstance(ts, list) or len(ts) < 2:
             raise InputError("times must be a list of at least two numbers", path=path,
                              json_path=f"{w}.times")
-        times = np.array([_num(x, f"{w}.times[{i}]", path) for i, x in enumerate(ts)])
+        times = np.array([_num(x, f"{w}.times[{i}]", path, lo=0.0) for i, x in enumerate(ts)])
         bad = np.flatnonzero(np.diff(times) <= 0)
         if bad.size:
             i = int(bad[0]) + 1
@@ -422,7 +451,7 @@ def background_from_json(obj: Any, capacity: FloatArray, link_names: Sequence[st
         fw = f"{where}.flows[{i}]"
         if not isinstance(row, list) or len(row) != 4:
             raise InputError(f"a flow is [release, src, dst, size], got {row!r:.60}", path=path, json_path=fw)
-        rel.append(_num(row[0], f"{fw}[0]", path))
+        rel.append(_num(row[0], f"{fw}[0]", path, lo=0.0))
         for j, into in ((1, src), (2, dst)):
             h = row[j]
             if isinstance(h, bool) or not isinstance(h, int) or h < 0:
@@ -432,10 +461,7 @@ def background_from_json(obj: Any, capacity: FloatArray, link_names: Sequence[st
                 raise InputError(f"host {h} does not exist (hosts 0..{num_hosts - 1})", path=path,
                                  json_path=f"{fw}[{j}]")
             into.append(h)
-        sz = _num(row[3], f"{fw}[3]", path)
-        if sz <= 0:
-            raise InputError(f"a size must be > 0, got {row[3]!r}", path=path, json_path=f"{fw}[3]")
-        size.append(sz)
+        size.append(_num(row[3], f"{fw}[3]", path, positive=True))
     poisson = None
     if "poisson" in obj:
         p = obj["poisson"]
@@ -453,9 +479,10 @@ def background_from_json(obj: Any, capacity: FloatArray, link_names: Sequence[st
                              path=path, json_path=f"{pw}.cdf")
         if cdf_name not in CDFS and path is not None and not Path(cdf_name).is_absolute():
             cdf_name = str(Path(path).parent / cdf_name)  # relative to the file
-        unit = _num(p.get("unit", 1.0), f"{pw}.unit", path)
-        poisson = PoissonFlows(_num(p["load"], f"{pw}.load", path), load_cdf(cdf_name, unit=unit), seed,
-                               _num(p.get("start", 0.0), f"{pw}.start", path))
+        unit = _num(p.get("unit", 1.0), f"{pw}.unit", path, positive=True)
+        load_ = _num(p["load"], f"{pw}.load", path, positive=True, below=1.0)
+        start = _num(p.get("start", 0.0), f"{pw}.start", path, lo=0.0)
+        poisson = PoissonFlows(load_, load_cdf(cdf_name, unit=unit), seed, start)
     return Background(share, times, load, np.array(rel), np.array(src, np.int64),
                       np.array(dst, np.int64), np.array(size), poisson)
 

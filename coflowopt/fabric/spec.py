@@ -27,6 +27,7 @@ import math
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from .._text import value_text
 from ..errors import InputError, InstanceError
 from .network import ROUTINGS, Network
 from .topology import FatTree, GraphTopology, SpineLeaf, Topology
@@ -36,28 +37,44 @@ __all__ = ["TOPOLOGIES", "network_from_json", "network_to_json", "parse_topology
 _ROUTING_KEYS = {"routing", "seed", "paths"}
 
 
+def _got(value: Any) -> str:
+    """A JSON value for a message: its kind and the value (``null`` alone)."""
+    return "null" if value is None else f"{_type_name(value)} {value_text(value)}"
+
+
 def _type_name(value: Any) -> str:
     return {bool: "a boolean", int: "an integer", float: "a number", str: "a string",
             list: "an array", dict: "an object", type(None): "null"}.get(type(value), type(value).__name__)
 
 
 def _number(obj: Mapping[str, Any], key: str, default: float | None) -> float | None:
-    value = obj.get(key, default)
-    if value is None:
-        return None
-    if type(value) not in (int, float) or not math.isfinite(value) or value <= 0:
-        raise InstanceError(f"{key} must be a number > 0, got {_type_name(value)} {value!r:.60}",
+    """``obj[key]``, a finite number > 0; ``default`` where the key is absent."""
+    if key not in obj:
+        return default
+    value = obj[key]
+    if _finite(value) is None or value <= 0:
+        raise InstanceError(f"{key} must be a number > 0, got {_got(value)}",
                             field=key)
     return float(value)
 
 
+def _finite(value: Any) -> float | None:
+    """``value`` as a float if it is a JSON number that is finite in floating point."""
+    if type(value) not in (int, float):
+        return None
+    try:
+        v = float(value)
+    except OverflowError:  # an integer beyond floating point
+        return None
+    return v if math.isfinite(v) else None
+
+
 def _int(obj: Mapping[str, Any], key: str, default: int | None, minimum: int = 1) -> int:
-    value = obj.get(key, default)
-    if value is None:
+    if key not in obj and default is None:
         raise InstanceError(f"missing required key '{key}'", field="")
+    value = obj.get(key, default)
     if type(value) is not int or value < minimum:
-        raise InstanceError(f"{key} must be an integer >= {minimum}, got {_type_name(value)} "
-                            f"{value!r:.60}", field=key)
+        raise InstanceError(f"{key} must be an integer >= {minimum}, got {_got(value)}", field=key)
     return value
 
 
@@ -96,17 +113,18 @@ def _graph(obj: Mapping[str, Any]) -> Topology:
         for i, name in enumerate(obj[key]):
             if type(name) not in (str, int):
                 raise InstanceError(f"a node name must be a string or an integer, got "
-                                    f"{_type_name(name)} {name!r:.60}", field=f"{key}[{i}]")
+                                    f"{_got(name)}", field=f"{key}[{i}]")
     rows = []
     for i, row in enumerate(obj["links"]):
         if not isinstance(row, list) or len(row) != 3:
             raise InstanceError(f"a link must be [tail, head, capacity], got {row!r:.60}",
                                 field=f"links[{i}]")
         u, v, c = row
-        if type(c) not in (int, float):
-            raise InstanceError(f"a capacity must be a number, got {_type_name(c)} {c!r:.60}",
+        cap = _finite(c)
+        if cap is None:
+            raise InstanceError(f"a capacity must be a finite number, got {_got(c)}",
                                 field=f"links[{i}][2]")
-        rows.append((str(u), str(v), float(c)))
+        rows.append((str(u), str(v), cap))
     directed = obj.get("directed", True)
     if type(directed) is not bool:
         raise InstanceError(f"directed must be true or false, got {directed!r:.60}", field="directed")
@@ -151,7 +169,7 @@ def network_from_json(obj: Any) -> Network:
                             field="seed")
     seed = obj.get("seed", 0)
     if type(seed) is not int or seed < 0:
-        raise InstanceError(f"seed must be an integer >= 0, got {_type_name(seed)} {seed!r:.60}",
+        raise InstanceError(f"seed must be an integer >= 0, got {_got(seed)}",
                             field="seed")
     paths = obj.get("paths")
     if paths is not None:
@@ -165,7 +183,7 @@ def network_from_json(obj: Any) -> Network:
             for i, p in enumerate(flows):
                 if not isinstance(p, list):
                     raise InstanceError(f"a path must be an array of node names, got "
-                                        f"{_type_name(p)} {p!r:.60}", field=f"paths.{cid}[{i}]")
+                                        f"{_got(p)}", field=f"paths.{cid}[{i}]")
         paths = {cid: tuple(tuple(str(n) for n in p) for p in flows) for cid, flows in paths.items()}
     return Network(topo, routing, seed, paths)
 

@@ -20,6 +20,7 @@ the switch it hangs from), as on the big switch.
 from __future__ import annotations
 
 import itertools
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -29,7 +30,7 @@ import numpy.typing as npt
 
 from .._frozen import Frozen
 from .._frozen import readonly as _readonly
-from .._text import plural
+from .._text import plural, value_text
 from ..errors import InstanceError
 from ..instance import TINY, _positive_rule
 
@@ -42,10 +43,13 @@ IntArray = npt.NDArray[np.int64]
 def _positive(value: Any, what: str, field_name: str) -> float:
     try:
         v = float(value)
+    except OverflowError:  # an integer beyond floating point
+        v = math.inf
     except (TypeError, ValueError):
-        raise InstanceError(f"{what} must be a number, got {value!r:.60}", field=field_name) from None
+        raise InstanceError(f"{what} must be a number, got {value_text(value)}",
+                            field=field_name) from None
     if isinstance(value, bool) or not (np.isfinite(v) and v >= TINY):
-        raise InstanceError(f"{_positive_rule(v, what)}, got {value!r:.60}", field=field_name)
+        raise InstanceError(f"{_positive_rule(v, what)}, got {value_text(value)}", field=field_name)
     return v
 
 
@@ -63,7 +67,11 @@ def _check_size(links: int, what: str, field_name: str) -> None:
 
 def _count(value: Any, what: str, field_name: str, minimum: int = 1) -> int:
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or int(value) < minimum:
-        raise InstanceError(f"{what} must be an integer >= {minimum}, got {value!r:.60}", field=field_name)
+        raise InstanceError(f"{what} must be an integer >= {minimum}, got {value_text(value)}",
+                            field=field_name)
+    if int(value) > MAX_LINKS**2:  # (each counted part has a link of its own at least)
+        raise InstanceError(f"{what} of {value_text(int(value))} is far beyond the "
+                            f"{MAX_LINKS:,} links coflowopt builds", field=field_name)
     return int(value)
 
 

@@ -139,11 +139,6 @@ def _new_temp(target: Path) -> tuple[str, int]:
     raise InputError("cannot create a temporary file beside it", path=str(target))
 
 
-def brief(text: str, limit: int = 40, unit: str = "characters") -> str:
-    """``text`` for a message, its middle left out when it is longer than ``limit``."""
-    if len(text) <= limit:
-        return text
-    return f"{text[:12]}...{text[-6:]} ({len(text):,} {unit})"
 
 
 def text_lines(text: str) -> Iterator[tuple[int, list[str]]]:

@@ -30,13 +30,12 @@ from collections.abc import Iterator
 import numpy as np
 
 from .._files import read_text
-from .._text import plural
+from .._text import brief, plural
 from ..errors import InputError, InstanceError
 from ..instance import MB, TINY, Coflow, Fabric, Instance
 from ._common import (
     NO_COFLOWS,
     atomic_writer,
-    brief,
     check_writable_instance,
     release_ms,
     shortest_decimal,

@@ -39,11 +39,12 @@ from typing import Any
 import numpy as np
 
 from .._files import parse_json, read_text
+from .._text import brief
 from ..errors import InputError, InstanceError
 from ..fabric.network import Network
 from ..fabric.spec import network_from_json, network_to_json
 from ..instance import Coflow, Fabric, Instance, Links
-from ._common import NO_COFLOWS, atomic_writer, brief, check_writable_instance
+from ._common import NO_COFLOWS, atomic_writer, check_writable_instance
 
 __all__ = ["FORMAT_TAG", "FORMAT_TAG_2", "dumps", "from_document", "loads", "read", "read_metadata",
            "write"]

@@ -24,12 +24,11 @@ import numpy as np
 import numpy.typing as npt
 
 from .._files import read_text
-from .._text import plural
+from .._text import brief, plural
 from ..errors import InputError, InstanceError
 from ..instance import MB, TINY, Fabric, Instance
 from ._common import (
     atomic_writer,
-    brief,
     check_writable_instance,
     release_ms,
     shortest_decimal,

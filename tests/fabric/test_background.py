@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import subprocess
 import sys
 
@@ -218,6 +219,17 @@ def test_bad_cdfs_name_the_file_and_line(tmp_path):
     path.write_bytes(b"\xff0,0\n10,1\n")
     with pytest.raises(InputError, match=r"bad.csv: cannot read the flow-size CDF \(not UTF-8 text"):
         load_cdf(str(path))
+    # sizes below the smallest normal float (a size unit far too small): the simulator
+    # would refuse every flow, and the arrival rate over their mean overflows
+    with pytest.raises(InputError, match=r"flow-size CDF 'web-search': its largest size, .*, is "
+                       r"below 2.23e-308, the smallest normal float \(is the size unit right\?\)"):
+        load_cdf("web-search", unit=1e-320)
+    for bad in (1.0, 1e30, 0.0, -0.5, math.nan, True):
+        with pytest.raises(InputError, match="the background load must be a number above 0 and "
+                           "below 1"):
+            PoissonFlows(bad, load_cdf("web-search"))
+    with pytest.raises(InputError, match="the background start must be a finite number >= 0, got -1"):
+        PoissonFlows(0.5, load_cdf("web-search"), start=-1)
 
 
 def test_background_files_are_read_as_strictly_as_instances(tmp_path):
@@ -345,7 +357,18 @@ def test_bad_backgrounds_name_the_json_path_and_value():
         ({"load": {"times": [0, 1], "links": {"1": [1.0]}}},
          r"\$.load.links\['1'\]\[0\]: .* not below its capacity"),
         ({"load": {"times": [1, 0], "links": {}}}, r"\$.load.times\[1\]: times must increase"),
-        ({"flows": [[0, 0, 1, -2]]}, r"\$.flows\[0\]\[3\]: a size must be > 0"),
+        ({"flows": [[0, 0, 1, -2]]}, r"\$.flows\[0\]\[3\]: expected a finite number > 0, got -2"),
+        ({"flows": [[0, 0, 1, 1e-320]]}, r"\$.flows\[0\]\[3\]: .* at least 2.23e-308, the smallest"),
+        ({"flows": [[-5, 0, 1, 1.0]]}, r"\$.flows\[0\]\[0\]: expected a finite number >= 0, got -5"),
+        ({"share": 10**400}, r"\$.share: .*, got 100000000000...000000 \(401 digits\)"),
+        ({"load": {"times": [-1, 1], "links": {}}}, r"\$.load.times\[0\]: expected a finite number >= 0"),
+        # a load of 1 or more: flows arrive faster than the uplinks serve, for ever
+        ({"poisson": {"load": 1e30}}, r"\$.poisson.load: expected a finite number > 0 and below 1"),
+        ({"poisson": {"load": -1}}, r"\$.poisson.load: expected a finite number > 0 and below 1"),
+        ({"poisson": {"load": 0.5, "unit": 0}}, r"\$.poisson.unit: expected a finite number > 0"),
+        ({"poisson": {"load": 0.5, "unit": 1e-320}}, r"bg.json: at \$.poisson.unit: expected a "
+         r"finite number of at least 2.23e-308, the smallest normal float, got 1e-320"),
+        ({"poisson": {"load": 0.5, "start": -1}}, r"\$.poisson.start: expected a finite number >= 0"),
         ({"flows": [[0, "h1", 1, 2]]}, r"\$.flows\[0\]\[1\]: a host is an integer"),
         ({"poisson": {"load": 0.2, "seed": -1}}, r"\$.poisson.seed"),
     ]

@@ -91,6 +91,10 @@ def test_spine_leaf_oversubscription():
     (lambda: FatTree(100_000), "k = 100,000 would have 1,500,000,000,000,000 links; coflowopt builds "
      "fabrics of at most 10,000,000"),
     (lambda: SpineLeaf(10**8, 1), "100,000,000 leaves x 1 spine x 1 host would have 400,000,000 links"),
+    # counts beyond floating point: refused by their size, and named briefly
+    (lambda: SpineLeaf.oversubscribed(2, 10**400), r"the number of spines of 100000000000...000000 "
+     r"\(401 digits\) is far beyond the 10,000,000 links coflowopt builds"),
+    (lambda: FatTree(4, 10**400), r"host link capacity must be finite and > 0, got 100000000000"),
 ])
 def test_bad_topologies_name_the_value(make, match):
     with pytest.raises(InstanceError, match=match):

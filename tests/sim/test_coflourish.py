@@ -210,7 +210,7 @@ def test_a_table_per_leaf_sees_the_leaf_uplink_its_hosts_share():
 
 def test_coflourish_refuses_what_it_cannot_read():
     inst = Instance(Network(FatTree(4)), (Coflow.from_flows("a", [(0, 5, 1.0)]),))
-    with pytest.raises(CoflowoptError, match=r"two-layer fabric's feedback .* on a FatTree"):
+    with pytest.raises(CoflowoptError, match=r"two-layer fabric's feedback .* on a fat-tree fabric"):
         simulate(inst, "coflourish")
     big = _switch(Coflow.from_flows("a", [(0, 1, 1.0)]))
     with pytest.raises(CoflowoptError, match="builds its own estimate"):
@@ -245,3 +245,22 @@ def test_flows_left_without_a_rate_are_served_at_the_next_stage():
         assert check_feasible(inst, res.schedule).ok
         runs.append(res.completion)
     assert runs[0].tolist() == pytest.approx(runs[1].tolist(), rel=1e-9)
+
+
+def test_a_run_that_would_wake_too_often_is_refused_before_it_starts():
+    # the periods are the paper's seconds; an instance whose last coflow cannot end before
+    # 1e13 (sizes in bytes over a capacity of 1e-3) would report 5e13 times: refused at
+    # once, naming the period and what to do, rather than running for days
+    inst = Instance(Fabric.uniform(2, rate=1e-3), (
+        Coflow.from_flows("big", [(0, 1, 1e10)]), Coflow.from_flows("small", [(1, 0, 1.0)])))
+    with pytest.raises(CoflowoptError, match=r"coflourish would wake every 0.2 \(parameter "
+                       r"feedback_period, .*\) until at least 1e\+13, .*: more than 10,000,000 "
+                       r"times\. Give the instance's times in seconds or scale the periods"):
+        simulate(inst, "coflourish", record=False)
+    with pytest.raises(CoflowoptError, match=r"wake every 2 \(parameter select_period"):
+        simulate(inst, "coflourish", {"estimate": "nominal"}, record=False)
+    # the periods scaled to the instance's time unit: it runs, and its schedule is feasible
+    scaled = {"feedback_period": 2e11, "select_period": 2e12, "starve_period": 2e11,
+              "dre_period": 2.5e8}
+    res = simulate(inst, "coflourish", scaled)
+    assert np.all(np.isfinite(res.completion)) and check_feasible(inst, res.schedule)

@@ -107,6 +107,12 @@ __all__ = ["Coflourish", "CoflourishParams"]
 ESTIMATES = ("feedback", "nominal")
 TABLES = ("host", "leaf")
 
+MAX_WAKES = 10_000_000
+"""Most periodic wake-ups (switch reports, or stages with the nominal estimate) a run may
+need before its last coflow can end: a run of more is refused before it starts (the
+periods are the paper's seconds; an instance in another time unit, with times of 1e7 and
+more, would otherwise run for hours or days)."""
+
 FLOOR = 1e-6
 """The least fraction of an entry's nominal bandwidth the table holds, so that ratios stay
 finite (as :data:`coflowopt.sim.background.SEEN_FLOOR` for an ideal policy)."""
@@ -163,9 +169,22 @@ class Coflourish(Policy):
 
     def start(self, view: SimView) -> None:
         p: CoflourishParams = self.params
+        inst = view._e.instance
+        # the last coflow ends at the earliest at its release plus its time alone: the
+        # periods must be simulable up to there, and not wake the run too often on the way
+        end = float(np.max(inst.release + inst.gamma, initial=view.t))
+        period = p.feedback_period if p.estimate == "feedback" else p.select_period
+        wakes = (end - view.t) / period
+        if wakes > MAX_WAKES:
+            name = "feedback_period" if p.estimate == "feedback" else "select_period"
+            raise SimulationError(
+                f"coflourish would wake every {period:g} (parameter {name}, in the instance's "
+                f"time unit, seconds by the paper) until at least {end:.6g}, when the last coflow "
+                f"can end: more than {MAX_WAKES:,} times. Give the instance's times in seconds "
+                f"or scale the periods to its time unit")
         for name in ("feedback_period", "select_period", "starve_period"):
-            check_time_parameter(getattr(p, name), f"parameter {name}", view.t)
-        fabric = view._e.instance.fabric  # the layers the feedback comes from
+            check_time_parameter(getattr(p, name), f"parameter {name}", end)
+        fabric = inst.fabric  # the layers the feedback comes from
         H = view.num_ports
         cap = np.asarray(view.capacity, dtype=np.float64)
         self.c_up, self.c_dn = cap[:H].copy(), cap[H:2 * H].copy()
@@ -181,10 +200,10 @@ class Coflourish(Policy):
             self.up_links, self.dn_links = base, base + L * S
             spine_rate = float(topo.spine_rate)
         else:
-            kind = type(getattr(fabric, "topology", fabric)).__name__
+            kind = getattr(getattr(fabric, "topology", None), "kind", type(fabric).__name__)
             raise SimulationError(
                 f"coflourish estimates bandwidth from a two-layer fabric's feedback (the big "
-                f"switch or spine-leaf); this instance is on a {kind}")
+                f"switch or spine-leaf); this instance is on a {kind} fabric")
         self.leaf = leaf
         nL = int(leaf.max()) + 1 if H else 1
         self.s_up = cap[self.up_links].sum(axis=1) if self.up_links.size else np.full(nL, self.c_up.sum())
