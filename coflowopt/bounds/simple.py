@@ -110,7 +110,8 @@ def completion_caps(inst: Instance) -> FloatArray:
     e = earliest_completion(inst)
     V = float(np.dot(w, sequential_completion(inst)))
     rest = float(np.dot(w, e)) - w * e
-    return np.maximum((V - rest) / w, e) * (1 + 1e-9) + 1e-12
+    with np.errstate(over="ignore"):  # a weight near 0 (1e-320): no cap, inf
+        return np.maximum((V - rest) / w, e) * (1 + 1e-9) + 1e-12
 
 
 def check_objective_range(inst: Instance, what: str) -> None:

@@ -722,3 +722,22 @@ def test_lp_builder_keeps_nothing_of_a_refused_row_batch():
     lp.add_rows([0], [1], [1.0], 4.0, np.inf)
     assert lp.arrays()[1].toarray().tolist() == [[0.0, 1.0]] and lp.num_rows == 1
     assert lp.solve().objective == pytest.approx(4.0)
+
+
+def test_a_weight_near_zero_leaves_its_coflow_uncapped_without_a_warning():
+    # w_k C_k <= V - ...: over a weight of 1e-320 the cap overflows to inf, which is no cap
+    import warnings
+
+    from coflowopt.bounds.simple import completion_caps
+
+    inst = Instance(Fabric.uniform(3), (
+        Coflow.from_flows("a", [(0, 1, 2.0), (1, 2, 1.0)], weight=1e-320),
+        Coflow.from_flows("b", [(0, 2, 1.0)]),
+        Coflow.from_flows("c", [(2, 1, 3.0)], weight=1e-320, release=0.5)))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        caps = completion_caps(inst)
+        assert np.isinf(caps[0]) and np.isinf(caps[2]) and np.isfinite(caps[1])
+        best = bound(inst, method="best")
+    opt = solve(inst, method="exact")
+    assert opt.status is Status.OPTIMAL and best.bound <= opt.objective * (1 + TOL) + TOL
