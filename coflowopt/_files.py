@@ -9,6 +9,7 @@ from __future__ import annotations
 import codecs
 import itertools
 import json
+import math
 import os
 from typing import Any
 
@@ -136,3 +137,15 @@ def read_text(path: str | os.PathLike[str]) -> str:
         raise InputError("is a directory, not a file", path=str(path)) from None
     except OSError as exc:
         raise InputError(f"cannot read: {exc.strerror}", path=str(path)) from None
+
+
+def json_float(value: Any) -> float | None:
+    """A JSON number as a float, or ``None`` if it is not one that is finite in floating
+    point (an integer of 400 digits is a JSON number, and beyond it)."""
+    if type(value) not in (int, float):
+        return None
+    try:
+        v = float(value)
+    except OverflowError:
+        return None
+    return v if math.isfinite(v) else None

@@ -47,3 +47,10 @@ def value_text(value: object) -> str:
     if isinstance(value, int) and not isinstance(value, bool):
         return brief(str(value), 30, "digits")
     return f"{value!r:.60}"
+
+
+def json_type(value: object) -> str:
+    """The JSON kind of a value read from a file, for a message (``an integer``, ``null``)."""
+    return {bool: "a boolean", int: "an integer", float: "a number", str: "a string",
+            list: "an array", dict: "an object", type(None): "null"}.get(type(value),
+                                                                          type(value).__name__)

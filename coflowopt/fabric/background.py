@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from .._files import parse_json, read_text
+from .._files import json_float, parse_json, read_text
 from .._frozen import Frozen
 from .._frozen import readonly as _readonly
 from .._text import value_text
@@ -351,13 +351,9 @@ def _num(obj: Any, where: str, path: str | None, *, lo: float | None = None,
          positive: bool = False, below: float | None = None) -> float:
     """``obj`` as a float: a JSON number, finite, at least ``lo``, above 0 (``positive``:
     at least the smallest normal float) and below ``below`` where given."""
-    v = math.nan
-    if not isinstance(obj, bool) and isinstance(obj, (int, float)):
-        try:
-            v = float(obj)
-        except OverflowError:  # an integer beyond floating point
-            v = math.inf
-    ok = (math.isfinite(v) and (lo is None or v >= lo) and (not positive or v >= TINY)
+    f = json_float(obj)
+    v = math.nan if f is None else f
+    ok = (f is not None and (lo is None or v >= lo) and (not positive or v >= TINY)
           and (below is None or v < below))
     if not ok:
         need = "a finite number"

@@ -23,11 +23,11 @@ path below the fabric object (``links[3][2]``, ``paths.c0[1][2]``).
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from .._text import value_text
+from .._files import json_float
+from .._text import json_type, value_text
 from ..errors import InputError, InstanceError
 from .network import ROUTINGS, Network
 from .topology import FatTree, GraphTopology, SpineLeaf, Topology
@@ -39,12 +39,7 @@ _ROUTING_KEYS = {"routing", "seed", "paths"}
 
 def _got(value: Any) -> str:
     """A JSON value for a message: its kind and the value (``null`` alone)."""
-    return "null" if value is None else f"{_type_name(value)} {value_text(value)}"
-
-
-def _type_name(value: Any) -> str:
-    return {bool: "a boolean", int: "an integer", float: "a number", str: "a string",
-            list: "an array", dict: "an object", type(None): "null"}.get(type(value), type(value).__name__)
+    return "null" if value is None else f"{json_type(value)} {value_text(value)}"
 
 
 def _number(obj: Mapping[str, Any], key: str, default: float | None) -> float | None:
@@ -52,21 +47,10 @@ def _number(obj: Mapping[str, Any], key: str, default: float | None) -> float | 
     if key not in obj:
         return default
     value = obj[key]
-    if _finite(value) is None or value <= 0:
+    if json_float(value) is None or value <= 0:
         raise InstanceError(f"{key} must be a number > 0, got {_got(value)}",
                             field=key)
     return float(value)
-
-
-def _finite(value: Any) -> float | None:
-    """``value`` as a float if it is a JSON number that is finite in floating point."""
-    if type(value) not in (int, float):
-        return None
-    try:
-        v = float(value)
-    except OverflowError:  # an integer beyond floating point
-        return None
-    return v if math.isfinite(v) else None
 
 
 def _int(obj: Mapping[str, Any], key: str, default: int | None, minimum: int = 1) -> int:
@@ -108,7 +92,7 @@ def _graph(obj: Mapping[str, Any]) -> Topology:
         if key not in obj:
             raise InstanceError(f"missing required key '{key}'", field="")
         if not isinstance(obj[key], list):
-            raise InstanceError(f"{key} must be an array, got {_type_name(obj[key])}", field=key)
+            raise InstanceError(f"{key} must be an array, got {json_type(obj[key])}", field=key)
     for key in ("nodes", "hosts"):
         for i, name in enumerate(obj[key]):
             if type(name) not in (str, int):
@@ -120,7 +104,7 @@ def _graph(obj: Mapping[str, Any]) -> Topology:
             raise InstanceError(f"a link must be [tail, head, capacity], got {row!r:.60}",
                                 field=f"links[{i}]")
         u, v, c = row
-        cap = _finite(c)
+        cap = json_float(c)
         if cap is None:
             raise InstanceError(f"a capacity must be a finite number, got {_got(c)}",
                                 field=f"links[{i}][2]")
@@ -144,7 +128,7 @@ TOPOLOGIES: dict[str, tuple[Callable[[Mapping[str, Any]], Topology], frozenset[s
 def topology_from_json(obj: Any) -> Topology:
     """A topology from its JSON object (the routing keys are allowed and ignored)."""
     if not isinstance(obj, dict):
-        raise InstanceError(f"a fabric must be an object, got {_type_name(obj)}", field="")
+        raise InstanceError(f"a fabric must be an object, got {json_type(obj)}", field="")
     name = obj.get("topology")
     if name not in TOPOLOGIES:
         raise InstanceError(f"unknown topology {name!r:.60} (known: {', '.join(TOPOLOGIES)})",
@@ -175,11 +159,11 @@ def network_from_json(obj: Any) -> Network:
     if paths is not None:
         if not isinstance(paths, dict):
             raise InstanceError(f"paths must be an object (coflow id -> paths), got "
-                                f"{_type_name(paths)}", field="paths")
+                                f"{json_type(paths)}", field="paths")
         for cid, flows in paths.items():
             if not isinstance(flows, list):
                 raise InstanceError(f"the paths of coflow '{cid}' must be an array of paths, got "
-                                    f"{_type_name(flows)}", field=f"paths.{cid}")
+                                    f"{json_type(flows)}", field=f"paths.{cid}")
             for i, p in enumerate(flows):
                 if not isinstance(p, list):
                     raise InstanceError(f"a path must be an array of node names, got "

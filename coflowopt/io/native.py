@@ -39,7 +39,7 @@ from typing import Any
 import numpy as np
 
 from .._files import parse_json, read_text
-from .._text import brief
+from .._text import json_type, value_text
 from ..errors import InputError, InstanceError
 from ..fabric.network import Network
 from ..fabric.spec import network_from_json, network_to_json
@@ -63,29 +63,12 @@ _FIELD_PATH = {
 }
 
 
-def _type_name(value: Any) -> str:
-    return {
-        bool: "a boolean",
-        int: "an integer",
-        float: "a number",
-        str: "a string",
-        list: "an array",
-        dict: "an object",
-        type(None): "null",
-    }.get(type(value), type(value).__name__)
-
-
 def _is_number(x: Any) -> bool:
     return type(x) in (int, float)
 
 
 _MAX_FLOAT = int(sys.float_info.max)
 _MAX_PORT = 2**62
-
-
-def _digits(value: int) -> str:
-    """An integer for a message, shortened when it has many digits."""
-    return brief(str(value), 30, "digits")
 
 
 class _Reader:
@@ -97,24 +80,24 @@ class _Reader:
 
     def number(self, value: Any, where: str, what: str) -> float:
         if not _is_number(value):
-            raise self.fail(where, f"{what} must be a number, got {_type_name(value)} {value!r:.60}")
+            raise self.fail(where, f"{what} must be a number, got {json_type(value)} {value!r:.60}")
         if type(value) is int and abs(value) > _MAX_FLOAT:
-            raise self.fail(where, f"{what} is too large for a float, got {_digits(value)}")
+            raise self.fail(where, f"{what} is too large for a float, got {value_text(value)}")
         if not math.isfinite(value):
             raise self.fail(where, f"{what} must be finite, got {value!r}")
         return float(value)
 
     def id_list(self, value: Any, where: str) -> tuple[str, ...]:
         if not isinstance(value, list):
-            raise self.fail(where, f"must be an array of coflow ids, got {_type_name(value)}")
+            raise self.fail(where, f"must be an array of coflow ids, got {json_type(value)}")
         for i, v in enumerate(value):
             if not isinstance(v, str):
-                raise self.fail(f"{where}[{i}]", f"must be a coflow id string, got {_type_name(v)} {v!r:.60}")
+                raise self.fail(f"{where}[{i}]", f"must be a coflow id string, got {json_type(v)} {v!r:.60}")
         return tuple(value)
 
     def capacities(self, value: Any, where: str) -> list[float]:
         if not isinstance(value, list):
-            raise self.fail(where, f"must be an array of capacities, got {_type_name(value)}")
+            raise self.fail(where, f"must be an array of capacities, got {json_type(value)}")
         out = []
         for p, c in enumerate(value):
             c = self.number(c, f"{where}[{p}]", "a capacity")
@@ -125,7 +108,7 @@ class _Reader:
 
     def flows(self, rows: Any, where: str) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None]:
         if not isinstance(rows, list):
-            raise self.fail(where, f"must be an array of [src, dst, size] rows, got {_type_name(rows)}")
+            raise self.fail(where, f"must be an array of [src, dst, size] rows, got {json_type(rows)}")
         if not rows:
             raise self.fail(where, "a coflow needs at least one flow")
         lengths: set[int] = set(map(len, rows)) if all(type(r) is list for r in rows) else set()
@@ -159,14 +142,14 @@ class _Reader:
             for j, x in enumerate(r):
                 if type(x) is int and abs(x) > (_MAX_PORT if j < 2 else _MAX_FLOAT):
                     what = ("ingress port", "egress port", "size", "delay")[j]
-                    raise self.fail(f"{where}[{i}][{j}]", f"{what} is too large, got {_digits(x)}")
+                    raise self.fail(f"{where}[{i}][{j}]", f"{what} is too large, got {value_text(x)}")
 
     def _flows_slow(self, rows: list[Any], where: str) -> None:
         for i, r in enumerate(rows):
             if type(r) is not list:
                 raise self.fail(
                     f"{where}[{i}]",
-                    f"a flow must be an array [src, dst, size], got {_type_name(r)} {r!r:.60}",
+                    f"a flow must be an array [src, dst, size], got {json_type(r)} {r!r:.60}",
                 )
             if len(r) not in (3, 4):
                 raise self.fail(
@@ -177,14 +160,14 @@ class _Reader:
                 if not _is_number(x):
                     what = ("ingress port", "egress port", "size", "delay")[j]
                     raise self.fail(
-                        f"{where}[{i}][{j}]", f"{what} must be a number, got {_type_name(x)} {x!r:.60}"
+                        f"{where}[{i}][{j}]", f"{what} must be a number, got {json_type(x)} {x!r:.60}"
                     )
         raise AssertionError("unreachable")  # pragma: no cover
 
     def coflow(self, k: int, obj: Any) -> Coflow:
         where = f"$.coflows[{k}]"
         if not isinstance(obj, dict):
-            raise self.fail(where, f"a coflow must be an object, got {_type_name(obj)}")
+            raise self.fail(where, f"a coflow must be an object, got {json_type(obj)}")
         unknown = [key for key in obj if key not in _COFLOW_KEYS and not key.startswith("_")]
         if unknown:
             raise self.fail(
@@ -197,7 +180,7 @@ class _Reader:
         cid = obj["id"]
         if not isinstance(cid, str) or not cid:
             raise self.fail(
-                f"{where}.id", f"id must be a non-empty string, got {_type_name(cid)} {cid!r:.60}"
+                f"{where}.id", f"id must be a non-empty string, got {json_type(cid)} {cid!r:.60}"
             )
         release = self.number(obj.get("release", 0.0), f"{where}.release", "release")
         weight = self.number(obj.get("weight", 1.0), f"{where}.weight", "weight")
@@ -245,7 +228,7 @@ class _Reader:
 
     def document(self, doc: Any) -> Instance:
         if not isinstance(doc, dict):
-            raise self.fail("$", f"the document must be an object, got {_type_name(doc)}")
+            raise self.fail("$", f"the document must be an object, got {json_type(doc)}")
         version = doc.get("format")
         if version not in (FORMAT_TAG, FORMAT_TAG_2):
             raise self.fail("$.format", f'format must be "{FORMAT_TAG}" or "{FORMAT_TAG_2}", got '
@@ -260,7 +243,7 @@ class _Reader:
         if name is None:
             name = ""
         if not isinstance(name, str):
-            raise self.fail("$.name", f"name must be a string, got {_type_name(name)}")
+            raise self.fail("$.name", f"name must be a string, got {json_type(name)}")
         fabric: Links
         if "fabric" in doc:
             if "ports" in doc:
@@ -274,7 +257,7 @@ class _Reader:
             fabric = self.ports(doc.get("ports"))
         coflows = doc.get("coflows")
         if not isinstance(coflows, list):
-            raise self.fail("$.coflows", f"coflows must be an array, got {_type_name(coflows)}")
+            raise self.fail("$.coflows", f"coflows must be an array, got {json_type(coflows)}")
         if not coflows:
             raise self.fail("$.coflows", NO_COFLOWS)
         parsed = [self.coflow(k, c) for k, c in enumerate(coflows)]
@@ -287,7 +270,7 @@ class _Reader:
     def ports(self, ports: Any) -> Fabric:
         if not isinstance(ports, dict):
             raise self.fail(
-                "$.ports", f"ports must be an object with 'ingress' and 'egress', got {_type_name(ports)}"
+                "$.ports", f"ports must be an object with 'ingress' and 'egress', got {json_type(ports)}"
             )
         for key in ports:
             if key not in ("ingress", "egress") and not key.startswith("_"):

@@ -173,10 +173,9 @@ class Coflourish(Policy):
         # the last coflow ends at the earliest at its release plus its time alone: the
         # periods must be simulable up to there, and not wake the run too often on the way
         end = float(np.max(inst.release + inst.gamma, initial=view.t))
-        period = p.feedback_period if p.estimate == "feedback" else p.select_period
-        wakes = (end - view.t) / period
-        if wakes > MAX_WAKES:
-            name = "feedback_period" if p.estimate == "feedback" else "select_period"
+        name = "feedback_period" if p.estimate == "feedback" else "select_period"
+        period = getattr(p, name)
+        if (end - view.t) / period > MAX_WAKES:
             raise SimulationError(
                 f"coflourish would wake every {period:g} (parameter {name}, in the instance's "
                 f"time unit, seconds by the paper) until at least {end:.6g}, when the last coflow "
