@@ -127,6 +127,8 @@ BAD = [
     ('schedulers = ["varys"]\nbounds = ["loose"]\n', "exp.toml: bounds[0]: unknown bound 'loose'"),
     ('schedulers = ["varys"]\nfabrics = ["big-switch", "fat-tree:q=4"]\n',
      "exp.toml: fabrics[1]: fat-tree: unknown parameter 'q'"),
+    ('schedulers = ["varys"]\nfabrics = ["fat-tree:k=4,seed=-1"]\n',  # checked as read, not as run
+     "exp.toml: fabrics[0]: fat-tree: the placement seed must be an integer >= 0, got -1"),
     ('schedulers = ["varys"]\nfabrics = [{topology = "spine-leaf", routing = "random"}]\n',
      "exp.toml: fabrics[0]: routing must be ecmp or spray, got 'random'"),
     ('schedulers = ["varys"]\nbackgrounds = ["share:lots"]\n', "exp.toml: backgrounds[0]: "),

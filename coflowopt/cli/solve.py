@@ -57,7 +57,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--objective", choices=list(OBJECTIVES), default="wcct",
                    help="what to optimise (default wcct)")
     p.add_argument("--time-limit", type=positive_float, default=60.0, metavar="S",
-                   help="seconds before returning the best schedule and bound (default 60)")
+                   help="seconds before returning the best schedule and bound (default 60; a "
+                        "kernel compiling for the first time finishes first: see coflowopt "
+                        "compile)")
     p.add_argument("--param", action="append", metavar="KEY=VALUE",
                    help="solver option (repeatable), e.g. step=0.5, weighted=true")
     p.add_argument("--schedule", metavar="OUT",

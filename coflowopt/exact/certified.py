@@ -11,7 +11,9 @@ approximation ratio of the schedule on this instance.
 Time limit: the order's schedule is always computed (one greedy pass, as the
 first order of ``method="exact"``), so every run has a schedule;
 ``pairwise-order``'s LP takes at most half of the limit, and an LP not solved
-in time gives way to Sincronia's order (``info["fallback"]`` says so).
+in time gives way to Sincronia's order (``info["fallback"]`` says so). An LP stopped by
+the clock, solved or not, makes the status ``TIME_LIMIT``: the schedule and the bound
+are what the time allowed.
 """
 
 from __future__ import annotations
@@ -32,7 +34,9 @@ __all__ = ["cheap_bounds", "pairwise_order", "sincronia_greedy"]
 
 
 def _certified(inst: Instance, order: np.ndarray, bounds: dict[str, float], method: str,
-               start: float, extra: dict | None = None) -> Result:
+               start: float, extra: dict | None = None, *, cut: bool = False) -> Result:
+    """The permutation schedule of ``order`` with the largest finite bound; ``cut``: a step
+    was stopped by the clock (status ``TIME_LIMIT``, as for every solver)."""
     # a bound that overflowed (inf) or failed (nan) bounds nothing (a review: an infinite
     # port bound made every order "certified" optimal)
     name = max(bounds, key=lambda k: bounds[k] if math.isfinite(bounds[k]) else -math.inf)
@@ -42,7 +46,8 @@ def _certified(inst: Instance, order: np.ndarray, bounds: dict[str, float], meth
     ratio = value / bound if bound > 0 else math.inf
     info = {"order": [inst.ids[k] for k in order], "certified_ratio": ratio,
             "bound_method": name, "bounds": bounds, **(extra or {})}
-    return Result(Status.FEASIBLE, value, bound, now() - start, method,
+    return Result(Status.TIME_LIMIT if cut else Status.FEASIBLE, value, bound, now() - start,
+                  method,
                   schedule=sched, completion=comp, info=info)
 
 
@@ -79,4 +84,5 @@ def pairwise_order(inst: Instance, *, time_limit: float = 60.0) -> Result:
         bounds["pairwise"] = lp_bound
         order = np.lexsort((np.arange(inst.num_coflows), C))
         extra = {"lp": info}
-    return _certified(inst, order, bounds, "pairwise-order", start, extra)
+    return _certified(inst, order, bounds, "pairwise-order", start, extra,
+                      cut=C is None or bool(info.get("timed_out")))

@@ -701,7 +701,7 @@ def _trial_place(topology: str, params: Mapping[str, Any]) -> None:
     one = np.zeros(1, dtype=np.int64)
     tiny = Instance(Fabric.uniform(1, 1.0), (Coflow("0", one, one, np.ones(1)),))
     try:
-        place(tiny, topology, {**params, **({"seed": 0} if topology == "fat-tree" else {})})
+        place(tiny, topology, {**({"seed": 0} if topology == "fat-tree" else {}), **params})
     except CoflowoptError as exc:
         raise InputError(f"{topology}: {getattr(exc, 'message', exc)}") from None
 
