@@ -307,8 +307,9 @@ class Coflow(Frozen):
                 f"coflow '{cid}' has release {release!r}; releases must be >= 0", field="release"
             )
         weight = _finite(self.weight, f"weight of coflow '{cid}'")
-        if weight <= 0:
-            raise InstanceError(f"coflow '{cid}' has weight {weight!r}; weights must be > 0", field="weight")
+        if not weight >= TINY:
+            raise InstanceError(f"coflow '{cid}' has weight {weight!r}; "
+                                + _positive_rule(weight, "weights"), field="weight")
         deadline = None
         if self.deadline is not None:
             deadline = _finite(self.deadline, f"deadline of coflow '{cid}'")

@@ -87,6 +87,9 @@ def test_bins_use_longest_flow_and_flow_count_with_parameters():
         ({"sizes": [1.0, float("inf")]}, r"size inf"),
         ({"release": -1.0}, r"release -1\.0"),
         ({"weight": 0.0}, r"weight 0\.0"),
+        # a subnormal weight overflowed DRF's progress (1 / weight), and the run stopped
+        # with "leaves 1 admitted flows without service"; sizes have the same floor
+        ({"weight": 1e-320}, r"weight 1e-320; weights must be at least 2\.23e-308"),
         ({"release": 2.0, "deadline": 1.0}, r"deadline 1\.0 not after its release 2\.0"),
         ({"src": [0, -1]}, r"flow 1 of coflow 'a' uses ingress port -1"),
         ({"src": [0, 1.5]}, r"not an integer"),

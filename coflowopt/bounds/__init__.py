@@ -197,7 +197,7 @@ def _best(
                 continue
             skipped.append(name)
             reasons[name] = (
-                f"on the big switch its LP is the {twin} bound's, which did not finish" if big_switch
+                f"on the big switch its LP is the {twin} bound's, which gave none" if big_switch
                 else f"not run by best: it bounds every routing, and for this instance's routing "
                 f"the {twin} bound is at least as strong on the same time grid, at a fraction of "
                 f"the cost (--method {name} runs it)")

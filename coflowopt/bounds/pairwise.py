@@ -67,6 +67,12 @@ def _thresholds(release: FloatArray, count: int | str) -> FloatArray:
     return np.unique(vals[np.searchsorted(vals, q)])
 
 
+HIGHS_INFINITY = 1e20
+"""HiGHS reads a bound or a coefficient of this size or more as infinite (its option
+``infinite_bound``): an LP whose times reach it is not the LP that was built (a delay of
+1e300 gave "optimal" without a solution)."""
+
+
 def scaled_times(inst: Instance, what: str) -> tuple[float, FloatArray, FloatArray, FloatArray]:
     """``(tu, load, release, earliest completion)`` in units of the mean isolation time
     ``tu`` (the LP bounds' scaling), with each coflow's load per link over its capacity.
@@ -81,12 +87,15 @@ def scaled_times(inst: Instance, what: str) -> tuple[float, FloatArray, FloatArr
         r = inst.release / tu
         e = earliest_completion(inst) / tu
         span = float(e.max() + v.sum(axis=0).max()) if inst.num_coflows else 0.0
-    if not (math.isfinite(span) and np.isfinite(r).all()):
+    if not (span < HIGHS_INFINITY and np.isfinite(r).all()):
+        where = "beyond floating point" if not math.isfinite(span) else (
+            f"{span:.3g} of them, where HiGHS takes {HIGHS_INFINITY:g} and more as infinite")
         raise CoflowoptError(
             f"{what} measures time in units of the mean isolation time ({tu!r}), and the "
-            f"latest possible completion is beyond floating point in them (releases up to "
-            f"{float(inst.release.max())!r}); the simpler bounds (coflowopt bound --method "
-            "port) do not need it")
+            f"latest possible completion is {where} (releases up to "
+            f"{float(inst.release.max())!r}, flows available from "
+            f"{float(inst.flow_release.max())!r}); the simpler bounds (coflowopt bound "
+            "--method port) do not need it")
     return tu, v, r, e
 
 

@@ -70,7 +70,8 @@ def check_span(g: Groups) -> None:
         raise CoflowoptError(
             f"the exact formulations cannot resolve this instance: its horizon is {horizon:.3g} "
             f"times its mean transfer time ({time_unit:.3g}; limit {MAX_SPAN:g}), e.g. releases "
-            f"up to {float(inst.release.max(initial=0.0)):.3g} beside transfers that short; "
+            f"up to {float(inst.release.max(initial=0.0)):.3g} (flows available from "
+            f"{float(inst.flow_release.max(initial=0.0)):.3g}) beside transfers that short; "
             "shift or rescale the times, or use a lower bound (coflowopt bound)")
     check_objective_range(inst, "the exact formulations")
 

@@ -339,6 +339,19 @@ def test_a_time_scale_beyond_floating_point_skips_the_interval_bound_not_best():
     assert "interval" in res.info["skipped"]
     assert "beyond floating point" in res.info["skipped_because"]["interval"]
 
+
+@pytest.mark.parametrize("method", ["pairwise", "interval", "free"])
+def test_times_that_highs_reads_as_infinite_are_refused_by_the_lp_bounds(method):
+    # a flow delayed by 1e300: HiGHS reads bounds from 1e20 on as infinite, and the pairwise
+    # LP came back "optimal" without a solution ("no solution, stopped while solving round 1:
+    # HiGHS status optimal"); now each LP says why, and best keeps the others
+    inst = Instance(Fabric.uniform(1), (Coflow("a", [0], [0], [1.0], delay=[1e300]),
+                                        Coflow("b", [0], [0], [1.0])))
+    with pytest.raises(CoflowoptError, match=r"1e\+300 of them, where HiGHS takes 1e\+20"):
+        compute_bound(inst, method)
+    res = compute_bound(inst, "best")
+    assert res.bound == pytest.approx(1e300) and method in res.info["skipped"]
+
 def _random_instance(*, seed: int, ports: int, width: int, coflows: int, releases: str) -> Instance:
     """Coflows of ``width`` random flows (sizes 1-5) on ``ports`` ports; releases at the
     coflow's index, its index mod 3, or uniform in [0, 20)."""
@@ -725,15 +738,15 @@ def test_lp_builder_keeps_nothing_of_a_refused_row_batch():
 
 
 def test_a_weight_near_zero_leaves_its_coflow_uncapped_without_a_warning():
-    # w_k C_k <= V - ...: over a weight of 1e-320 the cap overflows to inf, which is no cap
+    # w_k C_k <= V - ...: over a weight of 2.3e-308 the cap overflows to inf, which is no cap
     import warnings
 
     from coflowopt.bounds.simple import completion_caps
 
     inst = Instance(Fabric.uniform(3), (
-        Coflow.from_flows("a", [(0, 1, 2.0), (1, 2, 1.0)], weight=1e-320),
-        Coflow.from_flows("b", [(0, 2, 1.0)]),
-        Coflow.from_flows("c", [(2, 1, 3.0)], weight=1e-320, release=0.5)))
+        Coflow.from_flows("a", [(0, 1, 10.0), (1, 2, 1.0)], weight=2.3e-308),
+        Coflow.from_flows("b", [(0, 2, 100.0)]),
+        Coflow.from_flows("c", [(2, 1, 3.0)], weight=2.3e-308, release=0.5)))
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         caps = completion_caps(inst)

@@ -107,3 +107,17 @@ def test_bad_parameters_are_rejected() -> None:
         simulate(inst, "hug", {"split": "even"})
     with pytest.raises(SimulationError, match="unknown parameter 'cooperative'"):
         simulate(inst, "drf", {"cooperative": True})
+
+
+@pytest.mark.parametrize(("name", "params"), VARIANTS)
+def test_the_smallest_weight_runs_last_without_a_warning(name, params) -> None:
+    # weights below the smallest normal float are refused (1e-320 overflowed DRF's 1 / weight);
+    # at the smallest normal one the coflow gets nearly nothing until the other is done
+    from coflowopt import Coflow, Fabric
+    from coflowopt.instance import TINY
+
+    inst = Instance(Fabric.uniform(1), (Coflow.from_flows("a", [(0, 0, 1.0)], weight=TINY),
+                                        Coflow.from_flows("b", [(0, 0, 1.0)])))
+    res = simulate(inst, name, params)
+    assert check_feasible(inst, res.schedule)
+    assert res.completion == pytest.approx([2.0, 1.0], rel=1e-12)
