@@ -242,7 +242,7 @@ class Coflow(Frozen):
     release
         Time the coflow arrives (>= 0); no flow is served before it.
     weight
-        Weight in weighted objectives (> 0).
+        Weight in weighted objectives (> 0: at least 2.2e-308, the smallest normal float).
     deadline
         Optional absolute deadline, greater than ``release``.
     starts_after
