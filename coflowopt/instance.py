@@ -751,7 +751,11 @@ class Instance(Frozen):
 
     def with_releases(self, release: npt.ArrayLike | float) -> Instance:
         """A copy whose coflows are released at the given times (scalar or per coflow)."""
-        values = np.broadcast_to(np.asarray(release, dtype=float), (self.num_coflows,))
+        try:
+            values = np.broadcast_to(np.asarray(release, dtype=float), (self.num_coflows,))
+        except (TypeError, ValueError):
+            raise InstanceError(f"release must be a number or one per coflow "
+                                f"({self.num_coflows}), got {release!r:.80}") from None
         return self.replace(
             coflows=tuple(
                 dataclasses.replace(

@@ -15,6 +15,7 @@ can, so that its tolerance means the same on every time scale.
 from __future__ import annotations
 
 import itertools
+import math
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -31,6 +32,7 @@ from .errors import ScheduleError
 from .instance import Instance
 
 __all__ = [
+    "MAX_TOL",
     "VIOLATION_KINDS",
     "FeasibilityReport",
     "LinkLoad",
@@ -608,6 +610,9 @@ class Schedule:
 
     def shifted(self, offset: float) -> Schedule:
         """The same schedule ``offset`` time units later."""
+        if isinstance(offset, bool) or not isinstance(offset, (int, float, np.number)) or \
+                not math.isfinite(offset):
+            raise ScheduleError(f"offset must be a finite number, got {offset!r}")
         f, s, e, r = self._direct
         return Schedule(f, s + offset, e + offset, r,
                         tied=None if self._tied is None else self._tied.shifted(offset))
@@ -856,6 +861,11 @@ class FeasibilityReport:
         return "\n".join(lines)
 
 
+MAX_TOL = 0.01
+"""The loosest tolerance :func:`check_feasible` takes: at 1 an empty schedule passed
+(nothing delivered is within 100% of every amount)."""
+
+
 def check_feasible(
     instance: Instance,
     schedule: Schedule,
@@ -867,7 +877,7 @@ def check_feasible(
 ) -> FeasibilityReport:
     """Verify a schedule against an instance.
 
-    Checks, each with a relative tolerance ``tol``:
+    Checks, each with a relative tolerance ``tol`` (at most :data:`MAX_TOL`):
 
     - every piece names a flow of the instance, with finite times and rate,
       ``end >= start`` and ``rate >= 0``; pieces of one flow do not overlap;
@@ -908,8 +918,9 @@ def check_feasible(
     """
     if not isinstance(schedule, Schedule):
         raise ScheduleError(f"expected a Schedule, got {type(schedule).__name__}")
-    if not (tol >= 0):
-        raise ScheduleError(f"tolerance must be >= 0, got {tol!r}")
+    if isinstance(tol, bool) or not isinstance(tol, (int, float, np.floating)) or not (
+            0 <= tol <= MAX_TOL):
+        raise ScheduleError(f"tolerance must be from 0 to {MAX_TOL:g}, got {tol!r}")
     F = instance.num_flows
     size = instance.flow_size
     ids = instance.ids

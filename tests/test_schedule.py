@@ -194,6 +194,10 @@ def test_tolerance_is_relative():
     assert not check_feasible(inst, nudged, tol=1e-10).ok
     with pytest.raises(ScheduleError, match="tolerance"):
         check_feasible(inst, good, tol=-1)
+    # as validate --tol: at 1 a schedule that serves nothing passed
+    with pytest.raises(ScheduleError, match=r"tolerance must be from 0 to 0\.01, got 1\.0"):
+        check_feasible(inst, Schedule.empty(), tol=1.0)
+    assert not check_feasible(inst, Schedule.empty(), tol=0.01)
 
 
 def test_scale_does_not_change_the_verdict():

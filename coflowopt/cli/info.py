@@ -13,7 +13,7 @@ from ..fabric import Network
 from ..instance import BINS, MB, Instance
 from ..io.generate import offered_load
 from ..io.schedule_file import read_schedule_file
-from ..schedule import Schedule, check_feasible
+from ..schedule import MAX_TOL, Schedule, check_feasible
 from ._util import (
     add_input_arguments,
     add_json_argument,
@@ -28,10 +28,6 @@ from ._util import (
     size_unit,
     time_unit,
 )
-
-MAX_TOL = 0.01
-"""The loosest ``validate --tol``: at 1 an empty schedule passed (nothing delivered is
-within 100% of every amount)."""
 
 
 def _tolerance(text: str) -> float:

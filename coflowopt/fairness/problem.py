@@ -37,9 +37,14 @@ def correlation_vectors(load: npt.ArrayLike, capacity: npt.ArrayLike | None = No
 
     This is the MADD view of a coflow: with rates proportional to its loads,
     the links where ``load / capacity`` is largest are its bottlenecks.
-    Works on float and ``Fraction`` (object) arrays.
+    Works on float and ``Fraction`` (object) arrays; an :class:`Instance` gives its
+    coflows' loads on its links and its capacities.
     """
+    if isinstance(load, Instance):
+        load, capacity = load.load, load.fabric.capacity if capacity is None else capacity
     v = np.asarray(load)
+    if v.ndim != 2:
+        raise InstanceError(f"load must be a coflows x links array, got shape {v.shape}")
     if capacity is not None:
         v = v / np.asarray(capacity)
     top = v.max(axis=1)

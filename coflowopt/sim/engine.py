@@ -279,8 +279,13 @@ class Engine:
     ) -> None:
         if jit is not None and jit not in JIT_MODES:
             raise SimulationError(f"jit must be one of {', '.join(JIT_MODES)}, got {jit!r}")
-        if batch_interval is not None and not (math.isfinite(batch_interval) and batch_interval > 0):
+        if batch_interval is not None and not (
+                isinstance(batch_interval, (int, float, np.floating))
+                and math.isfinite(batch_interval) and batch_interval > 0):
             raise SimulationError(f"batch interval must be a finite number > 0, got {batch_interval!r}")
+        if isinstance(max_pieces, bool) or not isinstance(max_pieces, (int, np.integer)) or \
+                max_pieces < 0:
+            raise SimulationError(f"max_pieces must be an integer >= 0, got {max_pieces!r}")
         self.instance = inst = instance
         self.policy = policy
         self.batch_interval = batch_interval

@@ -1,0 +1,51 @@
+"""Bad arguments to the Python API: a coflowopt error that names the argument and the value,
+not a NumPy error from deep inside nor a silent result."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from coflowopt import Coflow, Fabric, Instance
+from coflowopt.errors import CoflowoptError
+from coflowopt.fairness import correlation_vectors
+from coflowopt.schedule import Schedule
+from coflowopt.sim import simulate
+
+
+def _inst() -> Instance:
+    return Instance(Fabric.uniform(2), (Coflow.from_flows("a", [(0, 1, 1.0)]),
+                                        Coflow.from_flows("b", [(1, 1, 2.0)])))
+
+
+@pytest.mark.parametrize(("call", "message"), [
+    # ran, and said it would keep "about -0.0 GiB"
+    (lambda i: simulate(i, "varys", max_pieces=-1), "max_pieces must be an integer >= 0, got -1"),
+    (lambda i: simulate(i, "varys", batch_interval="1"), "batch interval must be a finite number"),
+    # a schedule over [nan, nan]
+    (lambda i: simulate(i, "varys").schedule.shifted(float("nan")),
+     "offset must be a finite number, got nan"),
+    # NumPy's "operands could not be broadcast"
+    (lambda i: i.with_releases([1.0, 2.0, 3.0]),
+     r"release must be a number or one per coflow \(2\), got \[1.0, 2.0, 3.0\]"),
+    (lambda i: correlation_vectors([1.0, 2.0]), r"coflows x links array, got shape \(2,\)"),
+])
+def test_bad_arguments_name_themselves(call, message):
+    with pytest.raises(CoflowoptError, match=message):
+        call(_inst())
+
+
+def test_correlation_vectors_of_an_instance_are_those_of_its_loads():
+    # an instance gave NumPy's AxisError
+    inst = _inst()
+    by_arrays = correlation_vectors(inst.load, inst.fabric.capacity)
+    assert np.array_equal(correlation_vectors(inst), by_arrays)
+    assert correlation_vectors(Instance(Fabric.uniform(2), ())).shape == (0, 4)
+
+
+def test_a_schedule_shifted_by_a_number_moves_every_piece():
+    sched = simulate(_inst(), "varys").schedule
+    moved = sched.shifted(2.5)
+    assert np.array_equal(moved.start, sched.start + 2.5) and np.array_equal(moved.end, sched.end + 2.5)
+    assert np.array_equal(moved.rate, sched.rate) and np.array_equal(moved.flow, sched.flow)
+    assert isinstance(Schedule.empty().shifted(1), Schedule)
