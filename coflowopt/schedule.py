@@ -916,6 +916,8 @@ def check_feasible(
         True when feasible; otherwise its violations name the flow, coflow,
         link and segment and say by how much.
     """
+    if not isinstance(instance, Instance):
+        raise ScheduleError(f"expected an Instance, got {type(instance).__name__}")
     if not isinstance(schedule, Schedule):
         raise ScheduleError(f"expected a Schedule, got {type(schedule).__name__}")
     if isinstance(tol, bool) or not isinstance(tol, (int, float, np.floating)) or not (

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from coflowopt import Coflow, Fabric, Instance
+from coflowopt import Coflow, Fabric, Instance, check_feasible, write
 from coflowopt.errors import CoflowoptError
 from coflowopt.fairness import correlation_vectors
 from coflowopt.schedule import Schedule
@@ -29,6 +29,11 @@ def _inst() -> Instance:
     (lambda i: i.with_releases([1.0, 2.0, 3.0]),
      r"release must be a number or one per coflow \(2\), got \[1.0, 2.0, 3.0\]"),
     (lambda i: correlation_vectors([1.0, 2.0]), r"coflows x links array, got shape \(2,\)"),
+    # AttributeErrors from inside
+    (lambda i: simulate("inst.json", "varys"), "expected an Instance, got str"),
+    (lambda i: simulate(i, "varys", 5), "params must be a mapping of parameter names to values, got 5"),
+    (lambda i: check_feasible(i.coflows, Schedule.empty()), "expected an Instance, got tuple"),
+    (lambda i: write(i.coflows, "x.json"), "expected an Instance to write, got tuple"),
 ])
 def test_bad_arguments_name_themselves(call, message):
     with pytest.raises(CoflowoptError, match=message):

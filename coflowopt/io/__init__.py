@@ -160,5 +160,7 @@ def write(
     The format defaults to ``json``. Returns notes worth telling the user
     (e.g. what the format could not store).
     """
+    if not isinstance(instance, Instance):
+        raise InputError(f"expected an Instance to write, got {type(instance).__name__}")
     fmt = _lookup(format or "json")
     return fmt.writer(instance, path, **options)

@@ -116,6 +116,11 @@ def simulate(
         result's :attr:`~SimulationResult.background` is the load the background put on
         every link, for :func:`coflowopt.check_feasible`.
     """
+    if not isinstance(instance, Instance):
+        raise SimulationError(f"expected an Instance, got {type(instance).__name__}")
+    if params is not None and not isinstance(params, (Mapping, Params)):
+        raise SimulationError(f"params must be a mapping of parameter names to values, got "
+                              f"{params!r:.80}")
     if isinstance(scheduler, Policy):
         if params is not None or kwargs:
             raise SimulationError("pass parameters to the policy object, not to simulate()")
