@@ -172,3 +172,17 @@ def network_instances(draw: st.DrawFn, *, routings: tuple[str, ...] = ("ecmp", "
                delay=c.delay)
         for c in base.coflows)
     return Instance(net, coflows, name="random network")
+
+
+def seeded_instance(seed: int, *, coflows: int, ports: int, max_flows: int, max_size: float,
+                    max_weight: float) -> Instance:
+    """Coflows of 1 to ``max_flows`` flows between random ports of a uniform big switch,
+    sizes uniform in [0.5, ``max_size``], releases in [0, 3], weights in [0.5, ``max_weight``]."""
+    rng = np.random.default_rng(seed)
+    made = []
+    for k in range(coflows):
+        n = int(rng.integers(1, max_flows + 1))
+        made.append(Coflow(f"c{k}", rng.integers(0, ports, n), rng.integers(0, ports, n),
+                           rng.uniform(0.5, max_size, n), release=float(rng.uniform(0, 3)),
+                           weight=float(rng.uniform(0.5, max_weight))))
+    return Instance(Fabric.uniform(ports), tuple(made))

@@ -208,15 +208,9 @@ def test_the_polish_leaves_the_search_most_of_the_time_limit(monkeypatch):
     from coflowopt import _budget
     from coflowopt.exact import wcct
     from tests.clock import JumpingClock
+    from tests.strategies import seeded_instance
 
-    rng = np.random.default_rng(0)
-    coflows = []
-    for k in range(8):
-        n = int(rng.integers(1, 9))
-        coflows.append(Coflow(f"c{k}", rng.integers(0, 4, n), rng.integers(0, 4, n),
-                              rng.uniform(0.5, 5.0, n), release=float(rng.uniform(0, 3)),
-                              weight=float(rng.uniform(0.5, 3.0))))
-    inst = Instance(Fabric.uniform(4), tuple(coflows))
+    inst = seeded_instance(0, coflows=8, ports=4, max_flows=8, max_size=5.0, max_weight=3.0)
     clock = JumpingClock(1e-3)
     monkeypatch.setattr(_budget, "_clock", clock)
     ends: list[float] = []

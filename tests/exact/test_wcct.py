@@ -22,7 +22,7 @@ from coflowopt import Coflow, Fabric, Instance, check_feasible, read
 from coflowopt.errors import CoflowoptError
 from coflowopt.result import Status
 from coflowopt.solvers import solve
-from tests.strategies import instances, network_instances
+from tests.strategies import instances, network_instances, seeded_instance
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "instances" / "examples"
 
@@ -233,14 +233,7 @@ def test_dissertation_3_2_shuffle_optimum_is_4():
 
 
 def test_exact_on_8_coflows_with_releases_is_optimal_and_feasible():
-    rng = np.random.default_rng(3)
-    coflows = []
-    for k in range(6):
-        n = int(rng.integers(1, 4))
-        coflows.append(Coflow(f"c{k}", rng.integers(0, 3, n), rng.integers(0, 3, n),
-                              rng.uniform(0.5, 3, n), release=float(rng.uniform(0, 3)),
-                              weight=float(rng.uniform(0.5, 2))))
-    inst = Instance(Fabric.uniform(3), tuple(coflows))
+    inst = seeded_instance(3, coflows=6, ports=3, max_flows=3, max_size=3.0, max_weight=2.0)
     res = solve(inst, method="exact", time_limit=120)
     assert res.status is Status.OPTIMAL
     assert_result_consistent(inst, res)
