@@ -15,7 +15,6 @@ can, so that its tolerance means the same on every time scale.
 from __future__ import annotations
 
 import itertools
-import math
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -27,7 +26,7 @@ import scipy.sparse as sp
 from . import _tied
 from ._frozen import Frozen
 from ._frozen import readonly as _readonly
-from ._text import plural
+from ._text import finite_number, plural
 from .errors import ScheduleError
 from .instance import Instance
 
@@ -610,8 +609,7 @@ class Schedule:
 
     def shifted(self, offset: float) -> Schedule:
         """The same schedule ``offset`` time units later."""
-        if isinstance(offset, bool) or not isinstance(offset, (int, float, np.number)) or \
-                not math.isfinite(offset):
+        if not finite_number(offset):
             raise ScheduleError(f"offset must be a finite number, got {offset!r}")
         f, s, e, r = self._direct
         return Schedule(f, s + offset, e + offset, r,
@@ -920,8 +918,7 @@ def check_feasible(
         raise ScheduleError(f"expected an Instance, got {type(instance).__name__}")
     if not isinstance(schedule, Schedule):
         raise ScheduleError(f"expected a Schedule, got {type(schedule).__name__}")
-    if isinstance(tol, bool) or not isinstance(tol, (int, float, np.floating)) or not (
-            0 <= tol <= MAX_TOL):
+    if not (finite_number(tol) and 0 <= tol <= MAX_TOL):
         raise ScheduleError(f"tolerance must be from 0 to {MAX_TOL:g}, got {tol!r}")
     F = instance.num_flows
     size = instance.flow_size

@@ -63,6 +63,7 @@ from typing import Any, cast
 
 import numpy as np
 
+from .._text import finite_number
 from ..errors import CoflowoptError, InputError
 from ..instance import Coflow, Fabric, Instance
 
@@ -214,11 +215,6 @@ def _coflourish(p: Mapping[str, Any], seed: int, base: Instance | None) -> Insta
 _FILE_KEYS = ("file", "format", "port_rate")
 
 
-def _is_number(v: Any) -> bool:
-    return (isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool)
-            and math.isfinite(v))
-
-
 def _pair_of(test: Callable[[Any], bool], open_end: bool = False) -> Callable[[Any], bool]:
     """``[lo, hi]``, both passing ``test`` (``hi`` may be None with ``open_end``)."""
     return lambda v: (isinstance(v, (list, tuple)) and len(v) == 2 and test(v[0])
@@ -226,11 +222,11 @@ def _pair_of(test: Callable[[Any], bool], open_end: bool = False) -> Callable[[A
 
 
 def _count(v: Any) -> bool:
-    return _is_number(v) and v >= 1 and float(v).is_integer()  # 8.0 is 8, as canonical_json has it
+    return finite_number(v) and v >= 1 and float(v).is_integer()  # 8.0 is 8, as canonical_json has it
 
 
 def _positive(v: Any) -> bool:
-    return _is_number(v) and v > 0
+    return finite_number(v) and v > 0
 
 
 def _choice(*names: str) -> tuple[Callable[[Any], bool], str]:
@@ -247,12 +243,12 @@ def _param_rules() -> dict[str, tuple[Callable[[Any], bool], str]]:
 
     count = (_count, "an integer >= 1")
     positive = (_positive, "a finite number > 0")
-    share = (lambda v: _is_number(v) and 0 <= v <= 1), "a number from 0 to 1"
+    share = (lambda v: finite_number(v) and 0 <= v <= 1), "a number from 0 to 1"
     span = (_pair_of(_count, open_end=True), "a list [lo, hi] of integers >= 1")
     return {
         "num_coflows": count, "num_ports": count, "num_hosts": count, "max_width": count,
         "load": positive, "port_rate": positive, "host_rate": positive, "max_length": positive,
-        "rate": positive, "min_size": ((lambda v: _is_number(v) and v >= 0), "a finite number >= 0"),
+        "rate": positive, "min_size": ((lambda v: finite_number(v) and v >= 0), "a finite number >= 0"),
         "large_share": share, "miss_ratio": share,
         "shape": _choice(*SHAPES), "pattern": _choice(*CREEK_PATTERNS),
         "mix": _choice(*COFLOURISH_MIXES), "format": _choice(*FORMATS),

@@ -57,7 +57,7 @@ import numpy.typing as npt
 import scipy.sparse as sp
 
 from .._jit import JIT_MODES, for_instance
-from .._text import plural
+from .._text import finite_number, plural
 from ..alloc import greedy as alloc_greedy
 from ..errors import CoflowoptError, InstanceError
 from ..instance import Instance
@@ -279,9 +279,7 @@ class Engine:
     ) -> None:
         if jit is not None and jit not in JIT_MODES:
             raise SimulationError(f"jit must be one of {', '.join(JIT_MODES)}, got {jit!r}")
-        if batch_interval is not None and not (
-                isinstance(batch_interval, (int, float, np.floating))
-                and math.isfinite(batch_interval) and batch_interval > 0):
+        if batch_interval is not None and not (finite_number(batch_interval) and batch_interval > 0):
             raise SimulationError(f"batch interval must be a finite number > 0, got {batch_interval!r}")
         if isinstance(max_pieces, bool) or not isinstance(max_pieces, (int, np.integer)) or \
                 max_pieces < 0:
