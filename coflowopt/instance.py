@@ -32,7 +32,7 @@ import scipy.sparse as sp
 
 from ._frozen import Frozen
 from ._frozen import readonly as _readonly
-from ._text import plural
+from ._text import finite_number, plural
 from .errors import InstanceError
 
 __all__ = ["BINS", "MB", "NARROW_WIDTH", "SHORT_LENGTH", "Coflow", "Fabric", "Instance", "Links"]
@@ -180,6 +180,8 @@ class Fabric(Frozen):
         """``num_ports`` ports whose uplinks and downlinks all have capacity ``rate``."""
         if int(num_ports) != num_ports or num_ports < 1:
             raise InstanceError(f"number of ports must be a positive integer, got {num_ports!r}")
+        if not finite_number(rate):
+            raise InstanceError(f"rate must be a finite number > 0, got {rate!r:.80}")
         return cls(np.full(int(num_ports), rate, float), np.full(int(num_ports), rate, float))
 
     @property

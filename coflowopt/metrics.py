@@ -14,6 +14,7 @@ from dataclasses import asdict, dataclass
 import numpy as np
 import numpy.typing as npt
 
+from .errors import InstanceError
 from .instance import BINS, NARROW_WIDTH, SHORT_LENGTH, Instance
 from .schedule import TIME_ROUNDING, Schedule
 
@@ -33,7 +34,8 @@ FloatArray = npt.NDArray[np.float64]
 def _completion(instance: Instance, completion: npt.ArrayLike) -> FloatArray:
     c = np.asarray(completion, dtype=np.float64)
     if c.shape != (instance.num_coflows,):
-        raise ValueError(f"need one completion time per coflow ({instance.num_coflows}), got shape {c.shape}")
+        raise InstanceError(f"need one completion time per coflow ({instance.num_coflows}), "
+                            f"got shape {c.shape}")
     return c
 
 

@@ -9,6 +9,8 @@ import pytest
 from coflowopt import Coflow, Fabric, Instance, check_feasible, write
 from coflowopt.errors import CoflowoptError
 from coflowopt.fairness import correlation_vectors
+from coflowopt.io.generate import synthetic
+from coflowopt.metrics import summarize
 from coflowopt.schedule import Schedule
 from coflowopt.sim import simulate
 
@@ -34,6 +36,10 @@ def _inst() -> Instance:
     (lambda i: simulate(i, "varys", 5), "params must be a mapping of parameter names to values, got 5"),
     (lambda i: check_feasible(i.coflows, Schedule.empty()), "expected an Instance, got tuple"),
     (lambda i: write(i.coflows, "x.json"), "expected an Instance to write, got tuple"),
+    # TypeError, ValueError and NumPy errors from inside
+    (lambda i: summarize(i, [1.0]), r"need one completion time per coflow \(2\), got shape \(1,\)"),
+    (lambda i: Fabric.uniform(3, "x"), "rate must be a finite number > 0, got 'x'"),
+    (lambda i: synthetic(3, 3, seed=-1), "seed must be an integer >= 0 or None, got -1"),
 ])
 def test_bad_arguments_name_themselves(call, message):
     with pytest.raises(CoflowoptError, match=message):

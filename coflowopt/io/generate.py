@@ -124,6 +124,9 @@ below 5 MB (the range's upper end is open)."""
 
 
 def _rng(seed: int | None) -> np.random.Generator:
+    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, (int, np.integer))
+                             or seed < 0):
+        raise InstanceError(f"seed must be an integer >= 0 or None, got {seed!r:.80}")
     return np.random.default_rng(seed)
 
 
