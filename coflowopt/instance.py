@@ -97,7 +97,7 @@ def _int_vector(value: Any, what: str) -> IntArray:
 
 
 def _finite(x: Any, what: str) -> float:
-    if isinstance(x, bool):
+    if isinstance(x, (bool, str, bytes)):  # float("1") would take a string
         raise InstanceError(f"{what} must be a number, got {x!r}")
     try:
         v = float(x)

@@ -12,7 +12,7 @@ from coflowopt.fairness import correlation_vectors
 from coflowopt.io.generate import synthetic
 from coflowopt.metrics import summarize
 from coflowopt.schedule import Schedule
-from coflowopt.sim import simulate
+from coflowopt.sim import simulate, simulate_many
 
 
 def _inst() -> Instance:
@@ -40,6 +40,9 @@ def _inst() -> Instance:
     (lambda i: summarize(i, [1.0]), r"need one completion time per coflow \(2\), got shape \(1,\)"),
     (lambda i: Fabric.uniform(3, "x"), "rate must be a finite number > 0, got 'x'"),
     (lambda i: synthetic(3, 3, seed=-1), "seed must be an integer >= 0 or None, got -1"),
+    (lambda i: simulate_many(i, "varys"), "runs must map labels to schedulers"),
+    # float("1") took the string
+    (lambda i: Coflow("c", [0], [1], [1.0], release="1"), "release of coflow 'c' must be a number, got '1'"),
 ])
 def test_bad_arguments_name_themselves(call, message):
     with pytest.raises(CoflowoptError, match=message):

@@ -90,6 +90,9 @@ def simulate_many(
         raise SimulationError(f"simulate_many got unknown options {unknown}; it passes on {list(OPTIONS)}")
     if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
         raise SimulationError(f"jobs must be an integer >= 1, got {jobs!r}")
+    if not isinstance(runs, Mapping):
+        raise SimulationError(f"runs must map labels to schedulers, e.g. {{'varys': 'varys'}}, "
+                              f"got {runs!r:.80}")
     labels = list(runs)
     if executor is None and (jobs == 1 or len(labels) <= 1):
         out: dict[str, SimulationResult] = {}
