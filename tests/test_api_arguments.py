@@ -63,3 +63,15 @@ def test_a_schedule_shifted_by_a_number_moves_every_piece():
     assert np.array_equal(moved.start, sched.start + 2.5) and np.array_equal(moved.end, sched.end + 2.5)
     assert np.array_equal(moved.rate, sched.rate) and np.array_equal(moved.flow, sched.flow)
     assert isinstance(Schedule.empty().shifted(1), Schedule)
+
+
+def test_results_print_in_one_line():
+    # the dataclasses printed every array: 21.7 KB for a simulation of the trace
+    from coflowopt import solve
+
+    inst = Instance(Fabric.uniform(2), tuple(Coflow(f"c{k}", [k % 2], [0], [1.0]) for k in range(600)))
+    text = repr(simulate(inst, "varys"))
+    assert text.startswith("SimulationResult(scheduler='varys', coflows=600, mean_cct=")
+    assert "\n" not in text and len(text) < 300
+    text = repr(solve(inst.subset(range(3)), method="exact"))
+    assert text.startswith("Result(method='exact', status='optimal', objective=") and len(text) < 300
