@@ -34,7 +34,7 @@ from .._files import json_float, parse_json, read_text
 from .._frozen import Frozen
 from .._frozen import readonly as _readonly
 from .._text import value_text
-from ..errors import InputError
+from ..errors import CoflowoptError, InputError
 from ..instance import TINY
 
 __all__ = [
@@ -490,7 +490,18 @@ def parse_background(text: str, capacity: FloatArray, link_names: Sequence[str],
     ``share:0.3`` (a constant share of every link); ``poisson:load=0.3,cdf=web-search,seed=1
     [,unit=1]`` (flows; ``cdf`` a shipped name or a CSV file); ``file:PATH`` (the JSON object
     of :func:`background_from_json`, its flows' hosts checked against ``num_hosts``).
+    Every error names the option and the spec's kind.
     """
+    try:
+        return _parse_background(text, capacity, link_names, num_hosts)
+    except CoflowoptError as exc:
+        if str(exc).startswith("--background"):
+            raise
+        raise InputError(f"--background {text.partition(':')[0].strip()}: {exc}") from None
+
+
+def _parse_background(text: str, capacity: FloatArray, link_names: Sequence[str],
+                      num_hosts: int | None) -> Background:
     kind, _, rest = text.partition(":")
     kind = kind.strip()
     if kind == "share":

@@ -257,9 +257,17 @@ def test_background_files_are_read_as_strictly_as_instances(tmp_path):
         parse_background(f"file:{tmp_path / 'none' / 'bg.json'}", cap, names)
     for spec, message in [("poisson:load=0.3,seed=", "seed must be an integer, got ''"),
                           ("poisson:load=0x10", "load must be a number, got '0x10'"),
-                          ("poisson:load=0.3,load=0.5", "load is given twice")]:
+                          ("poisson:load=0.3,load=0.5", "load is given twice"),
+                          # these named the value but not the option
+                          ("poisson:load=0.3,unit=nan",
+                           r"the size unit must be a finite number > 0, got nan"),
+                          ("poisson:load=2", "the background load must be a number above 0")]:
         with pytest.raises(InputError, match=f"--background poisson: {message}"):
             parse_background(spec, cap, names)
+    with pytest.raises(InputError, match=r"--background share: the background share must be"):
+        parse_background("share:1.5", cap, names)
+    with pytest.raises(InputError, match=r"--background file: .*bg\.json: no such file"):
+        parse_background(f"file:{tmp_path / 'none' / 'bg.json'}", cap, names)
 
 
 def test_poisson_flows_depend_on_the_seed_only_and_offer_the_load():
