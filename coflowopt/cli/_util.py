@@ -126,6 +126,8 @@ def load_instance(args: argparse.Namespace) -> Instance:
         except InstanceError as exc:
             raise InputError(exc.message, path=gpath,
                              json_path=f"$.{exc.field}".rstrip(".")) from None
+        except InputError as exc:  # the file itself: missing, not JSON
+            raise InputError(f"--topology graph: {exc}") from None
     try:
         return place(inst, name, params, routing=routing or "ecmp", routing_seed=seed or 0,
                      graph=graph)

@@ -182,6 +182,8 @@ def test_simulate_and_convert_on_a_topology(capsys, tmp_path):
     (["--topology", "spine-leaf:oversub=0"], "oversubscription ratio must be finite and > 0"),
     (["--routing", "spray"], "--routing and --routing-seed go with --topology"),
     (["--topology", "fat-tree:k=24", "--routing", "spray", "--routing-seed", "2"], "spray has none"),
+    # named the file only
+    (["--topology", "graph:/nonexistent/g.json"], "--topology graph: /nonexistent/g.json: no such file"),
 ])
 def test_bad_topology_options_exit_2(argv, what, capsys):
     code, out, err = _run(capsys, "info", TRACE, *argv)
