@@ -10,6 +10,7 @@ import codecs
 import itertools
 import json
 import math
+import numbers
 import os
 from typing import Any
 
@@ -141,8 +142,9 @@ def read_text(path: str | os.PathLike[str]) -> str:
 
 def json_float(value: Any) -> float | None:
     """A JSON number as a float, or ``None`` if it is not one that is finite in floating
-    point (an integer of 400 digits is a JSON number, and beyond it)."""
-    if type(value) not in (int, float):
+    point (an integer of 400 digits is a JSON number, and beyond it). NumPy's numbers
+    count, for objects built in Python; booleans do not."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
         return None
     try:
         v = float(value)

@@ -414,6 +414,7 @@ def background_from_json(obj: Any, capacity: FloatArray, link_names: Sequence[st
             raise InputError("links must be an object of link: [load per interval]", path=path,
                              json_path=f"{w}.links")
         index = {name: i for i, name in enumerate(link_names)}
+        named: dict[int, str] = {}
         for key, values in links.items():
             lw = f"{w}.links[{key!r}]"
             link = index.get(key, index.get(f"link {key}"))
@@ -425,6 +426,10 @@ def background_from_json(obj: Any, capacity: FloatArray, link_names: Sequence[st
                 if not 0 <= link < L:
                     raise InputError(f"no link {key!r} (links 0..{L - 1} or their names, e.g. "
                                      f"{link_names[0]!r})", path=path, json_path=lw)
+            if link in named:  # by its index and by its name: the later one silently won
+                raise InputError(f"link {key!r} is {named[link]!r} again (link {link})", path=path,
+                                 json_path=lw)
+            named[link] = key
             if not isinstance(values, list) or len(values) != times.size - 1:
                 raise InputError(f"expected {times.size - 1} loads (one per interval), got {values!r:.60}",
                                  path=path, json_path=lw)

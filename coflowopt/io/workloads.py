@@ -136,7 +136,8 @@ def creek(
     and proportions) and its bytes, raised to ``min_size`` (Table 2 starts at 6 MB).
     It has as many receivers and senders as the trace coflow has reducer and mapper
     racks, brought into ``receivers`` and ``senders`` (``(lo, hi)``, ``hi=None`` for
-    no cap; at least 2 each: a coflow of one receiver is not many-to-many). Its
+    no cap; by default at least 2 each, since a coflow of one receiver is not
+    many-to-many; ``lo=1`` allows such coflows). Its
     receivers take its bytes in the proportions of the trace coflow's reducers
     (cycled when there are more receivers than reducers). Every role of a coflow is on
     its own host, drawn uniformly without replacement.

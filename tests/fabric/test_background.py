@@ -270,6 +270,21 @@ def test_background_files_are_read_as_strictly_as_instances(tmp_path):
         parse_background(f"file:{tmp_path / 'none' / 'bg.json'}", cap, names)
 
 
+def test_a_link_named_twice_in_a_background_load_is_refused():
+    # by its index and by its name: whichever came last silently set its load
+    from coflowopt.fabric import background_from_json
+
+    cap = np.ones(4)
+    names = ["ingress port 0", "ingress port 1", "egress port 0", "egress port 1"]
+    both = {"load": {"times": [0, 1], "links": {"0": [0.2], "ingress port 0": [0.3]}}}
+    with pytest.raises(InputError, match=r"at \$.load.links\['ingress port 0'\]: link 'ingress "
+                       r"port 0' is '0' again \(link 0\)"):
+        background_from_json(both, cap, names)
+    # a dict built in Python may hold NumPy's numbers (they were refused as "not a number")
+    one = {"load": {"times": [np.int64(0), 1.0], "links": {"0": [np.float64(0.2)]}}}
+    assert background_from_json(one, cap, names).load[0, 0] == 0.2
+
+
 def test_poisson_flows_depend_on_the_seed_only_and_offer_the_load():
     cdf = load_cdf("web-search")
     p = PoissonFlows(0.25, cdf, seed=4)
