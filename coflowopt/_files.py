@@ -140,6 +140,12 @@ def read_text(path: str | os.PathLike[str]) -> str:
         raise InputError(f"cannot read: {exc.strerror}", path=str(path)) from None
 
 
+def finite_number(value: object) -> bool:
+    """A finite int or float (NumPy's included), not a bool: what a numeric option takes
+    (an integer too large for a float is not one)."""
+    return json_float(value) is not None
+
+
 def json_float(value: Any) -> float | None:
     """A JSON number as a float, or ``None`` if it is not one that is finite in floating
     point (an integer of 400 digits is a JSON number, and beyond it). NumPy's numbers

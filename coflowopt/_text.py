@@ -54,12 +54,3 @@ def json_type(value: object) -> str:
     return {bool: "a boolean", int: "an integer", float: "a number", str: "a string",
             list: "an array", dict: "an object", type(None): "null"}.get(type(value),
                                                                           type(value).__name__)
-
-
-def finite_number(value: object) -> bool:
-    """A finite int or float (NumPy's included), not a bool: what a numeric option takes."""
-    import math
-    import numbers
-
-    return (isinstance(value, numbers.Real) and not isinstance(value, bool)
-            and math.isfinite(value))

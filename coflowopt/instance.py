@@ -30,9 +30,10 @@ import numpy as np
 import numpy.typing as npt
 import scipy.sparse as sp
 
+from ._files import finite_number
 from ._frozen import Frozen
 from ._frozen import readonly as _readonly
-from ._text import finite_number, plural
+from ._text import plural
 from .errors import InstanceError
 
 __all__ = ["BINS", "MB", "NARROW_WIDTH", "SHORT_LENGTH", "Coflow", "Fabric", "Instance", "Links"]

@@ -24,9 +24,10 @@ import numpy.typing as npt
 import scipy.sparse as sp
 
 from . import _tied
+from ._files import finite_number
 from ._frozen import Frozen
 from ._frozen import readonly as _readonly
-from ._text import finite_number, plural
+from ._text import plural
 from .errors import ScheduleError
 from .instance import Instance
 

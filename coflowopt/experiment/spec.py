@@ -63,7 +63,7 @@ from typing import Any, cast
 
 import numpy as np
 
-from .._text import finite_number
+from .._files import finite_number
 from ..errors import CoflowoptError, InputError
 from ..instance import Coflow, Fabric, Instance
 

@@ -56,8 +56,9 @@ import numpy as np
 import numpy.typing as npt
 import scipy.sparse as sp
 
+from .._files import finite_number
 from .._jit import JIT_MODES, for_instance
-from .._text import finite_number, plural
+from .._text import plural
 from ..alloc import greedy as alloc_greedy
 from ..errors import CoflowoptError, InstanceError
 from ..instance import Instance
