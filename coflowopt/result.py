@@ -68,10 +68,9 @@ class Result(Frozen):
 
     def __repr__(self) -> str:
         """One line (the dataclass's own printed every completion time, 10 KB on the trace)."""
-        sched = "None" if self.schedule is None else repr(self.schedule)
         return (f"Result(method={self.method!r}, status={self.status.value!r}, "
                 f"objective={self.objective!r}, bound={self.bound!r}, "
-                f"runtime={self.runtime:.3g}, schedule={sched})")
+                f"runtime={self.runtime:.3g}, schedule={self.schedule!r})")
 
     def completion_by_id(self, ids: tuple[str, ...]) -> dict[str, float]:
         if self.completion is None:

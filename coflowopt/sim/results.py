@@ -100,11 +100,10 @@ class SimulationResult(Frozen):
 
     def __repr__(self) -> str:
         """One line (the dataclass's own printed four arrays, 21.7 KB on the trace)."""
-        sched = "None" if self.schedule is None else repr(self.schedule)
         mean = float(np.mean(self.cct)) if self.completion.size else math.nan
         return (f"SimulationResult(scheduler={self.scheduler!r}, coflows={self.completion.size}, "
                 f"mean_cct={mean!r}, events={self.events}, runtime={self.runtime:.3g}, "
-                f"schedule={sched})")
+                f"schedule={self.schedule!r})")
 
     # ------------------------------------------------------------------ derived
 
