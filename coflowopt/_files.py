@@ -146,6 +146,11 @@ def finite_number(value: object) -> bool:
     return json_float(value) is not None
 
 
+def natural_number(value: object) -> bool:
+    """An int (NumPy's included), not a bool, and >= 0: what a seed or a count takes."""
+    return isinstance(value, numbers.Integral) and not isinstance(value, bool) and int(value) >= 0
+
+
 def json_float(value: Any) -> float | None:
     """A JSON number as a float, or ``None`` if it is not one that is finite in floating
     point (an integer of 400 digits is a JSON number, and beyond it). NumPy's numbers

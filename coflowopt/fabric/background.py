@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from .._files import json_float, parse_json, read_text
+from .._files import json_float, natural_number, parse_json, read_text
 from .._frozen import Frozen
 from .._frozen import readonly as _readonly
 from .._text import value_text
@@ -187,7 +187,7 @@ class PoissonFlows(Frozen):
             raise InputError(f"the background load must be a number above 0 and below 1, got "
                              f"{value_text(self.load)}: at 1 or more the flows alone exceed the "
                              "hosts' uplinks, and their number grows without end")
-        if isinstance(self.seed, bool) or not isinstance(self.seed, (int, np.integer)) or self.seed < 0:
+        if not natural_number(self.seed):
             raise InputError(f"the background seed must be an integer >= 0, got {self.seed!r}")
         if isinstance(self.start, bool) or not (isinstance(self.start, (int, float))
                                                 and 0 <= self.start < math.inf):

@@ -32,6 +32,7 @@ import numpy as np
 import numpy.typing as npt
 import scipy.sparse as sp
 
+from .._files import natural_number
 from .._frozen import Frozen
 from .._frozen import readonly as _readonly
 from .._text import plural
@@ -122,7 +123,7 @@ class Network(Frozen):
         if self.routing not in ROUTINGS:
             raise InstanceError(f"unknown routing '{self.routing}' (known: {', '.join(ROUTINGS)})",
                                 field="routing")
-        if isinstance(self.seed, bool) or not isinstance(self.seed, (int, np.integer)) or self.seed < 0:
+        if not natural_number(self.seed):
             raise InstanceError(f"the routing seed must be an integer >= 0, got {self.seed!r:.60}",
                                 field="seed")
         set_(self, "seed", int(self.seed))

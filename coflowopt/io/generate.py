@@ -27,6 +27,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from .._files import natural_number
 from ..errors import InstanceError
 from ..instance import MB, NARROW_WIDTH, SHORT_LENGTH, Coflow, Fabric, Instance
 from .benchmark import MAX_PORTS
@@ -124,8 +125,7 @@ below 5 MB (the range's upper end is open)."""
 
 
 def _rng(seed: int | None) -> np.random.Generator:
-    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, (int, np.integer))
-                             or seed < 0):
+    if seed is not None and not natural_number(seed):
         raise InstanceError(f"seed must be an integer >= 0 or None, got {seed!r:.80}")
     return np.random.default_rng(seed)
 

@@ -56,7 +56,7 @@ import numpy as np
 import numpy.typing as npt
 import scipy.sparse as sp
 
-from .._files import finite_number
+from .._files import finite_number, natural_number
 from .._jit import JIT_MODES, for_instance
 from .._text import plural
 from ..alloc import greedy as alloc_greedy
@@ -282,8 +282,7 @@ class Engine:
             raise SimulationError(f"jit must be one of {', '.join(JIT_MODES)}, got {jit!r}")
         if batch_interval is not None and not (finite_number(batch_interval) and batch_interval > 0):
             raise SimulationError(f"batch interval must be a finite number > 0, got {batch_interval!r}")
-        if isinstance(max_pieces, bool) or not isinstance(max_pieces, (int, np.integer)) or \
-                max_pieces < 0:
+        if not natural_number(max_pieces):
             raise SimulationError(f"max_pieces must be an integer >= 0, got {max_pieces!r}")
         self.instance = inst = instance
         self.policy = policy
