@@ -824,6 +824,8 @@ class Instance(Frozen):
 
         Dependencies on dropped coflows raise unless ``drop_dependencies``.
         """
+        if isinstance(indices, (str, bytes)) or not isinstance(indices, Iterable):
+            raise InstanceError(f"subset takes an iterable of coflow positions, got {indices!r}")
         idx = []
         K = self.num_coflows
         for i in indices:

@@ -35,9 +35,12 @@ class Status(enum.Enum):
     """Stopped before finding anything usable."""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False)
 class Result(Frozen):
     """Outcome of a solver, bound or simulation.
+
+    Compared and hashed by identity, as :class:`~coflowopt.sim.SimulationResult` is: its
+    arrays and ``info`` have no single notion of equality.
 
     ``objective`` is the value of the returned schedule (``nan`` if none),
     ``bound`` a proven bound on the optimum (lower for minimisation, upper for

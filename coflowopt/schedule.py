@@ -618,8 +618,13 @@ class Schedule:
 
     def renumbered(self, mapping: npt.ArrayLike) -> Schedule:
         """The same pieces, flow ``i`` called ``mapping[i]``."""
-        m = np.asarray(mapping, np.int64)
+        m = _indices(mapping, "the mapping")
         f, s, e, r = self._direct
+        used = [f] if self._tied is None else [f, self._tied.flow]
+        top = max((int(x.max()) for x in used if x.size), default=-1)
+        if np.ndim(mapping) != 1 or m.size <= top:
+            raise ScheduleError(f"the mapping must be a list of {top + 1} or more flow indices "
+                                f"(the schedule serves flow {top}), got shape {np.shape(mapping)}")
         return Schedule(m[f], s, e, r,
                         tied=None if self._tied is None else self._tied.renumbered(m))
 
@@ -655,10 +660,15 @@ class ScheduleBuilder:
         rates: npt.ArrayLike,
     ) -> None:
         """Serve ``flows`` at ``rates`` over ``[start, end)``; zero rates are skipped."""
-        f = np.asarray(flows, dtype=np.int64).reshape(-1)
-        r = np.broadcast_to(np.asarray(rates, dtype=np.float64), f.shape)
-        s = np.broadcast_to(np.asarray(start, dtype=np.float64), f.shape)
-        e = np.broadcast_to(np.asarray(end, dtype=np.float64), f.shape)
+        f = _indices(flows, "flow indices")
+        cols = []
+        for name, x in (("start", start), ("end", end), ("rates", rates)):
+            v = _floats(x, "schedule arrays")
+            if v.size not in (1, f.size):
+                raise ScheduleError(f"{name} has {v.size} entries for {f.size} flows "
+                                    "(give one per flow, or one for all)")
+            cols.append(np.broadcast_to(v, f.shape))
+        s, e, r = cols
         keep = r != 0
         if keep.any():
             self._parts.append((f[keep], s[keep].copy(), e[keep].copy(), r[keep].copy()))

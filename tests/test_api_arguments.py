@@ -11,7 +11,7 @@ from coflowopt.errors import CoflowoptError
 from coflowopt.fairness import correlation_vectors
 from coflowopt.io.generate import synthetic
 from coflowopt.metrics import summarize
-from coflowopt.schedule import Schedule
+from coflowopt.schedule import Schedule, ScheduleBuilder
 from coflowopt.sim import simulate, simulate_many
 
 
@@ -43,6 +43,14 @@ def _inst() -> Instance:
     (lambda i: simulate_many(i, "varys"), "runs must map labels to schedulers"),
     # float("1") took the string
     (lambda i: Coflow("c", [0], [1], [1.0], release="1"), "release of coflow 'c' must be a number, got '1'"),
+    # TypeError: 'NoneType' object is not iterable
+    (lambda i: i.subset(None), "subset takes an iterable of coflow positions, got None"),
+    # NumPy's IndexError, and "operands could not be broadcast"
+    (lambda i: simulate(i, "varys").schedule.renumbered([0]),
+     r"the mapping must be a list of 2 or more flow indices \(the schedule serves flow 1\)"),
+    (lambda i: ScheduleBuilder().add([0, 1], [0.0, 0.0, 0.0], 1.0, 1.0),
+     "start has 3 entries for 2 flows"),
+    (lambda i: ScheduleBuilder().add(["a"], 0.0, 1.0, 1.0), "flow indices must be numeric"),
 ])
 def test_bad_arguments_name_themselves(call, message):
     with pytest.raises(CoflowoptError, match=message):
@@ -75,3 +83,12 @@ def test_results_print_in_one_line():
     assert "\n" not in text and len(text) < 300
     text = repr(solve(inst.subset(range(3)), method="exact"))
     assert text.startswith("Result(method='exact', status='optimal', objective=") and len(text) < 300
+
+
+def test_results_compare_and_hash_by_identity():
+    # hash(Result) raised "unhashable type: 'numpy.ndarray'"; == compared arrays
+    from coflowopt import solve
+
+    a, b = (solve(_inst(), method="exact") for _ in range(2))
+    assert a == a and a != b and len({a, b, a}) == 2
+    assert ScheduleBuilder().add([0, 1], 0.0, [1.0, 2.0], 3.0) is None
