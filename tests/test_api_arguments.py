@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from coflowopt import Coflow, Fabric, Instance, check_feasible, write
+from coflowopt import Coflow, Fabric, Instance, Status, check_feasible, write
 from coflowopt.errors import CoflowoptError
 from coflowopt.fairness import correlation_vectors
 from coflowopt.io.generate import synthetic
@@ -92,3 +92,16 @@ def test_results_compare_and_hash_by_identity():
     a, b = (solve(_inst(), method="exact") for _ in range(2))
     assert a == a and a != b and len({a, b, a}) == 2
     assert ScheduleBuilder().add([0, 1], 0.0, [1.0, 2.0], 3.0) is None
+
+
+def test_numpy_integer_seeds_are_seeds():
+    # the placement's and the portfolio's seeds took Python ints only
+    from coflowopt.exact.portfolio import portfolio
+    from coflowopt.fabric.placement import place
+
+    inst = synthetic(4, 4, seed=1)
+    for seed in (0, 3):
+        assert place(inst, "fat-tree", {"k": 4, "seed": np.int64(seed)}) == place(
+            inst, "fat-tree", {"k": 4, "seed": seed})
+    a, b = (portfolio(_inst(), time_limit=600, seed=seed) for seed in (np.int64(2), 2))
+    assert a.status == b.status == Status.OPTIMAL and a.objective == b.objective

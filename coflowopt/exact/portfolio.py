@@ -58,6 +58,7 @@ from typing import Any
 import numpy as np
 
 from .._budget import now
+from .._files import natural_number
 from ..bounds.interval import interval_bound
 from ..bounds.pairwise import pairwise_lp
 from ..bounds.sincronia import sincronia_order
@@ -197,7 +198,7 @@ def portfolio(
         ``incumbent``, ``bound``, ``gap``) as it is made.
     """
     reject_dependencies(inst, "the portfolio (method 'best')")
-    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+    if not natural_number(seed):
         raise CoflowoptError(f"seed must be an integer >= 0, got {seed!r}")
     start = now()
     K = inst.num_coflows

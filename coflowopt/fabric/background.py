@@ -471,7 +471,7 @@ def background_from_json(obj: Any, capacity: FloatArray, link_names: Sequence[st
             raise InputError('poisson is {"load": x, "cdf": name or file, "seed": n, "unit": u}', path=path,
                              json_path=pw)
         seed = p.get("seed", 0)
-        if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        if not natural_number(seed):
             raise InputError(f"a seed is an integer >= 0, got {seed!r:.60}", path=path,
                              json_path=f"{pw}.seed")
         cdf_name = p.get("cdf", "web-search")

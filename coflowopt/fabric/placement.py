@@ -35,6 +35,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from .._files import natural_number
 from ..errors import InstanceError
 from ..instance import Instance
 from .network import Network
@@ -160,7 +161,7 @@ def place(inst: Instance, topology: str, params: dict[str, Any], *, routing: str
         rate = p.get("host_rate", None) or _port_rate(inst)
         topo = FatTree(p["k"], rate, p.get("link_rate"))
         seed = p.get("seed", 0)
-        if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        if not natural_number(seed):
             raise InstanceError(f"the placement seed must be an integer >= 0, got {seed!r:.60}")
         if topo.num_hosts > P:
             src, dst = spread(inst, topo.num_hosts, seed)
