@@ -289,6 +289,22 @@ def sweep_ratio_figure(runs: Any, *, x: str = "load", y: str | None = None,
     return fig
 
 
+def _schedule_of(value: Any, what: str = "schedule") -> Schedule:
+    """A schedule, or the schedule a result carries; a clear error for anything else."""
+    from .schedule import Schedule
+
+    if isinstance(value, Schedule):
+        return value
+    inner = getattr(value, "schedule", False)
+    if inner is None:
+        raise InputError(f"the {what} given, a {type(value).__name__}, has no schedule "
+                         "(simulate with record=True)")
+    if isinstance(inner, Schedule):
+        return inner
+    raise InputError(f"the {what} must be a Schedule or a result with one, "
+                     f"got {type(value).__name__}")
+
+
 def link_occupancy(instance: Instance, schedule: Schedule, link: int
                    ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
     """What each coflow uses of one link over time, as shares of its capacity.
@@ -296,8 +312,10 @@ def link_occupancy(instance: Instance, schedule: Schedule, link: int
     Returns ``(times, share)``: the ``m + 1`` instants where any piece crossing the link
     starts or ends, and an ``(m, K)`` array, ``share[j, k]`` the rate coflow ``k``'s
     flows put on the link over ``[times[j], times[j+1])`` (each flow's rate times its
-    share ``A_fl`` of the link, summed) over the link's capacity.
+    share ``A_fl`` of the link, summed) over the link's capacity. A result (of
+    :func:`~coflowopt.sim.simulate` or ``solve``) stands for its schedule.
     """
+    schedule = _schedule_of(schedule)
     on = instance.routes[:, [link]].toarray()[:, 0]  # A_fl of every flow f
     flow, start, end, rate = schedule.flow, schedule.start, schedule.end, schedule.rate
     mine = (on[flow] > 0) & (end > start)
@@ -331,9 +349,12 @@ def timeline_figure(instance: Instance, schedule: Schedule | Mapping[str, Schedu
     one schedule, or label -> schedule to draw several side by side (a panel each, with
     the same rows and time axis: an optimal and a heuristic schedule of a small
     instance). ``links``: the rows to draw (default every link some piece crosses, at
-    most ``TIMELINE_MAX_LINKS``).
+    most ``TIMELINE_MAX_LINKS``). A result (of :func:`~coflowopt.sim.simulate` or
+    ``solve``) stands for its schedule.
     """
-    schedules = dict(schedule) if isinstance(schedule, Mapping) else {"": schedule}
+    given = dict(schedule) if isinstance(schedule, Mapping) else {"": schedule}
+    schedules = {label: _schedule_of(s, f"schedule '{label}'" if label else "schedule")
+                 for label, s in given.items()}
     if not schedules:
         raise InputError("no schedule to draw")
     L = instance.fabric.num_links

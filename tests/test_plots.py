@@ -454,3 +454,20 @@ def test_the_thresholds_figure_marks_the_best_value_of_the_model_and_the_simulat
         from coflowopt.mcs import Table
 
         thresholds_figure(Table(("a",), ((1,),)))
+
+
+def test_a_result_stands_for_its_schedule_and_anything_else_is_named():
+    # a simulation's result gave "'SimulationResult' object has no attribute 'flow'"
+    from coflowopt.plots import link_occupancy, timeline_figure
+    from coflowopt.sim import simulate
+
+    inst = co.read(SHUFFLE)
+    res = simulate(inst, "varys")
+    for a, b in zip(link_occupancy(inst, res, 0), link_occupancy(inst, res.schedule, 0), strict=True):
+        assert np.array_equal(a, b)
+    fig = timeline_figure(inst, {"varys": res, "exact": co.solve(inst, method="exact")})
+    assert len(fig.axes) == 2
+    with pytest.raises(co.InputError, match=r"has no schedule \(simulate with record=True\)"):
+        link_occupancy(inst, simulate(inst, "varys", record=False), 0)
+    with pytest.raises(co.InputError, match="schedule 'x' must be a Schedule or a result with one, got list"):
+        timeline_figure(inst, {"x": [1, 2]})
