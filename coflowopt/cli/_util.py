@@ -9,7 +9,7 @@ import math
 import os
 import sys
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TextIO
@@ -37,6 +37,7 @@ __all__ = [
     "load_instance",
     "nonnegative_int",
     "parse_params",
+    "placement",
     "plural",
     "size_text",
     "size_unit",
@@ -106,15 +107,21 @@ def load_instance(args: argparse.Namespace) -> Instance:
         read_text(path), path=path, format=args.format, port_rate=args.port_rate)
     if getattr(args, "offline", False):
         inst = inst.with_releases(0.0)
+    if getattr(args, "topology", None) is not None and not isinstance(inst.fabric, Fabric):
+        raise InputError(f"--topology puts a big-switch instance on a network; {path} has its own "
+                         "fabric (edit its \"fabric\" object instead)")
+    return placement(args)(inst)
+
+
+def placement(args: argparse.Namespace) -> Callable[[Instance], Instance]:
+    """What --topology, --routing and --routing-seed do to a big-switch instance (the
+    identity without --topology); their errors are :class:`InputError` naming the option."""
     spec = getattr(args, "topology", None)
     routing, seed = getattr(args, "routing", None), getattr(args, "routing_seed", None)
     if spec is None:
         if routing is not None or seed is not None:
             raise InputError("--routing and --routing-seed go with --topology")
-        return inst
-    if not isinstance(inst.fabric, Fabric):
-        raise InputError(f"--topology puts a big-switch instance on a network; {path} has its own "
-                         "fabric (edit its \"fabric\" object instead)")
+        return lambda inst: inst
     if routing == "spray" and seed is not None:
         raise InputError("--routing-seed is ECMP's hash seed; spray has none")
     name, params = parse_topology(spec)
@@ -128,11 +135,15 @@ def load_instance(args: argparse.Namespace) -> Instance:
                              json_path=f"$.{exc.field}".rstrip(".")) from None
         except InputError as exc:  # the file itself: missing, not JSON
             raise InputError(f"--topology graph: {exc}") from None
-    try:
-        return place(inst, name, params, routing=routing or "ecmp", routing_seed=seed or 0,
-                     graph=graph)
-    except InstanceError as exc:
-        raise InputError(f"--topology {spec}: {exc.message}") from None
+
+    def put(inst: Instance) -> Instance:
+        try:
+            return place(inst, name, params, routing=routing or "ecmp", routing_seed=seed or 0,
+                         graph=graph)
+        except InstanceError as exc:
+            raise InputError(f"--topology {spec}: {exc.message}") from None
+
+    return put
 
 
 @contextmanager

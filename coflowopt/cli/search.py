@@ -8,13 +8,16 @@ import inspect
 import sys
 
 from ..exact.gap_search import GapSearchResult, gap_search
+from ..instance import Coflow, Fabric, Instance
 from ._util import (
     add_json_argument,
+    add_topology_arguments,
     check_outputs,
     emit_json,
     format_table,
     nonnegative_float,
     nonnegative_int,
+    placement,
     positive_float,
     positive_int,
     size_text,
@@ -28,9 +31,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     g = ss.add_parser(
         "gap", help="a small instance maximizing OPT / bound or heuristic / OPT",
         description="Simulated annealing with restarts over small integer instances (unit-"
-        "capacity big switch) for the largest OPT / bound (--bound) or scheduler / OPT "
-        "(--scheduler), both of sum w_k C_k; OPT is proven by the exact solver and the "
-        "winner re-checked.")
+        "capacity big switch, or its ports put on a network with --topology) for the largest "
+        "OPT / bound (--bound) or scheduler / OPT (--scheduler), both of sum w_k C_k; OPT is "
+        "proven by the exact solver and the winner re-checked.")
     target = g.add_mutually_exclusive_group(required=True)
     target.add_argument("--bound", metavar="NAME", help="a lower bound (coflowopt solve --bound "
                         "names them, or best): maximize OPT / bound")
@@ -58,12 +61,17 @@ def register(sub: argparse._SubParsersAction) -> None:
                        help=f"{text} (default {d[name]:g}{note})")
     g.add_argument("--out", metavar="FILE", default=None,
                    help="write the worst instance found (native JSON, the ratio in its name)")
+    add_topology_arguments(g)
     add_json_argument(g)
     g.set_defaults(func=run_gap)
 
 
 def run_gap(args: argparse.Namespace) -> int:
     check_outputs(args, [("--out", args.out)])
+    on = placement(args)
+    if args.topology is not None:  # a bad fabric for this many ports: now, not in the search
+        on(Instance(Fabric.uniform(args.ports),
+                    (Coflow.from_flows("C1", [(args.ports - 1, 0, 1.0)]),)))
 
     live = not args.json and sys.stderr is not None and sys.stderr.isatty()
     shown: list[int] = []
@@ -80,7 +88,7 @@ def run_gap(args: argparse.Namespace) -> int:
         max_flows=args.max_flows, max_size=args.max_size, max_release=args.max_release,
         max_weight=args.max_weight, iterations=args.iterations, restart=args.restart,
         temperature=args.temperature, seed=args.seed, time_limit=args.time_limit,
-        progress=progress)
+        on=None if args.topology is None else on, progress=progress)
     if res.instance is not None and args.out:
         write_instance(args, res.instance, args.out, "json", metadata=_metadata(args, res))
     if args.json:
@@ -114,7 +122,10 @@ def _command(args: argparse.Namespace) -> list[str]:
     return [*target, "--ports", str(args.ports), "--coflows", str(args.coflows),
             "--max-flows", str(args.max_flows), "--max-size", str(args.max_size),
             "--max-release", str(args.max_release), "--max-weight", str(args.max_weight),
-            "--iterations", str(args.iterations), "--seed", str(args.seed)]
+            "--iterations", str(args.iterations), "--seed", str(args.seed),
+            *(["--topology", args.topology] if args.topology else []),
+            *(["--routing", args.routing] if args.routing else []),
+            *(["--routing-seed", str(args.routing_seed)] if args.routing_seed is not None else [])]
 
 
 def _to_json(res: GapSearchResult, args: argparse.Namespace) -> dict[str, object]:

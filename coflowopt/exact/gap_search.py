@@ -7,7 +7,8 @@ bound is an LP relaxation) or a scheduler of :data:`coflowopt.sim.POLICIES` (it 
 the scheduler's ``sum w_k C_k`` over ``OPT``, the same ratio as ``compare --bound``'s
 ``vs_bound`` with the optimum in place of the bound). ``OPT`` is proven by
 :func:`coflowopt.exact.wcct.solve_exact`, so the instances are small: a few ports and
-coflows on a big switch of unit capacities.
+coflows on a big switch of unit capacities, or those put on a small network (``on``: a
+k = 4 fat-tree, a spine-leaf fabric of a few leaves) for the network bounds and optima.
 
 The search is simulated annealing with random restarts over data on an integer grid
 (sizes ``1..max_size``, releases ``0..max_release``, weights ``1..max_weight``); a move
@@ -63,12 +64,15 @@ class _Point:
     weights: tuple[int, ...]
     flows: tuple[tuple[tuple[int, int, int], ...], ...]
 
-    def instance(self, ports: int, name: str = "") -> Instance:
+    def instance(self, ports: int, name: str = "",
+                 on: Callable[[Instance], Instance] | None = None) -> Instance:
+        """The instance on a big switch of ``ports`` unit ports, or put on a fabric by ``on``."""
         coflows = tuple(
             Coflow.from_flows(f"C{k + 1}", [(s, d, float(z)) for s, d, z in fl],
                               release=float(r), weight=float(w))
             for k, (r, w, fl) in enumerate(zip(self.releases, self.weights, self.flows, strict=True)))
-        return Instance(Fabric.uniform(ports), coflows, name=name)
+        inst = Instance(Fabric.uniform(ports), coflows, name=name)
+        return inst if on is None else on(inst).replace(name=name)
 
 
 @dataclass(frozen=True, slots=True)
@@ -181,6 +185,7 @@ def gap_search(
     seed: int = 0,
     time_limit: float = 60.0,
     eval_limit: float = 10.0,
+    on: Callable[[Instance], Instance] | None = None,
     progress: Callable[[int, float], None] | None = None,
 ) -> GapSearchResult:
     """Search for an instance that maximizes the target's ratio (see the module).
@@ -212,6 +217,12 @@ def gap_search(
     eval_limit
         Seconds for each exact solve, and at most what is left of ``time_limit``; a
         candidate whose optimum is not proven is skipped.
+    on
+        Puts each candidate (a big switch of ``ports`` unit ports) on a fabric before it
+        is evaluated, for example ``lambda inst: place(inst, "fat-tree", {"k": 4})``
+        (:func:`coflowopt.fabric.place`): the search is then over the instances that
+        placement makes, the optimum and the bound are the fabric's, and the witness
+        carries its fabric. Default: the big switch itself.
     progress
         Called with ``(iteration, best ratio)`` at each improvement of the best.
     """
@@ -239,7 +250,7 @@ def gap_search(
         limit = eval_limit if left is None else min(eval_limit, left)
         if limit <= 0:
             return None
-        values = _values(point.instance(ports), kind, name, limit)
+        values = _values(point.instance(ports, on=on), kind, name, limit)
         if values is None or not (math.isfinite(values[1]) and values[1] > 0):
             return None  # not proven in time (or no bound): skipped
         return values[0] / values[1]
@@ -290,13 +301,14 @@ def gap_search(
                                evaluated, (), "time_limit" if budget.expired() else stopped,
                                budget.elapsed())
     # the re-check: everything recomputed on the instance as it will be written
-    inst = best.instance(ports)
+    inst = best.instance(ports, on=on)
     num, den = gap_ratio(inst, bound=bound, scheduler=scheduler,
                          time_limit=eval_limit)
     fraction = exact_ratio(num, den)
     ratio_text = str(fraction) if fraction is not None else f"{num / den:.6g}"
     label = "OPT / " + name if kind == "bound" else name + " / OPT"
-    inst = best.instance(ports, name=f"gap witness: {label} = {ratio_text} ({num / den:.6g})")
+    inst = best.instance(ports, name=f"gap witness: {label} = {ratio_text} ({num / den:.6g})",
+                         on=on)
     return GapSearchResult(f"{kind} {name}", num / den, num, den, fraction, inst, done,
                            evaluated, tuple(history), stopped, budget.elapsed())
 

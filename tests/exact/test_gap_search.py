@@ -179,3 +179,50 @@ def test_the_bundled_worst_cases_have_the_ratios_they_state(path):
     assert num / den == pytest.approx(doc["_ratio"]["ratio"], rel=1e-9)
     fraction = exact_ratio(num, den)
     assert (None if fraction is None else str(fraction)) == doc["_ratio"]["fraction"]
+
+
+def _fat_tree(inst):
+    from coflowopt.fabric import place
+
+    return place(inst, "fat-tree", {"k": 4})
+
+
+@pytest.mark.parametrize("target", [{"bound": "pairwise"}, {"bound": "free"}, {"scheduler": "sincronia"}])
+def test_on_a_network_every_candidate_is_placed_and_the_ratio_is_the_fabrics(target):
+    from coflowopt.fabric import Network
+
+    kw = {**SMALL, "ports": 4}
+    res = gap_search(**target, iterations=8, seed=2, on=_fat_tree, **kw)
+    assert res.instance is not None and isinstance(res.instance.fabric, Network)
+    assert all(r >= 1 - 1e-9 for _, r in res.history)
+    opt = solve_exact(res.instance)
+    assert opt.status is Status.OPTIMAL
+    other = (compute_bound(res.instance, target["bound"]).bound if "bound" in target
+             else simulate(res.instance, target["scheduler"], record=False).summary.weighted_completion)
+    num, den = (opt.objective, other) if "bound" in target else (other, opt.objective)
+    assert (res.numerator, res.denominator) == pytest.approx((num, den), rel=1e-9)
+    again = gap_search(**target, iterations=8, seed=2, on=_fat_tree, **kw)
+    assert native.dumps(again.instance) == native.dumps(res.instance)
+
+
+def test_cli_searches_on_a_topology_and_refuses_a_bad_one(capsys, tmp_path):
+    from coflowopt.fabric import Network
+
+    out = tmp_path / "w.json"
+    code = main(["search", "gap", "--bound", "free", "--topology", "spine-leaf:spines=2,oversub=2",
+                 "--ports", "3", "--coflows", "3", "--max-flows", "2", "--iterations", "6",
+                 "--out", str(out), "--json"])
+    report = json.loads(capsys.readouterr().out)
+    assert code == 0
+    inst = coflowopt.read(out)
+    assert isinstance(inst.fabric, Network) and inst.fabric.topology.kind == "spine-leaf"
+    doc = json.loads(out.read_text())
+    assert "--topology spine-leaf:spines=2,oversub=2" in doc["_source"]
+    num, den = gap_ratio(inst, bound="free")
+    assert report["ratio"] == pytest.approx(num / den, rel=1e-9) and num / den >= 1 - 1e-9
+    bad = tmp_path / "bad.json"
+    code = main(["search", "gap", "--bound", "free", "--topology", "fat-tree:k=4", "--ports", "17",
+                 "--out", str(bad)])
+    err = capsys.readouterr().err
+    assert code == 2 and "the instance has 17 ports but the fat-tree fabric only 16 hosts" in err
+    assert not bad.exists() and "Traceback" not in err
