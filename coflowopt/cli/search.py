@@ -123,6 +123,7 @@ def _command(args: argparse.Namespace) -> list[str]:
             "--max-flows", str(args.max_flows), "--max-size", str(args.max_size),
             "--max-release", str(args.max_release), "--max-weight", str(args.max_weight),
             "--iterations", str(args.iterations), "--seed", str(args.seed),
+            "--time-limit", f"{args.time_limit:g}",
             *(["--topology", args.topology] if args.topology else []),
             *(["--routing", args.routing] if args.routing else []),
             *(["--routing-seed", str(args.routing_seed)] if args.routing_seed is not None else [])]
