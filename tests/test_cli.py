@@ -128,6 +128,19 @@ def test_bad_option_values_exit_2(capsys):
     assert "expected a finite number > 0" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("argv", [["generate", "synthetic", "--load", "-1", "-o", "x.json"],
+                                  ["simulate", "-s", "nosuch", str(TRACE)], ["nosuch"], []])
+def test_an_option_error_is_one_line_naming_the_command(capsys, argv):
+    # argparse printed its whole usage block (5-10 lines) before the message
+    with pytest.raises(SystemExit) as exc:
+        main(argv)
+    err = capsys.readouterr().err
+    command = " ".join(["coflowopt", *argv[:2]]) if argv[:1] == ["generate"] else (
+        "coflowopt simulate" if argv[:1] == ["simulate"] else "coflowopt")
+    assert exc.value.code == 2 and len(err.strip().splitlines()) == 1
+    assert err.startswith(f"{command}: error: ") and err.strip().endswith(f"(see {command} --help)")
+
+
 def quickstart_commands() -> list[str]:
     text = (ROOT / "README.md").read_text()
     section = text.split("## Quickstart", 1)[1].split("\n## ", 1)[0]

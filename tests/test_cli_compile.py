@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -22,9 +23,13 @@ def test_after_compile_a_run_compiles_nothing(tmp_path):
                     "--ports", "10", "--shape", "shuffle", "--load", "0.7", "-o", str(inst)],
                    check=True, capture_output=True, cwd=ROOT)
     first = subprocess.run([sys.executable, "-m", "coflowopt", "compile", "--schedulers", "fifo",
-                            "--jobs", "1"], env=env, capture_output=True, text=True, cwd=ROOT)
+                            "--jobs", "1", "--json"], env=env, capture_output=True, text=True,
+                           cwd=ROOT)
     assert first.returncode == 0, first.stderr
     assert "compiling the kernels of 1 scheduler on 1 process" in first.stderr
+    done = json.loads(first.stdout)
+    assert done["schedulers"] == ["fifo"] and done["processes"] == 1 and done["seconds"] > 0
+    assert Path(done["cache"]).is_relative_to(tmp_path / "cache")
     assert list((tmp_path / "cache").rglob("*.nbi"))
     run = subprocess.run([sys.executable, "-m", "coflowopt", "simulate", str(inst), "-s", "fifo"],
                          env=env, capture_output=True, text=True, cwd=ROOT)

@@ -12,6 +12,7 @@ import os
 import pkgutil
 import sys
 from collections.abc import Sequence
+from typing import NoReturn
 
 import numpy as np
 
@@ -29,10 +30,18 @@ def _command_modules() -> list[str]:
     return sorted(names, key=lambda n: (_ORDER.index(n) if n in _ORDER else len(_ORDER), n))
 
 
+class _Parser(argparse.ArgumentParser):
+    """An option error in one line, as bad input gets (argparse prints the whole usage
+    first); ``--help`` still shows the usage. Subcommands' parsers are of this class too."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
     from .. import __version__
 
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="coflowopt",
         description="Optimal schedules, lower bounds and heuristics for coflow scheduling.",
         epilog="Exit status: 0 done; 1 a negative answer (validate: the schedule is infeasible; "

@@ -13,7 +13,7 @@ from ..io.generate import facebook_bins, synthetic
 from ..sim import POLICIES, make_policy, simulate_many
 from ..sim.batch import cpu_count
 from ..solvers import bound
-from ._util import nonnegative_int, plural
+from ._util import add_json_argument, emit_json, nonnegative_int, plural
 
 VARIANTS: dict[str, tuple[str, dict[str, str]]] = {
     "aalo:sharing=strict": ("aalo", {"sharing": "strict"}),
@@ -36,6 +36,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    "all, with Aalo's and MCS's other sharing rule)")
     p.add_argument("--jobs", "-j", type=nonnegative_int, default=0, metavar="N",
                    help="worker processes (default 0: one per CPU)")
+    add_json_argument(p)
     p.set_defaults(func=run_compile)
 
 
@@ -67,5 +68,10 @@ def run_compile(args: argparse.Namespace) -> int:
     with _jit.compiling():
         bound(inst, method="best")
         simulate_many(inst, runs, jobs=jobs, record=False, jit="compile")
-    print(f"compiled in {time.perf_counter() - t0:.1f} s: {where}")
+    seconds = time.perf_counter() - t0
+    if args.json:
+        emit_json({"schedulers": list(runs), "processes": jobs, "seconds": seconds,
+                   "cache": str(where)})
+    else:
+        print(f"compiled in {seconds:.1f} s: {where}")
     return 0

@@ -35,7 +35,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         "OPT / bound (--bound) or scheduler / OPT (--scheduler), both of sum w_k C_k; OPT is "
         "proven by the exact solver and the winner re-checked.")
     target = g.add_mutually_exclusive_group(required=True)
-    target.add_argument("--bound", metavar="NAME", help="a lower bound (coflowopt solve --bound "
+    target.add_argument("--bound", metavar="NAME", help="a lower bound (coflowopt bound --method "
                         "names them, or best): maximize OPT / bound")
     target.add_argument("--scheduler", metavar="NAME",
                         help="a simulator policy: maximize its sum w_k C_k / OPT")
