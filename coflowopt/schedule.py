@@ -931,6 +931,9 @@ def check_feasible(
         raise ScheduleError(f"expected a Schedule, got {type(schedule).__name__}")
     if not (finite_number(tol) and 0 <= tol <= MAX_TOL):
         raise ScheduleError(f"tolerance must be from 0 to {MAX_TOL:g}, got {tol!r}")
+    if background is not None and not isinstance(background, LinkLoad):
+        raise ScheduleError(f"background must be a LinkLoad (a simulation's result.background), "
+                            f"got {type(background).__name__}")
     F = instance.num_flows
     size = instance.flow_size
     ids = instance.ids

@@ -8,6 +8,7 @@ import pytest
 
 from coflowopt import Coflow, Fabric, Instance, Status, check_feasible, write
 from coflowopt.errors import CoflowoptError
+from coflowopt.fabric import Background, PoissonFlows, coflows_to_background
 from coflowopt.fairness import correlation_vectors
 from coflowopt.io.generate import synthetic
 from coflowopt.metrics import summarize
@@ -51,6 +52,12 @@ def _inst() -> Instance:
     (lambda i: ScheduleBuilder().add([0, 1], [0.0, 0.0, 0.0], 1.0, 1.0),
      "start has 3 entries for 2 flows"),
     (lambda i: ScheduleBuilder().add(["a"], 0.0, 1.0, 1.0), "flow indices must be numeric"),
+    # background traffic: TypeError, ValueError and AttributeError from inside
+    (lambda i: coflows_to_background(i, "0.3"), "share of coflows turned into background must be a number"),
+    (lambda i: coflows_to_background(i, 0.3, seed=1.5), "the seed must be an integer >= 0, got 1.5"),
+    (lambda i: PoissonFlows(0.3, "web-search"), "cdf must be a SizeCDF"),
+    (lambda i: Background(times=["a", "b"], load=np.zeros((1, 4))), "times and loads must be numbers"),
+    (lambda i: check_feasible(i, Schedule.empty(), background="x"), "background must be a LinkLoad"),
 ])
 def test_bad_arguments_name_themselves(call, message):
     with pytest.raises(CoflowoptError, match=message):

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import csv
 import math
+import numbers
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -187,6 +188,9 @@ class PoissonFlows(Frozen):
             raise InputError(f"the background load must be a number above 0 and below 1, got "
                              f"{value_text(self.load)}: at 1 or more the flows alone exceed the "
                              "hosts' uplinks, and their number grows without end")
+        if not isinstance(self.cdf, SizeCDF):
+            raise InputError(f"cdf must be a SizeCDF (load_cdf('web-search'), for example), got "
+                             f"{type(self.cdf).__name__}")
         if not natural_number(self.seed):
             raise InputError(f"the background seed must be an integer >= 0, got {self.seed!r}")
         if isinstance(self.start, bool) or not (isinstance(self.start, (int, float))
@@ -256,8 +260,11 @@ class Background(Frozen):
         if isinstance(share, bool) or not isinstance(share, (int, float)) or not (0 <= share < 1):
             raise InputError(f"the background share must be a number in [0, 1), got {share!r}")
         set_(self, "share", float(share))
-        times = np.asarray(self.times, dtype=np.float64).reshape(-1)
-        load = np.asarray(self.load, dtype=np.float64)
+        try:
+            times = np.asarray(self.times, dtype=np.float64).reshape(-1)
+            load = np.asarray(self.load, dtype=np.float64)
+        except (TypeError, ValueError) as exc:
+            raise InputError(f"a background load's times and loads must be numbers: {exc}") from None
         if times.size == 0:
             load = load.reshape(0, load.shape[-1] if load.ndim == 2 else 0)
         elif load.ndim != 2 or load.shape[0] != times.size - 1:
@@ -269,10 +276,13 @@ class Background(Frozen):
             raise InputError("a background load must be finite and >= 0")
         set_(self, "times", _readonly(times))
         set_(self, "load", _readonly(load))
-        rel = np.asarray(self.release, dtype=np.float64).reshape(-1)
+        try:
+            rel = np.asarray(self.release, dtype=np.float64).reshape(-1)
+            sz = np.asarray(self.size, dtype=np.float64).reshape(-1)
+        except (TypeError, ValueError) as exc:
+            raise InputError(f"background flows' releases and sizes must be numbers: {exc}") from None
         s = np.asarray(self.src).reshape(-1)
         d = np.asarray(self.dst).reshape(-1)
-        sz = np.asarray(self.size, dtype=np.float64).reshape(-1)
         if not (rel.size == s.size == d.size == sz.size):
             raise InputError("background flows need one release, source, destination and size each")
         if s.size and not (np.issubdtype(s.dtype, np.integer) and np.issubdtype(d.dtype, np.integer)):
@@ -288,6 +298,8 @@ class Background(Frozen):
         set_(self, "size", _readonly(sz[order]))
         if self.poisson is not None and not isinstance(self.poisson, PoissonFlows):
             raise InputError(f"poisson must be PoissonFlows, got {type(self.poisson).__name__}")
+        if self.poisson is not None and (why := _overloaded(self.share, self.poisson.load)):
+            raise InputError(why)
 
     @property
     def has_flows(self) -> bool:
@@ -483,9 +495,26 @@ def background_from_json(obj: Any, capacity: FloatArray, link_names: Sequence[st
         unit = _num(p.get("unit", 1.0), f"{pw}.unit", path, positive=True)
         load_ = _num(p["load"], f"{pw}.load", path, positive=True, below=1.0)
         start = _num(p.get("start", 0.0), f"{pw}.start", path, lo=0.0)
-        poisson = PoissonFlows(load_, load_cdf(cdf_name, unit=unit), seed, start)
+        try:
+            cdf = load_cdf(cdf_name, unit=unit)
+        except InputError as exc:  # a CDF file of its own: name where the background names it
+            raise InputError(str(exc), path=path, json_path=f"{pw}.cdf") from None
+        poisson = PoissonFlows(load_, cdf, seed, start)
+        if why := _overloaded(share, load_):
+            raise InputError(why, path=path, json_path=f"{pw}.load")
     return Background(share, times, load, np.array(rel), np.array(src, np.int64),
                       np.array(dst, np.int64), np.array(size), poisson)
+
+
+def _overloaded(share: float, load: float) -> str:
+    """Why Poisson flows of ``load`` beside a constant ``share`` cannot run ('' if they can):
+    the host uplinks keep ``1 - share`` for the flows, which offer ``load`` of them; at or
+    above it they arrive faster than they can leave and pile up without end."""
+    if share + load < 1:
+        return ""
+    return (f"the Poisson background's load {load:g} and the constant share {share:g} add up "
+            f"to {share + load:g}, not below 1: the host uplinks could not carry the background "
+            "flows, which would pile up without end")
 
 
 def parse_background(text: str, capacity: FloatArray, link_names: Sequence[str], *,
@@ -564,8 +593,11 @@ def coflows_to_background(instance: Any, share: float, seed: int = 0, *,
     most of the bytes) the bytes taken by either can be far from ``share`` on a few
     dozen coflows.
     """
-    if not (0 <= share < 1):
-        raise InputError(f"the share of coflows turned into background must be in [0, 1), got {share!r}")
+    if isinstance(share, bool) or not isinstance(share, numbers.Real) or not (0 <= share < 1):
+        raise InputError(f"the share of coflows turned into background must be a number in "
+                         f"[0, 1), got {share!r}")
+    if not natural_number(seed):
+        raise InputError(f"the seed must be an integer >= 0, got {seed!r}")
     if by not in ("bytes", "coflows"):
         raise InputError(f"by must be 'bytes' or 'coflows', got {by!r}")
     K = instance.num_coflows

@@ -227,9 +227,12 @@ class UnderBackground(Policy):
         self.registers = np.zeros(L)
         self.pieces: list[tuple[IntArray, float, float, FloatArray]] = []
         self.changed = True  # the background changed since the wrapped policy last decided
-        # background flows that arrive before the first coflow run on their own until then
-        self.t_prev = min(self.arrivals.next_time(), view.t)
+        # the background runs on its own from time 0 (or its first flow, or the first
+        # coflow, if earlier) until the first coflow: its inelastic load from the start, so
+        # that the switches' registers and reports count it before the first decision
+        self.t_prev = min(self.arrivals.next_time(), view.t, 0.0)
         self.running = False  # coflow flows were admitted at the last decision
+        self._share(np.zeros(0), np.zeros(0, np.int64), self._available(self.t_prev))
         self._catch_up(view.t)
         self.req = np.zeros(view.num_flows)
         self.order: IntArray | None = None

@@ -394,7 +394,14 @@ def test_bad_backgrounds_name_the_json_path_and_value():
         ({"poisson": {"load": 0.5, "start": -1}}, r"\$.poisson.start: expected a finite number >= 0"),
         ({"flows": [[0, "h1", 1, 2]]}, r"\$.flows\[0\]\[1\]: a host is an integer"),
         ({"poisson": {"load": 0.2, "seed": -1}}, r"\$.poisson.seed"),
+        # each below 1, together not: the run never ended
+        ({"share": 0.9, "poisson": {"load": 0.4}},
+         r"bg.json: at \$.poisson.load: the Poisson background's load 0.4 and the constant share "
+         r"0.9 add up to 1.3, not below 1"),
     ]
+    # a CDF file of its own named only itself
+    cases.append(({"poisson": {"load": 0.2, "cdf": "/nonexistent/sizes.csv"}},
+                  r"bg.json: at \$.poisson.cdf: /nonexistent/sizes.csv: cannot read"))
     for obj, pattern in cases:
         with pytest.raises(InputError, match=pattern):
             background_from_json(obj, cap, names, path="bg.json")
@@ -404,6 +411,8 @@ def test_bad_backgrounds_name_the_json_path_and_value():
     assert bg.load[0, 3] == 0.2 and bg.size.tolist() == [2.0]
     with pytest.raises(InputError, match=r"destination host 5 does not exist \(hosts 0..1\)"):
         Background(release=[0.0], src=[0], dst=[5], size=[1.0]).check(cap, 2)
+    with pytest.raises(InputError, match="add up to 1, not below 1"):
+        Background(share=0.5, poisson=PoissonFlows(0.5, load_cdf("web-search")))
 
 
 def test_the_cli_runs_under_background_and_refuses_bad_ones(tmp_path):

@@ -108,7 +108,7 @@ ESTIMATES = ("feedback", "nominal")
 TABLES = ("host", "leaf")
 
 MAX_WAKES = 10_000_000
-"""Most periodic wake-ups (switch reports, or stages with the nominal estimate) a run may
+"""Most periodic wake-ups (stages, and switch reports with the feedback estimate) a run may
 need before its last coflow can end: a run of more is refused before it starts (the
 periods are the paper's seconds; an instance in another time unit, with times of 1e7 and
 more, would otherwise run for hours or days)."""
@@ -173,9 +173,13 @@ class Coflourish(Policy):
         # the last coflow ends at the earliest at its release plus its time alone: the
         # periods must be simulable up to there, and not wake the run too often on the way
         end = float(np.max(inst.release + inst.gamma, initial=view.t))
-        name = "feedback_period" if p.estimate == "feedback" else "select_period"
+        # a stage starts at least every select_period; the switches report every
+        # feedback_period when the estimate is built from their reports
+        wakers = ("select_period", "feedback_period") if p.estimate == "feedback" else (
+            "select_period",)
+        name = min(wakers, key=lambda n: getattr(p, n))
         period = getattr(p, name)
-        if (end - view.t) / period > MAX_WAKES:
+        if (end - view.t) * sum(1.0 / getattr(p, n) for n in wakers) > MAX_WAKES:
             raise SimulationError(
                 f"coflourish would wake every {period:g} (parameter {name}, in the instance's "
                 f"time unit, seconds by the paper) until at least {end:.6g}, when the last coflow "
