@@ -239,14 +239,17 @@ def sweep_ratio_figure(runs: Any, *, x: str = "load", y: str | None = None,
     from .experiment.report import SETTING, report
 
     what = "the ratio figure"
-    col = x if x in runs.columns or f"instance_{x}" not in runs.columns else f"instance_{x}"
+    # the instance's own column first: a run's summary has some of the same names, and
+    # no value where the run failed
+    col = f"instance_{x}" if f"instance_{x}" in runs.columns else x
     _need(runs, [col, "kind", "status", "scheduler", *SETTING], what)
     # a solve's setting has background none (a solver sees no background): its x comes from
-    # its own rows, as a simulation's does
+    # its own rows, as a simulation's does; a failed cell may have none (nan)
     drawn = runs[runs["kind"].isin(("run", "solve"))]
     per = drawn.groupby(list(SETTING), sort=False)[col].unique()
     xs: dict[tuple[Any, ...], float] = {}
-    for setting, values in per.items():
+    for setting, given in per.items():
+        values = [v for v in given if not (isinstance(v, float) and math.isnan(v))] or [math.nan]
         if len(values) != 1:
             raise InputError(f"{what}: the column '{col}' takes several values within one "
                              f"instance, fabric and background ({', '.join(map(str, values))})")

@@ -553,3 +553,16 @@ def test_a_bound_out_of_time_while_building_says_where(capsys):
     code, out, _ = run(capsys, "bound", GAP, "--method", "pairwise", "--time-limit", "1e-9")
     assert code == 0
     assert "(pairwise): - (time limit, stopped while building the rows)" in out
+
+
+@pytest.mark.parametrize("to", ["benchmark", "coflowsim"])
+def test_generate_to_a_trace_format_draws_shuffles(tmp_path, capsys, to):
+    # --to coflowsim (the benchmark writer) drew independent flows, which it cannot hold:
+    # "reducer ... gets unequal amounts from its mappers", naming no file
+    out = tmp_path / "g.txt"
+    assert main(["generate", "synthetic", "--coflows", "5", "--ports", "4", "-o", str(out),
+                 "--to", to]) == 0
+    assert io.read(out, format=to).num_coflows == 5
+    assert main(["generate", "synthetic", "--coflows", "5", "--ports", "4", "-o", str(out),
+                 "--to", to, "--shape", "flows"]) == 2
+    assert f"--to {to} holds only full shuffles: use --shape shuffle" in capsys.readouterr().err

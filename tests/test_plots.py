@@ -262,6 +262,22 @@ def test_the_sweep_ratio_draws_the_report_against_the_load(swept):
         sweep_ratio_figure(runs, y="cct")
 
 
+def test_the_sweep_ratio_reads_x_from_the_instance_where_a_cell_failed(swept):
+    # a failed cell has no summary (num_coflows nan): the figure was refused with
+    # "the column 'num_coflows' takes several values ... (6.0, nan)"
+    from coflowopt.experiment import load
+    from coflowopt.plots import sweep_ratio_figure
+
+    runs = load(swept).copy()
+    assert "num_coflows" in runs.columns and "instance_num_coflows" in runs.columns
+    runs["instance_num_coflows"] = np.where(runs["instance_load"] == 0.5, 8, 10)
+    failed = runs.index[(runs["kind"] == "run") & (runs["scheduler"] == "fifo")][0]
+    runs.loc[failed, ["status", "num_coflows"]] = ["failed", np.nan]
+    ax = sweep_ratio_figure(runs, x="num_coflows", y="mean_cct").axes[0]
+    assert ax.get_xlabel() == "instance_num_coflows"
+    assert list(ax.containers[0].lines[0].get_xdata()) == [8.0, 10.0]
+
+
 def test_the_sweep_ratio_tells_many_lines_apart_and_keeps_the_legend_off_them(swept):
     # 26 lines in a sweep: the legend covered the lines and the title, colours repeated
     import pandas as pd
@@ -326,6 +342,11 @@ def test_report_refuses_a_bad_figure_with_exit_2(swept, tmp_path, capsys):
     assert exc.value.code == 2 and "invalid choice: 'pie'" in capsys.readouterr().err
     code = main(["report", str(swept), "--plot", str(tmp_path / "r.gif")])
     assert code == 2 and "the file name must end in one of" in capsys.readouterr().err
+    # options of the figure without one were ignored (exit 0)
+    for argv, message in ((["--figure", "cdf"], "--figure chooses the --plot figure; give --plot OUT"),
+                          (["--x", "seed"], "--x chooses the --plot figure"),
+                          (["--plot", str(out), "--x", "seed"], "--x is the ratio figure's x axis")):
+        assert main(["report", str(swept), *argv]) == 2 and message in capsys.readouterr().err
     assert not list(tmp_path.iterdir())
 
 

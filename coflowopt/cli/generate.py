@@ -76,7 +76,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--shape", choices=gen.SHAPES, default=None,
         help="flows: independent flows between random ports; shuffle: MapReduce shuffles "
         "(mappers send equal parts of each reducer's data), as in the Facebook trace "
-        "(default: shuffle with --to benchmark, which holds only shuffles, else flows)",
+        "(default: shuffle with --to benchmark or coflowsim, which hold only shuffles, else flows)",
     )
     s.set_defaults(func=run_synthetic)
 
@@ -286,9 +286,10 @@ def run_synthetic(args: argparse.Namespace) -> int:
     _load_needs_two(args.load, args.coflows)
     classes = gen.facebook_bins(min_width=args.min_width, max_width=args.max_width,
                                 max_length=args.max_length_mb * MB)
-    shape = args.shape or ("shuffle" if args.to == "benchmark" else "flows")
-    if shape != "shuffle" and args.to == "benchmark":
-        raise InputError("--to benchmark holds only full shuffles: use --shape shuffle")
+    trace = args.to in ("benchmark", "coflowsim")  # one format, coflowsim's units aside
+    shape = args.shape or ("shuffle" if trace else "flows")
+    if shape != "shuffle" and trace:
+        raise InputError(f"--to {args.to} holds only full shuffles: use --shape shuffle")
     inst = gen.synthetic(
         args.coflows, args.ports, classes=classes, load=args.load, port_rate=args.port_rate,
         seed=args.seed, shape=shape,

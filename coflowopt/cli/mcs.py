@@ -253,7 +253,7 @@ def _class_rows(cls: mcs_classify.Classification) -> list[list[object]]:
         rows.append(
             [
                 i + 1,
-                f"[{lo:g}, {hi:g})",
+                f"[{lo:.12g}, {hi:.12g})",  # not %g's 6 digits: 3.0000003 printed as 3
                 int(cls.priorities[i]),
                 int(cls.count[i]),
                 100 * cls.accuracy[i],
@@ -266,6 +266,8 @@ def _class_rows(cls: mcs_classify.Classification) -> list[list[object]]:
 
 
 def run_classify(args: argparse.Namespace) -> int:
+    if not args.step > 1:  # Algorithm 1 multiplies the width threshold by Step
+        raise InputError(f"--step must be > 1, got {args.step:g}")
     inst = load_instance(args)
     sizes = None if args.size_thresholds is None else np.array(args.size_thresholds) * MB
     common = {"size_thresholds": sizes, "classes": args.classes}
@@ -301,7 +303,7 @@ def run_classify(args: argparse.Namespace) -> int:
     )
     for name, r in results.items():
         if name != args.method:
-            d = ", ".join(f"{x:g}" for x in r.width_thresholds) or "none"
+            d = ", ".join(f"{x:.12g}" for x in r.width_thresholds) or "none"
             out.write(f"{name}: Delta = {d}, error {r.error:.4f}\n")
     return 0
 
@@ -370,7 +372,8 @@ def run_thresholds(args: argparse.Namespace) -> int:
     out.write(format_table(rows, headers) + "\n")
     out.write(
         f"model objective (Eq. 5): default {sol.default_objective:.6g}, {sol.method} {sol.objective:.6g} "
-        f"({100 * sol.improvement:.2f}% lower), status {sol.status.value}, {sol.runtime:.3f} s\n"
+        f"({100 * abs(sol.improvement):.2f}% {'lower' if sol.improvement >= 0 else 'higher'}), "
+        f"status {sol.status.value}, {sol.runtime:.3f} s\n"
     )
     if check is not None:
         # relative: the model's objective scales with the load (1e-300 at a load of 1e-300)
@@ -460,10 +463,10 @@ def run_sweep(args: argparse.Namespace) -> int:
         if args.first:
             opts["first"] = [v * MB for v in args.first]
         table = mcs_sweeps.aalo_sweep(inst, load=rho, **opts)  # type: ignore[arg-type]
-        x, group = ("queues", "E") if args.factors else (("Q1_mb", None) if args.first else ("queues", None))
+        x = "Q1_mb" if args.first and not args.factors else "queues"
     elif args.kind == "linear":
         table = mcs_sweeps.linear_sweep(inst, load=rho, **({"queues": args.queues} if args.queues else {}))
-        x, group = "queues", None
+        x = "queues"
     else:
         opts = {}
         if args.queues:
@@ -477,9 +480,12 @@ def run_sweep(args: argparse.Namespace) -> int:
             opts["delta_scale"] = args.delta_scale
         table = mcs_sweeps.mcs_sweep(inst, load=rho, **opts)  # type: ignore[arg-type]
         x = "theta_w1_mb" if args.theta_w else ("delta_scale" if args.delta_scale else "theta_n1_mb")
-        group = None
     if args.plot:
-        save_plot(mcs_sweeps.plot_sweep(table, x, group=group), args.plot)
+        # a line per combination of the other swept parameters (one line through all the
+        # points mixed their series)
+        swept = [c for c in ("queues", "E", "Q1_mb", "delta_scale", "theta_n1_mb", "theta_w1_mb")
+                 if c in table.columns and c != x and len(set(table.column(c))) > 1]
+        save_plot(mcs_sweeps.plot_sweep(table, x, group=swept), args.plot)
     if args.json:
         emit_json({"title": table.title, "columns": list(table.columns), "rows": table.as_dicts()})
         return 0

@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 from typing import Any, TextIO
 
+from ..errors import InputError
 from ..experiment import SweepError, SweepProgress, load, load_experiment, report, sweep
 from ..experiment.report import SETTING
 from ..instance import BINS
@@ -77,11 +78,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     r.add_argument("--plot", metavar="OUT",
                    help="also draw a figure of the sweep (.png, .svg or .pdf; needs the plot "
                    "extra); which one: --figure")
-    r.add_argument("--figure", choices=FIGURES, default="bins",
+    r.add_argument("--figure", choices=FIGURES, default=None,
                    help="the --plot figure: bins (mean CCT per bin over the baseline's, pooled; "
                    "the default), cdf (CCT distribution per scheduler, a panel per fabric when "
                    "several) or ratio (sum w*CCT over the bound, else mean CCT, against --x)")
-    r.add_argument("--x", default="load", metavar="COLUMN",
+    r.add_argument("--x", default=None, metavar="COLUMN",
                    help="the ratio figure's x axis: a numeric column of the runs table or a "
                    "generator's parameter (default load)")
     out = r.add_mutually_exclusive_group()
@@ -205,6 +206,14 @@ def _sweep_figure(args: argparse.Namespace) -> Any:
 
 
 def run_report(args: argparse.Namespace) -> int:
+    # options that choose the figure, given without one: a mistake to point out, not to ignore
+    if args.plot is None and (args.figure is not None or args.x is not None):
+        raise InputError(f"{'--figure' if args.figure is not None else '--x'} chooses the "
+                         "--plot figure; give --plot OUT")
+    if args.x is not None and args.figure != "ratio":
+        raise InputError("--x is the ratio figure's x axis; give --figure ratio")
+    args.figure = args.figure or "bins"
+    args.x = args.x or "load"
     outputs = [("--csv", args.csv if args.csv != "-" else None), ("--plot", args.plot)]
     check_outputs(args, outputs)
     check_plot(args.plot, "--plot", "report --plot")

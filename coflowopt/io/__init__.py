@@ -92,9 +92,11 @@ def detect_format(path: str | os.PathLike[str], text: str | None = None) -> str:
         # every Coflow-Benchmark line has at least one '<rack>:<MB>' reducer, and Sincronia
         # lines have none: any line with one (a damaged first line may not) decides
         # (past the first line at any line break the parsers split at: a file with carriage
-        # returns alone was read as Sincronia's)
+        # returns alone was read as Sincronia's; after a line's first field, the coflow's
+        # id, which may hold a ':' in either format)
         rest = stripped.splitlines()[1:]
-        return "benchmark" if any(":" in ln for ln in rest) else "sincronia"
+        return ("benchmark" if any(":" in tok for ln in rest for tok in ln.split()[1:])
+                else "sincronia")
     if len(lines) == 1 and len(lines[0]) == 2:
         return "benchmark"  # an empty trace: both text formats read it alike
     raise InputError(

@@ -192,33 +192,36 @@ def plot_sweep(
     x: str,
     *,
     y: str = "objective",
-    group: str | None = None,
+    group: str | Sequence[str] | None = None,
     logx: bool = True,
     ax: Any = None,
 ) -> Any:
-    """Plot ``y`` against ``x``, one line per value of ``group``; needs matplotlib (extra ``plot``).
+    """Plot ``y`` against ``x``, one line per value of ``group`` (a column, or several: a
+    line per combination of their values); needs matplotlib (extra ``plot``).
 
     Returns the matplotlib Figure.
     """
     require("matplotlib", "plot", "plotting a sweep")
     import matplotlib.pyplot as plt
 
-    for name in (x, y, *((group,) if group else ())):
+    groups = (group,) if isinstance(group, str) else tuple(group or ())
+    for name in (x, y, *groups):
         if name not in table.columns:
             raise InstanceError(f"the table has no column '{name}'; columns: {', '.join(table.columns)}")
     if ax is None:
         fig, ax = plt.subplots(figsize=(5, 3.5))
     else:
         fig = ax.figure
-    keys = sorted(set(table.column(group))) if group else [None]
-    for key in keys:
-        rows = [r for r in table.as_dicts() if group is None or r[group] == key]
-        rows.sort(key=lambda r: r[x])
+    rows_of: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
+    for r in table.as_dicts():
+        rows_of.setdefault(tuple(r[g] for g in groups), []).append(r)
+    for key in sorted(rows_of):
+        rows = sorted(rows_of[key], key=lambda r: r[x])
         ax.plot(
             [r[x] for r in rows],
             [r[y] for r in rows],
             marker="o",
-            label=None if key is None else f"{group}={key}",
+            label=", ".join(f"{g}={v:g}" for g, v in zip(groups, key, strict=True)) or None,
         )
     if logx:
         ax.set_xscale("log")
@@ -226,7 +229,7 @@ def plot_sweep(
     ax.set_ylabel(y)
     if table.title:
         ax.set_title(table.title, fontsize="small")
-    if group:
+    if groups:
         ax.legend(fontsize="small")
     fig.tight_layout()
     return fig

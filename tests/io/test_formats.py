@@ -196,6 +196,14 @@ def test_detection_by_suffix_and_content(tmp_path):
         cr.write_bytes((DATA / name).read_bytes().replace(b"\r\n", b"\n").replace(b"\n", b"\r"))
         assert io.detect_format(cr) == name.removeprefix("good_").removesuffix(".txt")
         assert io.read(cr).num_flows == io.read(DATA / name).num_flows
+    # a coflow id with a ':' in a Sincronia trace coflowopt wrote was taken for a
+    # Coflow-Benchmark reducer: the file it wrote could not be read back
+    inst = Instance(Fabric.uniform(2), (Coflow.from_flows("job:1", [(0, 1, MB)]),
+                                        Coflow.from_flows("job:2", [(1, 0, 2 * MB)], release=1.0)))
+    out = tmp_path / "colon.txt"
+    io.write(inst, out, format="sincronia")
+    assert io.detect_format(out) == "sincronia"
+    assert io.read(out).ids == ("job:1", "job:2")
 
 
 def test_benchmark_writer_notes_sizes_without_an_exact_decimal(tmp_path):

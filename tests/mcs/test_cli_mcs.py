@@ -37,6 +37,15 @@ def test_classify_both_methods(capsys):
     data = json.loads(out)
     assert data["classification"]["method"] == "exact" and data["classification"]["classes"] == 3
     assert data["comparison"]["exact"]["error"] <= data["comparison"]["published"]["error"]
+    # a step of 1 was refused without naming the option
+    code, _, err = run(capsys, "mcs", "classify", TRACE, "--step", "1")
+    assert code == 2 and "--step must be > 1, got 1" in err
+    # the table printed thresholds to 6 digits: 3.0000003 as 3, a class [3, 3)
+    code, out, _ = run(capsys, "mcs", "classify", TRACE, "--method", "published", "--step",
+                       "1.0000001")
+    rows = [ln.split() for ln in out.splitlines() if ln.strip()[:1].isdigit()]
+    bounds = [(r[1].strip("[,"), r[2].rstrip(")")) for r in rows]
+    assert all(lo != hi for lo, hi in bounds), bounds
 
 
 def test_thresholds_single_and_double(capsys):

@@ -100,3 +100,27 @@ def test_the_default_linear_sweep_runs():
     table = linear_sweep(W, load=0.5)
     assert table.column("queues")[-1] == 64
     assert all(0 < r <= 1 + 1e-12 for r in table.column("relative"))
+
+
+@pytest.mark.parametrize(("argv", "lines"), [
+    (["--first", "1,10,100", "--queues", "2,5,10"], {"queues=2", "queues=5", "queues=10"}),
+    (["--kind", "mcs", "--theta-n", "1,10", "--theta-w", "1,4"], {"theta_n1_mb=1", "theta_n1_mb=10"}),
+    (["--queues", "2,5"], {None}),
+])
+def test_the_sweep_figure_has_a_line_per_other_parameter(tmp_path, monkeypatch, argv, lines):
+    # one line went through every point, the series of each queue count joined in a zig-zag
+    pytest.importorskip("matplotlib")
+    from coflowopt.cli import main
+    from coflowopt.cli import mcs as cli_mcs
+
+    drawn = []
+    monkeypatch.setattr(cli_mcs, "save_plot", lambda fig, out: drawn.append(fig))
+    inst = tmp_path / "w.json"
+    assert main(["generate", "synthetic", "--coflows", "30", "--ports", "6", "-o", str(inst)]) == 0
+    assert main(["mcs", "sweep", str(inst), "--load", "0.5", "--plot", str(tmp_path / "s.png"),
+                 *argv]) == 0
+    ax = drawn[0].axes[0]
+    labels = {line.get_label() for line in ax.get_lines()}
+    assert labels == lines or (lines == {None} and len(ax.get_lines()) == 1)
+    xs = [list(line.get_xdata()) for line in ax.get_lines()]
+    assert all(x == sorted(x) and len(set(x)) == len(x) for x in xs)
