@@ -305,8 +305,33 @@ def _shuffle_of(c: Coflow) -> tuple[list[int], list[int], list[float]]:
     """Mappers, reducer racks and per-flow sizes, if the coflow is a full shuffle.
 
     Representable coflows have, for every reducer, one flow from each mapper
-    (the same multiset of mapper racks for every reducer), all of one size.
+    (the same multiset of mapper racks for every reducer), all of one size. A rack may
+    be a reducer twice (the reader takes ``1:1 1:2``): then the flows must come as the
+    reader lists them, reducer by reducer, mappers in one order (:func:`_entries`).
     """
+    try:
+        return _by_rack(c)
+    except ValueError:
+        entries = _entries(c)
+        if entries is None:
+            raise
+        return entries
+
+
+def _entries(c: Coflow) -> tuple[list[int], list[int], list[float]] | None:
+    """The coflow's flows cut into reducer entries as the reader lists them: consecutive
+    runs of ``M`` flows with the same sequence of mapper racks, each run into one rack
+    with one size (the smallest such ``M``); ``None`` if there are none."""
+    n = c.src.size
+    for m in (d for d in range(1, n + 1) if n % d == 0):
+        src, dst, size = (x.reshape(-1, m) for x in (c.src, c.dst, c.sizes))
+        if (src == src[0]).all() and (dst == dst[:, :1]).all() and (size == size[:, :1]).all():
+            return src[0].tolist(), dst[:, 0].tolist(), size[:, 0].astype(float).tolist()
+    return None
+
+
+def _by_rack(c: Coflow) -> tuple[list[int], list[int], list[float]]:
+    """:func:`_shuffle_of` for coflows whose reducers are distinct racks, in any flow order."""
     reducers = list(dict.fromkeys(c.dst.tolist()))
     first = np.flatnonzero(c.dst == reducers[0])
     mappers = c.src[first].tolist()

@@ -220,3 +220,23 @@ def test_benchmark_writer_notes_sizes_without_an_exact_decimal(tmp_path):
     exact = Coflow("0", np.array([0, 1, 2]), np.array([1, 1, 1]), np.full(3, 1.7 * MB / 3))
     assert not any("flow sizes" in n
                    for n in benchmark.write(Instance(Fabric.uniform(3, 1.0), (exact,)), tmp_path / "u.txt"))
+
+
+@pytest.mark.parametrize(("line", "written"), [
+    ("1 0 1 0 2 1:1 1:2", "1 0 1 0 2 1:1 1:2"),
+    ("1 0 2 0 1 3 1:2 0:4 1:6", "1 0 2 0 1 3 1:2 0:4 1:6"),
+    # the same flows, four from rack 1 to rack 0, written as one reducer of four mappers
+    ("7 1500 2 1 1 2 0:3 0:3", "7 1500 4 1 1 1 1 1 0:6"),
+])
+def test_a_rack_that_is_a_reducer_twice_writes_back(tmp_path, line, written):
+    # the reader takes a rack named twice among the reducers; the writer refused it, with
+    # "reducer 1 gets unequal amounts from its mappers" where there was one mapper
+    src = tmp_path / "in.txt"
+    src.write_text(f"2 1\n{line}\n")
+    inst = io.read(src, format="benchmark")
+    out = tmp_path / "out.txt"
+    io.write(inst, out, format="benchmark")
+    assert out.read_text() == f"2 1\n{written}\n"
+    back = io.read(out, format="benchmark")
+    assert np.array_equal(back.flow_src, inst.flow_src) and np.array_equal(back.flow_dst, inst.flow_dst)
+    assert np.array_equal(back.flow_size, inst.flow_size)
