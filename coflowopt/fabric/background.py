@@ -517,6 +517,74 @@ def _overloaded(share: float, load: float) -> str:
             "flows, which would pile up without end")
 
 
+MAX_ENUMERATED = 400
+"""The most hosts of a graph fabric on which :func:`poisson_overload` enumerates the host
+pairs (about 160,000 routes); beyond it a graph is not checked."""
+
+
+def poisson_overload(fabric: Any, share: float, load: float) -> str:
+    """Why Poisson flows of ``load`` cannot run on ``fabric`` beside a constant ``share``
+    ('' if they can, or if the fabric is a graph too large to check).
+
+    The flows offer every link an expected load: arrivals at ``load`` times the hosts'
+    uplink capacity ``U``, each from a host drawn uniformly to another (each ordered pair
+    with probability ``1 / (H (H - 1))``), ECMP hashing a pair's flows evenly over its
+    equal-cost paths in expectation, as spray splits them. Where that expectation reaches
+    what the share leaves of a link, background flows arrive faster than the link can
+    carry them and pile up without end: on an oversubscribed fabric that happens at loads
+    the host links carry (10:1 spine-leaf with one host a leaf and four spines: any load
+    of 0.1 or more). Closed forms by symmetry on the big switch (``load U / H`` on every
+    port), spine-leaf (a leaf-spine link carries ``load r h (H - h) / ((H - 1) S)``) and
+    fat-tree (an edge-aggregation link ``load r (H - k/2) / (H - 1)``, more than an
+    aggregation-core link); the routes of every pair on a graph of at most
+    :data:`MAX_ENUMERATED` hosts.
+    """
+    from ..instance import Fabric
+    from .network import Network
+    from .topology import FatTree, SpineLeaf
+
+    left = 1.0 - share
+    if isinstance(fabric, Fabric):
+        H = fabric.num_ports
+        offered = load * float(np.sum(fabric.ingress)) / H
+        cap = float(min(np.min(fabric.ingress), np.min(fabric.egress)))
+        where = "a port"
+    elif isinstance(fabric, Network) and isinstance(fabric.topology, SpineLeaf):
+        t = fabric.topology
+        H, h = t.num_hosts, t.hosts_per_leaf
+        if H == h:
+            return ""  # one leaf: the host links carry it (load + share < 1)
+        offered = load * t.host_rate * h * (H - h) / ((H - 1) * t.spines)
+        cap, where = t.spine_rate, "a leaf-spine link"
+    elif isinstance(fabric, Network) and isinstance(fabric.topology, FatTree):
+        ft = fabric.topology
+        H = ft.num_hosts
+        offered = load * ft.host_rate * (H - ft.k // 2) / (H - 1)
+        cap, where = float(ft.link_rate or ft.host_rate), "an edge-aggregation link"
+    elif isinstance(fabric, Network) and fabric.topology.num_hosts <= MAX_ENUMERATED:
+        H = fabric.topology.num_hosts
+        src = np.repeat(np.arange(H), H - 1)
+        dst = np.concatenate([np.delete(np.arange(H), i) for i in range(H)])
+        routes = Network(fabric.topology, "spray").routes(src, dst)
+        per_link = (load * float(np.sum(fabric.ingress)) / (H * (H - 1))
+                    * np.asarray(routes.sum(axis=0)).ravel())
+        ratio = per_link / (left * np.asarray(fabric.capacity, dtype=np.float64))
+        worst = int(np.argmax(ratio))
+        if ratio[worst] < 1:
+            return ""
+        offered, cap = float(per_link[worst]), float(fabric.capacity[worst])
+        where = f"link {fabric.link_name(worst)}"
+    else:
+        return ""
+    if offered < left * cap:
+        return ""
+    return (f"the Poisson background at load {load:g} offers {where} {offered:.4g} per time unit "
+            f"on average, not below the {left * cap:.4g} that the share {share:g} leaves of "
+            f"its capacity {cap:.4g}: background flows would arrive faster than it carries them "
+            "and pile up without end (lower the load: this fabric carries below "
+            f"{load * left * cap / offered:.3g})")
+
+
 def parse_background(text: str, capacity: FloatArray, link_names: Sequence[str], *,
                      num_hosts: int | None = None) -> Background:
     """A background from the command line.

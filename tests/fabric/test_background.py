@@ -438,3 +438,48 @@ def test_the_cli_runs_under_background_and_refuses_bad_ones(tmp_path):
                              capture_output=True, text=True)
         assert run.returncode == 2, run.stderr
         assert message in run.stderr and "Traceback" not in run.stderr
+
+
+@pytest.mark.parametrize("fabric", [
+    Network(SpineLeaf(3, 2, 2, 1.0, 0.3), "ecmp", 0),
+    Network(SpineLeaf(4, 1, 1, 2.0, 0.5), "spray"),
+    Network(SpineLeaf(2, 3, 3, 1.0, 1.0), "ecmp", 3),
+    Network(FatTree(4, 1.0, 0.4), "ecmp", 0),
+    Network(FatTree(4, 1.0), "spray"),
+    Fabric(np.array([1.0, 2.0, 0.5]), np.array([1.0, 1.0, 3.0])),
+    "graph",  # the first spine-leaf fabric as a graph: every pair's routes enumerated
+])
+@pytest.mark.parametrize("share", [0.0, 0.3])
+def test_a_poisson_load_that_a_link_cannot_carry_is_refused(fabric, share):
+    # on a 10:1 spine-leaf fabric any Poisson load of 0.1 or more piles up on the spine
+    # links without end, and the run never ended. The closed forms against every pair's
+    # routes: the refusal starts at the load where the first link's expected load reaches
+    # what the share leaves of it (the host links: where share + load reaches 1)
+    from coflowopt.fabric import GraphTopology
+    from coflowopt.fabric.background import poisson_overload
+
+    if fabric == "graph":
+        t = SpineLeaf(3, 2, 2, 1.0, 0.3)
+        names = [t.node_name(v) for v in range(t.num_nodes)]
+        links = tuple((names[int(a)], names[int(b)], float(c))
+                      for a, b, c in zip(t.tail, t.head, t.capacity, strict=True))
+        fabric = Network(GraphTopology(tuple(names), tuple(names[: t.num_hosts]), links), "ecmp", 0)
+    H = fabric.num_ports if isinstance(fabric, Fabric) else fabric.topology.num_hosts
+    src = np.repeat(np.arange(H), H - 1)
+    dst = np.concatenate([np.delete(np.arange(H), i) for i in range(H)])
+    if isinstance(fabric, Fabric):
+        routes = Instance(fabric, (Coflow("c", src, dst, np.ones(src.size)),)).routes
+    else:
+        routes = Network(fabric.topology, "spray").routes(src, dst)
+    per_link = float(np.sum(fabric.ingress)) / (H * (H - 1)) * np.asarray(routes.sum(axis=0)).ravel()
+    limit = float(np.min((1 - share) * np.asarray(fabric.capacity)[per_link > 0] / per_link[per_link > 0]))
+    for load in np.linspace(0.02, 0.98, 49):
+        if abs(load - limit) < 1e-6 * limit:
+            continue
+        refused = bool(poisson_overload(fabric, share, float(load))) or share + load >= 1
+        assert refused == (load > limit), (load, limit)
+    inst = Instance(fabric, (Coflow("a", [0], [1], [1.0]),))
+    if limit < 1 - share:
+        with pytest.raises(InputError, match="pile up without end"):
+            simulate(inst, "varys", background=Background(
+                share=share, poisson=PoissonFlows(min(limit * 1.01, 0.99 - share), load_cdf("web-search"))))
