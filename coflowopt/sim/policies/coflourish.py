@@ -93,6 +93,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ... import alloc
+from ...errors import InstanceError
 from ...fabric.feedback import FeedbackReport, SwitchFeedback
 from ...fabric.network import Network
 from ...fabric.topology import SpineLeaf
@@ -204,7 +205,7 @@ class Coflourish(Policy):
             spine_rate = float(topo.spine_rate)
         else:
             kind = getattr(getattr(fabric, "topology", None), "kind", type(fabric).__name__)
-            raise SimulationError(
+            raise InstanceError(  # the instance's fabric: the command line names its file
                 f"coflourish estimates bandwidth from a two-layer fabric's feedback (the big "
                 f"switch or spine-leaf); this instance is on a {kind} fabric")
         self.leaf = leaf
