@@ -35,6 +35,9 @@ def _inst() -> Instance:
     # AttributeErrors from inside
     (lambda i: simulate("inst.json", "varys"), "expected an Instance, got str"),
     (lambda i: simulate(i, "varys", 5), "params must be a mapping of parameter names to values, got 5"),
+    # accepted, and "no" recorded
+    (lambda i: simulate(i, "varys", record="no"), "record must be True or False, got 'no'"),
+    (lambda i: simulate(i, "varys", progress=3), "progress must be a function of the fraction done"),
     (lambda i: check_feasible(i.coflows, Schedule.empty()), "expected an Instance, got tuple"),
     (lambda i: write(i.coflows, "x.json"), "expected an Instance to write, got tuple"),
     # TypeError, ValueError and NumPy errors from inside

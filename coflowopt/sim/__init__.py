@@ -84,7 +84,10 @@ def simulate(
         arrivals: MCS uses 10 s and 1 s); ``None`` admits them at once.
     record
         Record and return the :class:`~coflowopt.Schedule` (off saves memory
-        on large traces).
+        on large traces). The completion times are the same either way, except in
+        their last bits for ``aalo`` and ``mcs`` (and ``baraat`` on networks): a full
+        record buffer ends their compiled stretch there, and the next one solves its
+        levels again (about 1e-13 relative, ``models/simulator.md``).
     max_pieces
         The most rows recorded (:data:`coflowopt.sim.engine.MAX_PIECES`,
         100 million, about 3 GiB: pieces, and for the fair-sharing kernels tied
@@ -121,6 +124,11 @@ def simulate(
     if params is not None and not isinstance(params, (Mapping, Params)):
         raise SimulationError(f"params must be a mapping of parameter names to values, got "
                               f"{params!r:.80}")
+    if not isinstance(record, (bool, np.bool_)):
+        raise SimulationError(f"record must be True or False, got {record!r:.80}")
+    if progress is not None and not callable(progress):
+        raise SimulationError(f"progress must be a function of the fraction done, got "
+                              f"{progress!r:.80}")
     if isinstance(scheduler, Policy):
         if params is not None or kwargs:
             raise SimulationError("pass parameters to the policy object, not to simulate()")
