@@ -254,3 +254,27 @@ def test_an_empty_output_name_is_refused_by_its_option(tmp_path, monkeypatch, ca
     code, out, err = run(capsys, *argv)
     assert code == 2 and out == "" and list(tmp_path.iterdir()) == []
     assert err == f"coflowopt: error: {argv[-2]}: an empty file name: name a file to write\n"
+
+
+def test_an_interrupt_inside_a_compiled_kernel_exits_130_in_one_line(monkeypatch, capsys):
+    # Numba's dispatcher turns a KeyboardInterrupt raised while a kernel calls back into
+    # Python into a SystemError caused by it: `solve --method local-search` interrupted
+    # printed a 55-line traceback and exited 1
+    from coflowopt.cli import info as cli_info
+
+    def interrupted(args):
+        try:
+            raise KeyboardInterrupt
+        except KeyboardInterrupt as exc:
+            raise SystemError("<slot wrapper '__call__'> returned a result with an exception set") from exc
+
+    monkeypatch.setattr(cli_info, "run_info", interrupted)
+    assert main(["info", str(TRACE)]) == 130
+    assert capsys.readouterr().err == "coflowopt: interrupted\n"
+
+    def broken(args):
+        raise SystemError("not an interrupt")
+
+    monkeypatch.setattr(cli_info, "run_info", broken)
+    with pytest.raises(SystemError, match="not an interrupt"):
+        main(["info", str(TRACE)])
