@@ -566,3 +566,14 @@ def test_generate_to_a_trace_format_draws_shuffles(tmp_path, capsys, to):
     assert main(["generate", "synthetic", "--coflows", "5", "--ports", "4", "-o", str(out),
                  "--to", to, "--shape", "flows"]) == 2
     assert f"--to {to} holds only full shuffles: use --shape shuffle" in capsys.readouterr().err
+
+
+def test_a_formulation_too_large_names_the_file(tmp_path, capsys):
+    # the refusal named neither the file nor an option
+    trace = io.read(ROOT / "instances" / "fb2010" / "FB2010-1Hr-150-0.txt")
+    path = tmp_path / "fb40.json"
+    io.write(trace.subset(range(40)), path)
+    assert main(["solve", str(path), "--method", "time-indexed"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"coflowopt: error: {path}: method='time-indexed' with a step of ")
+    assert "constraint entries (limit 20,000,000)" in err and len(err.splitlines()) == 1

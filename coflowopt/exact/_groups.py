@@ -114,13 +114,14 @@ def count_text(n: int) -> str:
 
 def check_size(columns: int, what: str, nonzeros: int = 0) -> None:
     """Raise when a formulation would need more than :data:`MAX_COLUMNS` columns or
-    :data:`MAX_NONZEROS` constraint entries."""
-    from ..errors import CoflowoptError
+    :data:`MAX_NONZEROS` constraint entries (an :class:`InstanceError`: the command line
+    names the instance's file)."""
+    from ..errors import InstanceError
 
     for n, limit, unit in ((columns, MAX_COLUMNS, "columns"),
                            (nonzeros, MAX_NONZEROS, "constraint entries")):
         if n > limit:
-            raise CoflowoptError(
+            raise InstanceError(
                 f"{what} would need {count_text(n)} {unit} (limit {limit:,}); the instance is "
                 "too large for this exact formulation: use a lower bound (coflowopt bound) or "
                 "a smaller instance (Instance.subset)"
