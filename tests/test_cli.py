@@ -37,6 +37,19 @@ def test_info_json_on_the_facebook_trace(capsys):
     assert {b: v["coflows"] for b, v in facts["bins"].items()} == {"SN": 309, "LN": 90, "SW": 59, "LW": 68}
 
 
+def test_info_gives_the_first_release_as_it_is(capsys, tmp_path):
+    # every first release printed as 0 (releases of 5 and 7: "releases from 0 to 7")
+    from coflowopt import Coflow, Fabric, Instance
+
+    path = tmp_path / "late.json"
+    io.write(Instance(Fabric.uniform(2), (Coflow.from_flows("a", [(0, 1, 1.0)], release=5.0),
+                                          Coflow.from_flows("b", [(1, 0, 1.0)], release=7.0))), path)
+    code, out, _ = run(capsys, "info", path, "--json")
+    assert code == 0 and json.loads(out)["release"] == {"first": 5.0, "last": 7.0, "span": 2.0}
+    code, out, _ = run(capsys, "info", path)
+    assert "releases from 5 to 7" in out
+
+
 def test_info_readable_and_thresholds(capsys):
     code, out, _ = run(capsys, "info", TRACE, "--narrow-width", "1000000")
     assert code == 0 and "526 coflows, 706397 flows, 150 ports" in out

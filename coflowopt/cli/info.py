@@ -96,8 +96,9 @@ def describe(inst: Instance, *, short_length: float = 5 * MB, narrow_width: int 
         "total_size": total,
         "capacity": {"min": float(cap.min()), "max": float(cap.max()), "uniform": inst.fabric.is_uniform},
         "release": {
-            "first": float(inst.release.min(initial=0)),
-            "last": float(inst.release.max(initial=0)),
+            # (min's initial=0 made every first release 0, below releases of 5 and 7)
+            "first": float(inst.release.min()) if inst.num_coflows else 0.0,
+            "last": float(inst.release.max()) if inst.num_coflows else 0.0,
             "span": span,
         },
         "width": _stats(inst.width),
