@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import csv
 import math
-import numbers
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,7 +30,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from .._files import json_float, natural_number, parse_json, read_text
+from .._files import finite_number, json_float, natural_number, parse_json, read_text
 from .._frozen import Frozen
 from .._frozen import readonly as _readonly
 from .._text import value_text
@@ -661,7 +660,7 @@ def coflows_to_background(instance: Any, share: float, seed: int = 0, *,
     most of the bytes) the bytes taken by either can be far from ``share`` on a few
     dozen coflows.
     """
-    if isinstance(share, bool) or not isinstance(share, numbers.Real) or not (0 <= share < 1):
+    if not (finite_number(share) and 0 <= share < 1):
         raise InputError(f"the share of coflows turned into background must be a number in "
                          f"[0, 1), got {share!r}")
     if not natural_number(seed):
