@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import inspect
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from typing import Any
 
 from .._budget import now
@@ -56,14 +56,16 @@ bound is at least as strong for the instance's routing, and theirs is a far larg
 (``models/bound-free.md``). Ask for them by name."""
 
 
-def check_options(fn: Callable[..., Any], options: dict[str, Any], what: str) -> None:
+def check_options(fn: Callable[..., Any], options: dict[str, Any], what: str,
+                  hidden: Collection[str] = ("time_limit",)) -> None:
     """Raise if ``options`` names a keyword that ``fn`` does not take, or gives one a value
     its annotation does not allow (:func:`_allowed`): numbers must be finite and >= 0,
     integers whole, flags booleans, callbacks callable, orders sequences of integers, names
-    sequences of strings."""
+    sequences of strings. The error lists the keywords ``fn`` takes but those in ``hidden``
+    (set another way: the time limit, or on the command line the progress callback)."""
     params = inspect.signature(fn).parameters
     allowed = sorted(p for p, v in params.items() if v.kind is inspect.Parameter.KEYWORD_ONLY
-                     and p != "time_limit")
+                     and p not in hidden)
     bad = sorted(set(options) - set(allowed))
     if bad:
         raise CoflowoptError(

@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from ..bounds import BOUNDS
+from ..bounds import BOUNDS, check_options
 from ..errors import InputError
 from ..instance import Instance
 from ..io.schedule_file import write_schedule
@@ -108,9 +108,10 @@ _OWN_OPTIONS = {"time_limit": "--time-limit", "progress": "the progress bar (not
 """Keywords of solve()/bound() that --param must not set, and where they belong."""
 
 
-def _options(args: argparse.Namespace, fn: Callable[..., Any] | None) -> dict[str, Any]:
-    """``--param`` values as ``fn`` (the solver or bound) takes them: an option it annotates
-    as names (``Sequence[str]``, the local search's ``starts``) is split at commas."""
+def _options(args: argparse.Namespace, fn: Callable[..., Any] | None, what: str) -> dict[str, Any]:
+    """``--param`` values as ``fn`` (the solver or bound named ``what``) takes them: an
+    option it annotates as names (``Sequence[str]``, the local search's ``starts``) is split
+    at commas. Checked here, so that the options an error lists are the command line's."""
     params = inspect.signature(fn).parameters if fn is not None else {}
     opts: dict[str, Any] = {}
     for key, text in parse_params(args.param).items():
@@ -121,6 +122,8 @@ def _options(args: argparse.Namespace, fn: Callable[..., Any] | None) -> dict[st
             opts[key] = tuple(name.strip() for name in text.split(","))
         else:
             opts[key] = _value(text)
+    if fn is not None:
+        check_options(fn, opts, what, hidden=_OWN_OPTIONS)
     return opts
 
 
@@ -166,7 +169,7 @@ def _fmt(x: float) -> str:
 def run_solve(args: argparse.Namespace) -> int:
     inst = load_instance(args)
     check_outputs(args, [("--schedule", args.schedule)])  # before the solve
-    opts = _options(args, SOLVERS.get(args.objective, {}).get(args.method))
+    opts = _options(args, SOLVERS.get(args.objective, {}).get(args.method), f"method '{args.method}'")
     progress = None
     if args.objective == "wcct" and args.method == "exact" and not args.json:
         progress = Progress(args.time_limit, "branch and bound")
@@ -281,7 +284,7 @@ def run_bound(args: argparse.Namespace) -> int:
         with naming(args.file):
             res = bound(inst, method=args.method, time_limit=args.time_limit,
                         progress=report if bar is not None else None,
-                        **_options(args, BOUNDS.get(args.method)))
+                        **_options(args, BOUNDS.get(args.method), f"bound '{args.method}'"))
     finally:
         if bar is not None:
             bar.close()

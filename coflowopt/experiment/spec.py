@@ -486,11 +486,12 @@ class BoundSpec:
 
 
 def _checked(fn: Callable[..., Any], options: dict[str, Any], what: str) -> None:
-    """:func:`coflowopt.bounds.check_options`, its error an :class:`InputError`."""
+    """:func:`coflowopt.bounds.check_options`, its error an :class:`InputError` that lists
+    the options a cell can hold."""
     from ..bounds import check_options
 
     try:
-        check_options(fn, options, what)
+        check_options(fn, options, what, hidden=_NOT_OPTIONS)
     except CoflowoptError as exc:
         raise InputError(str(exc)) from None
 

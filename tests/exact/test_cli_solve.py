@@ -83,6 +83,10 @@ def test_bound_json_and_readable(capsys):
 def test_bad_options_exit_2(capsys):
     code, _, err = run(capsys, "solve", GAP, "--param", "warp=9")
     assert code == 2 and "does not take option(s) warp" in err
+    # the options listed are those --param can set: not the API's progress callback
+    # or initial orders
+    code, _, err = run(capsys, "solve", GAP, "--method", "best", "--param", "warp=9")
+    assert code == 2 and err.strip().endswith("it takes: rel_gap, seed")
     code, _, err = run(capsys, "solve", GAP, "--method", "permutation", "--objective", "makespan")
     assert code == 2 and "not available for objective 'makespan'" in err
     code, _, err = run(capsys, "bound", GAP, "--param", "nonsense")
