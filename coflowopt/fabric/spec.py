@@ -23,7 +23,7 @@ path below the fabric object (``links[3][2]``, ``paths.c0[1][2]``).
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from typing import Any
 
 from .._files import json_float
@@ -172,8 +172,10 @@ def network_from_json(obj: Any) -> Network:
     return Network(topo, routing, seed, paths)
 
 
-def network_to_json(net: Network) -> dict[str, Any]:
-    """The JSON object that :func:`network_from_json` reads back as ``net``."""
+def network_to_json(net: Network, ids: Collection[str] | None = None) -> dict[str, Any]:
+    """The JSON object that :func:`network_from_json` reads back as ``net``; with ``ids``,
+    the given paths of those coflows only (an instance's file holds its own coflows' paths,
+    not those of coflows a subset dropped)."""
     out: dict[str, Any] = {"topology": net.topology.kind, **net.topology.params(),
                            "routing": net.routing}
     if out.get("link_rate") is None:
@@ -181,7 +183,8 @@ def network_to_json(net: Network) -> dict[str, Any]:
     if net.routing == "ecmp":
         out["seed"] = net.seed
     if net.paths is not None:
-        out["paths"] = {cid: [list(p) for p in ps] for cid, ps in net.paths.items()}
+        out["paths"] = {cid: [list(p) for p in ps] for cid, ps in net.paths.items()
+                        if ids is None or cid in ids}
     return out
 
 

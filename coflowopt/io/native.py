@@ -261,6 +261,12 @@ class _Reader:
         if not coflows:
             raise self.fail("$.coflows", NO_COFLOWS)
         parsed = [self.coflow(k, c) for k, c in enumerate(coflows)]
+        paths = getattr(fabric, "paths", None) or {}
+        ids = {c.id for c in parsed}
+        stray = [cid for cid in paths if cid not in ids]
+        if stray:
+            raise self.fail(f"$.fabric.paths.{stray[0]}", f"paths are given for coflow "
+                            f"'{stray[0]}', which the instance does not have")
         try:
             return Instance(fabric, tuple(parsed), name=name)
         except InstanceError as exc:
@@ -332,7 +338,7 @@ def dumps(instance: Instance, *, metadata: dict[str, Any] | None = None) -> str:
             raise ValueError(f"metadata keys must start with '_', got {key!r}")
         parts.append(f",\n {json.dumps(key)}: {json.dumps(value)}")
     if isinstance(fab, Network):
-        parts.append(',\n "fabric": ' + json.dumps(network_to_json(fab)))
+        parts.append(',\n "fabric": ' + json.dumps(network_to_json(fab, set(instance.ids))))
     else:
         parts.append(
             ',\n "ports": {"ingress": ['

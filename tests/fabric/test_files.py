@@ -53,6 +53,18 @@ def test_version_2_round_trips(fabric, tmp_path):
     assert json.loads(out.read_text())["format"] == "coflowopt-instance/2"
 
 
+def test_a_subset_writes_the_paths_of_its_own_coflows(tmp_path):
+    paths = {"a": [["h0", "s", "t", "h3"], ["h1", "s", "t", "h2"]], "b": [["h2", "t", "s", "h0"]]}
+    path = tmp_path / "in.json"
+    path.write_text(json.dumps(_doc({**GRAPH, "routing": "given", "paths": paths})))
+    sub = io.read(path).subset([1])
+    out = tmp_path / "out.json"
+    io.write(sub, out)
+    assert json.loads(out.read_text())["fabric"]["paths"] == {"b": paths["b"]}
+    back = io.read(out)
+    assert back.ids == ("b",) and (back.routes != sub.routes).nnz == 0
+
+
 def test_version_1_files_are_unchanged(tmp_path):
     inst = io.read(GOOD_V1)
     out = tmp_path / "out.json"
@@ -97,6 +109,10 @@ BAD = [
                                                         ["h1", "s", "t", "h2"]],
                                                   "b": [["h2", "t", "s", "h0"]]}}),
      "$.fabric.paths.a[0][2]", "passes through host 'h1'; hosts do not forward"),
+    (_doc({**GRAPH, "routing": "given", "paths": {"a": [["h0", "s", "t", "h3"], ["h1", "s", "t", "h2"]],
+                                                  "b": [["h2", "t", "s", "h0"]],
+                                                  "typo": [["h0", "s", "h1"]]}}),
+     "$.fabric.paths.typo", "paths are given for coflow 'typo', which the instance does not have"),
     (_doc({**SPINE_LEAF, "routing": "spray"}), "$.fabric.seed",
      "seed is ECMP's hash seed; routing 'spray' has none"),
     (_doc({**GRAPH, "routing": "free"}), "$.fabric.routing", "unknown routing 'free'"),
