@@ -141,7 +141,8 @@ BAD = [
     ('solvers = [{method = "local-search", seed = -1}]\n',
      "exp.toml: solvers[0]: method 'local-search': option seed must be int (numbers: finite and >= 0), "
      "got -1"),
-    ('solvers = ["exact:nodes=5"]\n', "exp.toml: solvers[0]: method 'exact' does not take option(s) nodes; it takes: "
+    ('solvers = ["exact:nodes=5"]\n',
+     "exp.toml: solvers[0]: method 'exact' does not take option(s) nodes; it takes: "
      "cut_rounds, global_cut_depth, initial_orders, polish, rel_gap, root_cut_rounds\n"),
     ('solvers = [{method = "best", objective = "makespan"}]\n',
      "exp.toml: solvers[0]: method 'best' does not solve objective 'makespan'"),

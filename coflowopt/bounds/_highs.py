@@ -21,7 +21,9 @@ discards a subtree on an uncertified "infeasible" may discard the optimum.
 from __future__ import annotations
 
 import math
+import threading
 from dataclasses import dataclass, field
+from typing import Any
 
 import highspy
 import numpy as np
@@ -63,6 +65,66 @@ def quiet_highs() -> highspy.Highs:
     h = getattr(highspy, "_Highs", highspy.Highs)()
     h.setOptionValue("output_flag", False)
     return h
+
+
+_INTERRUPT_CHECKS = ("kCallbackSimplexInterrupt", "kCallbackIpmInterrupt", "kCallbackMipInterrupt")
+"""HiGHS's callbacks that may stop a run."""
+
+INTERRUPTIBLE_NNZ = 100_000
+"""Models with at least this many nonzeros run interruptibly (:func:`run`). A thread of
+HiGHS's own costs its thread pool's start each run: the branch and bound's node LPs
+(hundreds of nonzeros, tens of ms each) took twice the CPU time that way, and an interrupt
+reaches Python between them anyway."""
+
+
+def run(h: highspy.Highs) -> None:
+    """``h.run()``, which an interrupt (Ctrl-C) stops within one of HiGHS's iterations.
+
+    HiGHS runs in a thread of its own (highspy releases the GIL while it runs) and this
+    one waits for it, so a KeyboardInterrupt reaches Python at once; HiGHS then stops at
+    its next interrupt check (simplex, interior point and MIP callbacks) and the interrupt
+    is raised again here. Run in this thread, HiGHS would keep the interrupt from Python
+    until its own time limit ended. Outside the main thread (which alone receives
+    interrupts), for models below :data:`INTERRUPTIBLE_NNZ` nonzeros, or without
+    highspy's callbacks, it is ``h.run()``.
+    """
+    types = getattr(getattr(highspy, "cb", None), "HighsCallbackType", None)
+    if (types is None or not hasattr(h, "setCallback") or h.getNumNz() < INTERRUPTIBLE_NNZ
+            or threading.current_thread() is not threading.main_thread()):
+        h.run()
+        return
+    kinds = [getattr(types, name) for name in _INTERRUPT_CHECKS]
+    stop = threading.Event()
+
+    def check(_type: object, _message: str, _out: object, data_in: Any, _user: object) -> None:
+        data_in.user_interrupt = stop.is_set()
+
+    def solve() -> None:
+        try:
+            h.run()
+        finally:
+            done.set()
+
+    # waits on an event, not on Thread.join: a join that an interrupt broke off can
+    # report the thread ended while it runs (CPython's threading, 3.11)
+    done = threading.Event()
+    h.setCallback(check, None)
+    for kind in kinds:
+        h.startCallback(kind)
+    solver = threading.Thread(target=solve, name="HiGHS", daemon=True)
+    try:
+        solver.start()
+        while not done.wait(0.1):
+            pass
+    except KeyboardInterrupt:
+        stop.set()
+        done.wait()
+        raise
+    finally:
+        if solver.ident is not None:  # started
+            solver.join()
+        for kind in kinds:
+            h.stopCallback(kind)
 
 
 def bound_status(bound: float, timed_out: bool) -> Status:
@@ -493,7 +555,7 @@ class LPBuilder:
             h, scale = self._highs, self._scale
             if time_limit is not None:
                 h.setOptionValue("time_limit", float(max(time_limit, 1e-3)))
-        h.run()
+        run(h)
         certified = False
         if not mip and _status(h) == "infeasible":
             certified = self._certified(h)
@@ -518,7 +580,7 @@ class LPBuilder:
         h.setOptionValue("primal_feasibility_tolerance", RECHECK_TOL)
         h.setOptionValue("dual_feasibility_tolerance", RECHECK_TOL)
         try:
-            h.run()
+            run(h)
         finally:
             for k, v in saved.items():
                 h.setOptionValue(k, v)

@@ -262,8 +262,8 @@ class _Reader:
             raise self.fail("$.coflows", NO_COFLOWS)
         parsed = [self.coflow(k, c) for k, c in enumerate(coflows)]
         paths = getattr(fabric, "paths", None) or {}
-        ids = {c.id for c in parsed}
-        stray = [cid for cid in paths if cid not in ids]
+        known = {c.id for c in parsed}
+        stray = [cid for cid in paths if cid not in known]
         if stray:
             raise self.fail(f"$.fabric.paths.{stray[0]}", f"paths are given for coflow "
                             f"'{stray[0]}', which the instance does not have")
