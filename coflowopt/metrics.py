@@ -53,7 +53,7 @@ def deadlines_met(
     release) plus the simulator's time resolution at the deadline
     (:data:`~coflowopt.schedule.TIME_ROUNDING` of ``max(1, |D_k|)``): MADD at the deadline
     finishes there only up to rounding. Not ``rtol`` of ``|D_k|`` itself: with times on a
-    Unix clock (1.7e9 s) that let a coflow 1.25 s late count as met (a review).
+    Unix clock (1.7e9 s) that let a coflow 1.25 s late count as met.
     """
     c = _completion(instance, completion)
     d = instance.deadline

@@ -90,11 +90,11 @@ def bssi(v: npt.ArrayLike, weights: npt.ArrayLike | None = None) -> BSSIResult:
         ratio[cand] = resid[cand] / col[cand]
         c = int(np.argmin(tie_keys(ratio)))
         # beta is the least ratio, not the tie's winner's (which may lie 2^-30 above it
-        # and drive another residual weight 1e-10 below 0: a dual bound above the optimum,
-        # a review); the winner keeps a crumb of weight, which only lowers the bound
+        # and drive another residual weight 1e-10 below 0: a dual bound above the optimum);
+        # the winner keeps a crumb of weight, which only lowers the bound
         beta = max(float(ratio.min()), 0.0)
         s_col = col[unordered]
-        # beta times a load first: loads near 1e154 square to inf (a review), while beta is a
+        # beta times a load first: loads near 1e154 square to inf, while beta is a
         # weight over a load and the products stay the size of a weighted completion time
         vs = float(s_col.sum())
         dual += 0.5 * ((beta * vs) * vs + float(((beta * s_col) * s_col).sum()))
@@ -113,7 +113,7 @@ def drop_load(total: FloatArray, load: FloatArray, c: int, rest: npt.NDArray[np.
 
     Links whose sum falls below 1e-3 of what it was are summed afresh over ``rest``: the
     difference keeps the rounding of the larger sum (a load of 1e20 removed left a link's
-    1.6 at 0, and BSSI chose another bottleneck, a review).
+    1.6 at 0, and BSSI chose another bottleneck).
     """
     before = total.copy()
     total -= load[c]

@@ -87,7 +87,7 @@ def proves_optimal(value: float, bound: float, rel_gap: float) -> bool:
 
     Not when the bound lies above the value beyond rounding (``max(rel_gap, 1e-9)``): a lower
     bound above a feasible schedule is wrong, and clamping it to the value would call any
-    schedule optimal (a review's spray instance, whose isolation bound read a flow's slowest
+    schedule optimal (a spray instance, whose isolation bound read a flow's slowest
     link instead of its share of each: 8 above an incumbent of 7, reported optimal).
     """
     if not (math.isfinite(value) and math.isfinite(bound)):

@@ -755,7 +755,7 @@ def amount_resolution(flow: IntArray, start: FloatArray, end: FloatArray, rate: 
     """How precisely float64 times can state each flow's total amount: the
     :func:`time_resolution` of its pieces, plus one instant at its last time too short to
     state (a flow that finishes with less than ``top * spacing(t)`` left gets it in no
-    time: a review's 1e-6 B flow at t = 1.2e8 finished its last 1.1e-10 B at rate 0.1
+    time: a 1e-6 B flow at t = 1.2e8 finished its last 1.1e-10 B at rate 0.1
     that way). ``flow`` indexes ``0 .. num_flows - 1``; ``tied``: also tied pieces (of
     those flows) with their :meth:`TiedPieces.sums` for rates up to ``top``."""
     out = _per_flow_sums(flow, num_flows,

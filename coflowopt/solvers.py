@@ -130,7 +130,7 @@ def solve(
 
 
 _CHEAP_BOUNDED = {"exact", "exact-milp", "time-indexed", "permutation"}
-"""Search methods whose bound at a time limit can be below the cheap bounds (a review: the
+"""Search methods whose bound at a time limit can be below the cheap bounds (for example the
 isolation bound, 673, where Sincronia's bound gives 2,737 in 0.15 s; the permutation
 search's 7.4 against an isolation bound of 357). A bound on every schedule also bounds the
 best permutation schedule."""
@@ -150,8 +150,8 @@ def _with_cheap_bound(inst: Instance, res: Result, rel_gap: float) -> Result:
     """``res`` with its bound raised to :func:`cheap_wcct_bound` where that is higher.
 
     When that bound closes the gap to the schedule's value within ``rel_gap``, the
-    schedule is proven optimal and the status says so (a review: ``time_limit`` after
-    0.2 s of an 8 s limit, and ``feasible``, each with a gap of 0). Not when the bound lies
+    schedule is proven optimal and the status says so (not ``time_limit`` after
+    0.2 s of an 8 s limit, nor ``feasible``, each with a gap of 0). Not when the bound lies
     above the checked schedule's value: the bound is then wrong and is left out (see
     :func:`~coflowopt.result.proves_optimal`).
     """
@@ -181,7 +181,7 @@ def _guard(inst: Instance, objective: str, res: Result) -> Result:
     """No schedule that :func:`~coflowopt.schedule.check_feasible` rejects is returned.
 
     An LP solved in floating point can drop a flow whose size lies below the solver's
-    tolerances after scaling (a review found sizes 1e4 and 1e-4 in one instance). Then the
+    tolerances after scaling (as with sizes 1e4 and 1e-4 in one instance). Then the
     schedule and the bound that came with it are not trusted: the result has no solution
     and, for ``wcct``, :func:`cheap_wcct_bound` (computed without a time limit).
     """

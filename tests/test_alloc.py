@@ -130,7 +130,7 @@ def test_madd_finishes_everything_at_gamma():
 def test_greedy_over_all_orders_never_beats_max_min_minimum_share_fairness():
     # flows 0->0, 0->1, 1->1: max-min gives each 1/2; a greedy order serves its first flow at
     # full rate and so starves a flow sharing a link with it (the smallest share is 0), and
-    # each allocation is maximal: every flow has a full link (a review: `g.sum() <= 2` alone
+    # each allocation is maximal: every flow has a full link (`g.sum() <= 2` alone
     # held for any feasible allocation, zeros included)
     fab = Fabric.uniform(2)
     A = fab.routes([0, 0, 1], [0, 1, 1])

@@ -92,7 +92,7 @@ def test_mcs_validate_runs_every_configuration_by_default():
 
 
 def test_solve_without_a_method_is_the_command_lines_solve(capsys):
-    # (a review) co.solve(inst) raised TypeError (missing method) where the CLI defaults to exact
+    # co.solve(inst) raised TypeError (missing method) where the CLI defaults to exact
     inst = io.read(GAP)
     res = co.solve(inst)
     assert res.method == co.solve(inst, method="exact").method
@@ -127,7 +127,7 @@ def test_plural():
 
 
 def test_counts_of_one_are_singular(tmp_path, capsys):
-    # (a review) info printed "1 ports"
+    # info printed "1 ports"
     path = tmp_path / "one.json"
     path.write_text(ONE)
     runs = [["info", path], ["validate", path], ["solve", path], ["bound", path],
@@ -153,7 +153,7 @@ TRACE = ROOT / "tests" / "data" / "good_benchmark.txt"
 
 
 def test_bins_state_their_unit(tmp_path, capsys):
-    # (a review) MB-based bin labels were printed for instances whose format states no unit:
+    # MB-based bin labels were printed for instances whose format states no unit:
     # a trace is in bytes; a JSON instance gets the threshold in its own size units
     path = tmp_path / "one.json"
     path.write_text(ONE)

@@ -166,7 +166,7 @@ def test_variants_keep_the_instance_valid():
         two.subset([1])
     assert two.subset([1], drop_dependencies=True).coflows[0].starts_after == ()
     assert two.subset([0, 1]) == two
-    # (a review) positions out of range, ids and repeats: an InstanceError that says so
+    # positions out of range, ids and repeats: an InstanceError that says so
     # (were IndexError, ValueError from int('C1'), and a duplicate-id error)
     with pytest.raises(InstanceError, match=r"positions 0\.\.1, got 5"):
         two.subset([5])

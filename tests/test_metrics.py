@@ -34,7 +34,7 @@ def test_summary_of_hand_computed_completions():
 
 
 def test_deadline_slack_follows_the_window_not_the_clock():
-    # (a review) on a Unix clock (1.7e9 s) a slack of 1e-9 |D| let a coflow 1.25 s late count
+    # on a Unix clock (1.7e9 s) a slack of 1e-9 |D| let a coflow 1.25 s late count
     t0 = 1.7e9
     cs = tuple(Coflow.from_flows(c, [(0, 0, 1.0)], release=t0, deadline=t0 + 0.2) for c in "ab")
     inst = Instance(Fabric.uniform(1), cs)

@@ -66,7 +66,7 @@ def test_dual_is_below_every_order_on_every_link(prob):
     assert r.dual <= best * (1 + 1e-9)
 
 
-# ---- a review of Sincronia
+# ---- Sincronia's order at numeric extremes and ties
 
 
 def _scaled_case(scale: float):

@@ -299,7 +299,7 @@ def test_the_resolution_slack_does_not_cover_a_rate_beyond_every_link():
 
 
 def test_a_last_instant_too_short_to_state_is_within_the_resolution():
-    # (a review's fuzzing, wss) a 1e-6 flow at t = 1.2e8 got the whole 0.1 link for its
+    # (wss) a 1e-6 flow at t = 1.2e8 got the whole 0.1 link for its
     # last 1.1e-10: 1.1e-9 s, below the float spacing there (1.5e-8), so that piece has no
     # length and the recorded amount is short by 1.1e-4 of the size
     inst = Instance(Fabric.uniform(1, 0.1), (Coflow.from_flows("a", [(0, 0, 1e-6)]),))
@@ -314,7 +314,7 @@ def test_a_last_instant_too_short_to_state_is_within_the_resolution():
 
 
 def test_trimmed_drops_rounding_pieces_after_a_flow_completes():
-    # a time-indexed LP left 1e-10 of a flow's size in later slots (a review: 35 of 1,740
+    # a time-indexed LP left 1e-10 of a flow's size in later slots (35 of 1,740
     # pieces, and a coflow's last piece 24 time units after its completion)
     inst = Instance(Fabric.uniform(2), (Coflow.from_flows("a", [(0, 1, 1.0), (1, 0, 2.0)]),))
     s = Schedule.from_pieces([(0, 0.0, 1.0, 1.0), (0, 1.0, 25.0, 1e-12),

@@ -129,7 +129,7 @@ def run(h: highspy.Highs) -> None:
 
 def bound_status(bound: float, timed_out: bool) -> Status:
     """A bound LP's status: ``BOUND`` with a value, else ``TIME_LIMIT`` when it ran out of
-    time (not ``NO_SOLUTION``, which hid the cause: a review) or ``NO_SOLUTION``."""
+    time (not ``NO_SOLUTION``, which would hide the cause) or ``NO_SOLUTION``."""
     if math.isfinite(bound):
         return Status.BOUND
     return Status.TIME_LIMIT if timed_out else Status.NO_SOLUTION
@@ -250,7 +250,7 @@ solved without presolve (:meth:`LPBuilder.solve`)."""
 def run_time(left: float, passing: float) -> float:
     """The time limit to give HiGHS's run with ``left`` seconds left after ``passing``
     seconds spent passing it the model: less its presolve, which cannot be interrupted and
-    takes about as long as the pass did (a review: a 2.3-million-column makespan LP ran
+    takes about as long as the pass did (a 2.3-million-column makespan LP ran
     4.0 s on a limit of 2.7 s after a 1.4 s pass), but at least half the time left."""
     return float(max(left - passing, left / 2, 1e-3))
 
@@ -524,7 +524,7 @@ class LPBuilder:
         if self._highs is None or relax:
             # a MIP's objective is scaled to a largest cost of 1: HiGHS's MIP tolerances are
             # absolute, so tiny weights (1e-6) would make its "optimal" and its dual bound
-            # mean nothing (a review found both 12% above the optimum); LPs keep their costs,
+            # mean nothing (both were seen 12% above the optimum); LPs keep their costs,
             # their bound is recomputed from the data (safe_dual_bound)
             scale = self._cost_scale() if mip else 1.0
             h = self._build(opts, scale)
@@ -569,9 +569,9 @@ class LPBuilder:
         """Solve an LP called infeasible without proof once more: no presolve, tight tolerances.
 
         Presolve can find infeasibility without a dual ray, and an LP with a group far
-        smaller than the rest can look infeasible at HiGHS's default tolerance (1e-7): a
-        review re-solved five such node LPs of the exact search at 1e-10 and all were
-        feasible. The new status (and solution, or ray) is what :meth:`_collect` reads;
+        smaller than the rest can look infeasible at HiGHS's default tolerance (1e-7): five
+        such node LPs of the exact search, re-solved at 1e-10, were all feasible. The new
+        status (and solution, or ray) is what :meth:`_collect` reads;
         the model's options are restored afterwards.
         """
         keys = ("presolve", "primal_feasibility_tolerance", "dual_feasibility_tolerance")

@@ -19,7 +19,7 @@ completed by ``tau_i``), whose objective telescopes to
 ``sum_k w_k (c_k1 + sum_i (c_k,i+1 - c_ki) Y_ki)``: every cost is nonnegative
 and the constant is ``sum_k w_k e_k``. The form above has the constant
 ``sum_k w_k c_k,N+1`` (every coflow charged the horizon) minus an LP value of
-about the same size; a review found the bound 2.4x above the optimum when a
+about the same size; it put the bound 2.4x above the optimum when a
 heavy coflow finishing early met a long one (weights 1e6 and 2e-10: both
 terms near 1e14, their difference 0.02).
 With release thresholds ``rho`` the rows ``sum_{k: r_k >= rho} v_kl X_ki <=

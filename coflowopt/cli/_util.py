@@ -48,7 +48,7 @@ __all__ = [
 def floor_text(x: float, digits: int, *, up: bool = False) -> str:
     """``x`` to ``digits`` significant digits, rounded down (``up``: up): a lower bound
     printed rounded to nearest could read above what is proven (782522.52 printed as
-    782523, a review), an upper bound below it."""
+    782523), an upper bound below it."""
     if not math.isfinite(x):
         return "-"
     mode = decimal.ROUND_CEILING if up else decimal.ROUND_FLOOR

@@ -174,7 +174,7 @@ def _verify(problem: FairnessProblem, rep: FairnessReport) -> dict[str, Any]:
         "lp_status": lp.status.value,
         "mechanism_isolation_guarantee": float(rep.isolation_guarantee),
         # relative: an absolute 1e-7 called PS-P's 5e-8 and the LP's 6.7e-8 (weights 1e7) in
-        # agreement (a review); 1e-4 leaves room for HiGHS's tolerances on small values
+        # agreement; 1e-4 leaves room for HiGHS's tolerances on small values
         # (7e-5 relative seen on a DRF guarantee of 0.001 that the closed form gets right)
         "lp_agrees": bool(
             abs(lp.objective - float(rep.isolation_guarantee)) <= _VERIFY_RTOL * abs(lp.objective)

@@ -305,7 +305,7 @@ def run_bound(args: argparse.Namespace) -> int:
     if res.info.get("note"):
         out.write(f"note: {res.info['note']}\n")
     if res.method == "best":
-        # each bound rounded down, as the line above (a review: 782522.52 read 782523 here)
+        # each bound rounded down, as the line above (rounded to nearest, 782522.52 read 782523 here)
         rows = [[name, floor_text(val, 10), "best" if name == res.info["best"] else ""]
                 for name, val in res.info["bounds"].items()]
         why_not = res.info.get("skipped_because", {})

@@ -47,7 +47,7 @@ with a message instead of exhausting memory."""
 MAX_NONZEROS = 20_000_000
 """Largest number of constraint entries a formulation may build (about 1 GB in the model
 builder and HiGHS together); the time-indexed model's cumulative rows grow with the square
-of its slots (a review's one-flow instance with 10,000 slots: 5e7 entries, 5.2 GB peak,
+of its slots (a one-flow instance with 10,000 slots: 5e7 entries, 5.2 GB peak,
 and building the model ignores the time limit)."""
 
 
@@ -80,7 +80,7 @@ def from_origin(inst: Instance) -> tuple[Instance, float]:
     """``inst`` with every time moved so that the first release is 0, and the move.
 
     The interval formulations (makespan, deadlines) work with differences of breakpoints;
-    computed from absolute times near ``1e16`` those lose all precision (a review: two
+    computed from absolute times near ``1e16`` those lose all precision (two
     coflows of 1 and 1,024 units, deadline 1,024 after a release of 1e16, were both
     admitted, "optimal"). Moved to 0 the breakpoints keep the precision of the input's own
     differences; the results are moved back (their times then round at the input's scale).

@@ -37,7 +37,7 @@ def _certified(inst: Instance, order: np.ndarray, bounds: dict[str, float], meth
                start: float, extra: dict | None = None, *, cut: bool = False) -> Result:
     """The permutation schedule of ``order`` with the largest finite bound; ``cut``: a step
     was stopped by the clock (status ``TIME_LIMIT``, as for every solver)."""
-    # a bound that overflowed (inf) or failed (nan) bounds nothing (a review: an infinite
+    # a bound that overflowed (inf) or failed (nan) bounds nothing (an infinite
     # port bound made every order "certified" optimal)
     name = max(bounds, key=lambda k: bounds[k] if math.isfinite(bounds[k]) else -math.inf)
     sched, comp = permutation_schedule(inst, order)  # always: the heuristic's one schedule

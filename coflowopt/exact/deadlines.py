@@ -119,7 +119,7 @@ def _max_deadlines(
     runtime = now() - start
     lp_bound = float(relax.bound) if relax.ok else math.nan
     # the smallest finite of the MILP's bound, the relaxation's and admitting everything
-    # (``min`` with a nan first returned nan: no bound at a time limit, found by a review)
+    # (``min`` with a nan first returned nan: no bound at a time limit)
     upper = float(min(b for b in (sol.bound, lp_bound, float(value.sum())) if math.isfinite(b)))
     if sol.x is None:
         return Result(Status.TIME_LIMIT if sol.status == "time_limit" else Status.NO_SOLUTION,
@@ -157,7 +157,7 @@ def _serve_after(
     t_end = float(comp[admit].max()) if admit.size else 0.0
     sub = inst.subset(others, drop_dependencies=True)
     # each flow from when it is there, or t_end if later (moving the coflow's release and
-    # keeping its delays made a delayed flow wait its delay again after t_end: a review)
+    # keeping its delays made a delayed flow wait its delay again after t_end)
     moved = []
     for c in sub.coflows:
         r = max(c.release, t_end)

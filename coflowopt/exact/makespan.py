@@ -69,7 +69,7 @@ def min_makespan(
         bound = makespan_bound(inst)
         status = Status.TIME_LIMIT
         info = {"lp_status": how, "incumbent": "pfp (greedy per flow, dense)"}
-    if sched is None:  # (a review saw no bound at all here)
+    if sched is None:  # (still with the cheap bound)
         return Result(Status.TIME_LIMIT if how == "time_limit" else Status.NO_SOLUTION,
                       math.nan, makespan_bound(inst), now() - start, "exact",
                       objective_name="makespan", info={"lp_status": how})
@@ -197,7 +197,7 @@ def _check_crossbar_routes(inst: Instance) -> None:
     capacities.
 
     The decomposition matches ingress to egress ports and so accounts for the host links
-    only; on a multi-hop fabric two matched pairs can share a switch link (a review's
+    only; on a multi-hop fabric two matched pairs can share a switch link (for example a
     k = 4 fat-tree under ECMP: two flows on one aggregation-core link of capacity 1, each
     at rate 1). A network whose flows all stay within one switch is a crossbar and passes.
     """

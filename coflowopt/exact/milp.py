@@ -104,7 +104,7 @@ def solve_event_milp(inst: Instance, *, time_limit: float = 60.0, rel_gap: float
     elp = EventLP(g)
     check_size((K + elp.R) * (g.num_groups + K + elp.R), "method='exact-milp'")
     if w.max() / w.min() > MAX_WEIGHT_SPAN:
-        # its big-M grows with 1 / min weight: a review found HiGHS "optimal" 33% above the
+        # its big-M grows with 1 / min weight: HiGHS could report "optimal" 33% above the
         # optimum with weights 1e-6 and 1e6
         raise CoflowoptError(
             f"method='exact-milp' is numerically unreliable when weights span more than "
@@ -205,11 +205,11 @@ def solve_event_milp(inst: Instance, *, time_limit: float = 60.0, rel_gap: float
     remaining = left()
     if remaining <= 0:
         return stop("time limit reached while passing the model to HiGHS")
-    # (a review: HiGHS ran 8.6 s on a limit of 7.2 s after a 1.6 s load)
+    # (HiGHS ran 8.6 s on a limit of 7.2 s after a 1.6 s load)
     solver.config.time_limit = run_time(remaining, loading)
     solver.config.mip_gap = rel_gap
     # only the relative gap (tiny weights); tight feasibility: a binary 1e-6 from integral
-    # relaxes a big-M row by 1e-6 M (a review's instance, capacities 1e-3 and M = 24,068 time
+    # relaxes a big-M row by 1e-6 M (an instance with capacities 1e-3 and M = 24,068 time
     # units: "optimal" 0.2% above the optimum, its bound above a feasible schedule); no
     # presolve: with it, intervals of 1e-8 time units made HiGHS call a schedule 4-7% above
     # the optimum optimal, with its bound (a random search)

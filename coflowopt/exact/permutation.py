@@ -265,7 +265,7 @@ def best_permutation(
         left = time_limit - (now() - start)
         if best_order is not None and left < took:
             # the simulation checks the clock only every 1024 events, too seldom to stop on
-            # time (a review: 7.7 s at a limit of 5 on the Facebook trace): not started
+            # time (7.7 s at a limit of 5 on the Facebook trace): not started
             break
         t0 = now()
         try:

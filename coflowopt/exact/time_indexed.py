@@ -25,7 +25,7 @@ first, so that the grid MILP (which usually runs to the limit) cannot leave
 it without time, but with at most half of the time left after the grid
 model is built (a MILP's dual bound at that point is still valid), so that
 an LP relaxation too large to finish cannot leave the grid MILP without
-time either (a review's 30 coflows at step 0.1: the LP took the whole limit
+time either (30 coflows at step 0.1: the LP took the whole limit
 and no schedule was found). The grid MILP gets what is left. A relaxed
 model not solved in time gives way to ``sum w_k e_k`` (the isolation bound,
 below every charge of the relaxed model), so a bound is always reported
@@ -261,7 +261,7 @@ def time_indexed(
     if lower != "none":
         left = time_limit - built
         rsol = None
-        if left > built:  # else building it alone would use up the limit (a review)
+        if left > built:  # else building it alone would use up the limit
             rlp, rconst = _relaxed_model(g, s, n_slots)
             left = time_limit - (now() - start)
             rsol = rlp.solve(time_limit=max(left * _BOUND_SHARE, 1e-3), relax=(lower == "lp"))
@@ -275,7 +275,7 @@ def time_indexed(
             info["lower_isolation"] = bound
     left = time_limit - (now() - start)
     # HiGHS cannot stop inside loading and presolving a model, which take about as long as
-    # building it: with less time left than that, the MILP is not started (a review's 200
+    # building it: with less time left than that, the MILP is not started (200
     # coflows ran 6.6 s with a limit of 2 s)
     sol = lp.solve(time_limit=left, options={"mip_rel_gap": rel_gap}) if left > built else None
     info["grid_status"] = "not started" if sol is None else sol.status

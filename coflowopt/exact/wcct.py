@@ -97,7 +97,7 @@ def solve_event_sequence(
 
     Without the search's horizon (:func:`_update_horizon`): a schedule's LP needs no
     finite column bounds, and the horizon, taken from the incumbent, may cut off the
-    incumbent's own order by rounding (a review's instance: its optimal order became
+    incumbent's own order by rounding (in one instance its optimal order became
     "infeasible" and the search returned no schedule).
     """
     node = elp.build(events, horizon=math.inf)
@@ -420,8 +420,8 @@ def _describe(elp: EventLP, events: Sequence[int]) -> list[str]:
 HORIZON_SLACK = 1e-6
 """Relative (and, in the time unit, absolute) room above the horizon: far above HiGHS's
 feasibility tolerance (1e-7), so that an order as good as the incumbent stays feasible
-in its LP. Any horizon at or above the exact one is valid; a tight one (1e-9 before a
-review) made the incumbent's own order infeasible when it equalled the isolation bound."""
+in its LP. Any horizon at or above the exact one is valid; a tight one (1e-9, as it once
+was) made the incumbent's own order infeasible when it equalled the isolation bound."""
 
 
 def _update_horizon(elp: EventLP, g: Groups, best: float) -> None:

@@ -167,7 +167,7 @@ def evaluate(alloc: FairAllocation, truth: FairnessProblem | None = None) -> Fai
     cap = t.capacity
     util = usage.sum()
     # weights relative to the largest capacity: sums of capacities near 1e308 overflowed
-    # to inf and the fraction read nan (a review)
+    # to inf and the fraction read nan
     rel = as_float(cap) / float(as_float(cap).max())  # a problem has at least one link
     frac = float((as_float(usage) * rel).sum() / rel.sum())
     norm = p / t.weights

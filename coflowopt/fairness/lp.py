@@ -189,8 +189,8 @@ def _within_capacity(
     pair_link: npt.NDArray[np.int64], inel_vectors: npt.NDArray[np.float64],
 ) -> npt.NDArray[np.float64]:
     """Stage 2's extra shares scaled back onto each link's free capacity: HiGHS's feasibility
-    tolerance (1e-7) let a link be allocated 1.000000006 when another coflow's entry was 6e-9
-    (a review). An elastic share is scaled by its link's factor, an inelastic coflow's extra
+    tolerance (1e-7) let a link be allocated 1.000000006 when another coflow's entry was 6e-9.
+    An elastic share is scaled by its link's factor, an inelastic coflow's extra
     progress by the smallest factor of its links."""
     used = A @ x
     with np.errstate(divide="ignore", invalid="ignore"):

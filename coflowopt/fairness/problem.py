@@ -157,7 +157,7 @@ class FairnessProblem:
         if not np.all(rows_top == 1):
             vec = vec / rows_top[:, None]
         # a positive demand that normalises to 0 (or below the normal floats) would vanish
-        # from the coflow's links without a word (a review: [1e308, 1e-300] became [1, 0])
+        # from the coflow's links without a word ([1e308, 1e-300] became [1, 0])
         lost = np.argwhere((fv > 0) & (as_float(vec) < sys.float_info.min))
         if lost.size:
             k, i = (int(x) for x in lost[0])

@@ -356,7 +356,7 @@ def deadlines_from_isolation(
     its load over capacity when every flow is there at the release, else
     (delayed flows) the minimum makespan of the coflow alone
     (:func:`coflowopt.exact.makespan.min_makespan`; lower bounds were used
-    before, and reviews found deadlines that could not be met even alone).
+    before, and gave deadlines that could not be met even alone).
     ``minimum`` is 200 ms in the dissertation (time units of the instance). A
     deadline is at least the next float after the release.
     """

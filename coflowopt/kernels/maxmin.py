@@ -63,7 +63,7 @@ REL = 1e-12
 A link closes when its open demand falls to ``REL`` of its demand at the start. With
 row weights spread over more than ``1 / REL`` on one link (``wss`` weighs flows by
 their sizes: 1e7 and 3e-7 bytes on one downlink) an open row can lie below that, and
-its rate was taken as if the link were free (a review: 11 on a link of 1.7). With
+its rate was taken as if the link were free (11 on a link of 1.7). With
 ``exact_close`` the test is :data:`REOPEN` instead, and a link that meets it has its
 demand summed afresh from its open rows: it closes only if it has none."""
 

@@ -254,7 +254,7 @@ RESOLUTION = 1e-15
 isolated transfer time (size over its slowest link) is below ``RESOLUTION`` times its
 admission time is refused (checked before the run at the release times, and at each
 admission). float64 keeps about 4.5 steps for such a flow (flows of 21 steps were still
-feasible in a review's fuzzing, to ``check_feasible``'s rounding slack); a review's
+feasible in fuzzing, to ``check_feasible``'s rounding slack); a
 flow of 0.0084 s released at 1e17 (where float64 steps by 16 s) finished "at" its
 release with nothing sent, and its schedule failed ``check_feasible``. Only the
 admission time is known before the run (a policy may hold a flow longer, and a flow

@@ -216,7 +216,7 @@ def test_json_output_of_a_real_process_is_json_alone(args):
     json.loads(proc.stdout)
 
 
-# a heavy coflow that can finish at once beside a long light one (a review's instances):
+# a heavy coflow that can finish at once beside a long light one:
 # the interval LP's objective was a horizon-sized constant minus an LP value of the same
 # size, and their difference lost all digits (2.36x the optimum in the first case)
 HEAVY_BESIDE_LONG = [
@@ -252,7 +252,7 @@ def test_an_overflowing_objective_is_an_error_not_an_unfinished_bound():
 
 
 def test_interval_bound_of_identical_coflows_on_one_link_by_hand():
-    # (a review) the interval bound was only checked from above: returning 0 passed. Three
+    # the interval bound was only checked from above: returning 0 passed. Three
     # unit coflows on one unit link: at most tau_i of them complete by tau_i (tau_1 = 1,
     # ratio 1.25), and one completing in (tau_{i-1}, tau_i] is charged max(tau_{i-1}, 1); the
     # cheapest is to complete as much as possible as early as possible
@@ -269,7 +269,7 @@ def test_interval_bound_of_identical_coflows_on_one_link_by_hand():
 
 
 def test_an_lp_whose_pass_to_highs_uses_up_the_limit_is_not_run(monkeypatch):
-    # HiGHS's set-up of a large model does not look at the clock (a review: 3.9 s on a
+    # HiGHS's set-up of a large model does not look at the clock (3.9 s on a
     # limit of 1 ms for 680,262 columns): with no time left after the pass it is not run
     import time as _time
 
@@ -327,7 +327,7 @@ def test_the_published_pairwise_rows_can_be_stronger():
 
 
 def test_a_time_scale_beyond_floating_point_skips_the_interval_bound_not_best():
-    # (a review) a release of 1e306 against transfers of 1e-3: the interval LP's
+    # a release of 1e306 against transfers of 1e-3: the interval LP's
     # geometric time points would overflow (a traceback before); best keeps the others
     inst = Instance(Fabric.uniform(4), (
         Coflow("a", [0], [1], [1e-3], release=0.0), Coflow("b", [0], [1], [1e-3], release=1e306)))
@@ -367,7 +367,7 @@ def _random_instance(*, seed: int, ports: int, width: int, coflows: int, release
 
 
 def test_the_pairwise_lp_stops_building_when_its_time_is_up():
-    # (a review) the matrix build ignored the clock: 6 s at a 0.5 s limit on 1,500 coflows.
+    # the matrix build ignored the clock: 6 s at a 0.5 s limit on 1,500 coflows.
     # Stopped before its first link's rows, it returns no bound and says where it stopped
     inst = _random_instance(seed=3, ports=6, width=3, coflows=8, releases="index")
     res = compute_bound(inst, "pairwise", time_limit=1e-9)
@@ -377,7 +377,7 @@ def test_the_pairwise_lp_stops_building_when_its_time_is_up():
 
 
 def test_the_interval_lp_stops_building_when_its_time_is_up(monkeypatch):
-    # (a review) the interval LP handed HiGHS the whole limit after building: 7 s at a
+    # the interval LP handed HiGHS the whole limit after building: 7 s at a
     # 0.3 s limit on 1,500 coflows. Its rows are built a link group at a time, the clock
     # checked between groups
     from coflowopt.bounds import interval
@@ -455,7 +455,7 @@ def _releases_instance(seed: int, *, ports: int = 4, coflows: int = 7) -> Instan
 
 @pytest.mark.parametrize("thresholds", [0, 2, "all"])
 def test_the_pairwise_lps_first_threshold_is_the_earliest_release(thresholds):
-    # (a review) two unit coflows on one unit link, both released at 5: one ends at 6 at
+    # two unit coflows on one unit link, both released at 5: one ends at 6 at
     # the earliest, the other at 7, so the optimum is 13; the rows at rho = 0 alone give 12
     inst = Instance(Fabric.uniform(1), tuple(
         Coflow.from_flows(f"c{k}", [(0, 0, 1.0)], release=5.0) for k in range(2)))
@@ -687,7 +687,7 @@ def test_lp_builder_blocks_give_the_same_model(monkeypatch):
 
 
 def test_bound_option_ranges_are_stated_as_checked():
-    # (a review) ratio=-2 was refused as "finite and >= 0", ratio=0.5 by another message
+    # ratio=-2 was refused as "finite and >= 0", ratio=0.5 by another message
     inst = Instance(Fabric.uniform(2), (Coflow("a", [0], [1], [1.0]),))
     stated = r"option ratio must be float \(numbers: finite and > 1\), got "
     for ratio in (-2, 0.5, 1):
@@ -724,7 +724,7 @@ def test_the_interval_lps_size_limit_counts_its_nonzeros_exactly(monkeypatch):
 
 
 def test_lp_builder_keeps_nothing_of_a_refused_row_batch():
-    # (a review) the entries of a call whose bounds did not fit were kept and joined the
+    # the entries of a call whose bounds did not fit were kept and joined the
     # next call's row
     lp = LPBuilder()
     lp.add_cols(2, cost=[1.0, 1.0], lo=0.0, hi=10.0)

@@ -97,7 +97,7 @@ def test_bad_options_exit_2(capsys):
 
 
 def test_a_deadline_schedule_names_the_coflows_it_rejects(tmp_path, capsys):
-    # (a review) the default deadline schedule serves only the admitted coflows, and
+    # the default deadline schedule serves only the admitted coflows, and
     # validate called it infeasible ("amount") although it is what the solver promised
     inst = tmp_path / "dl.json"
     inst.write_text(json.dumps({
@@ -132,7 +132,7 @@ def test_the_permutation_bound_says_what_it_bounds(capsys):
 
 
 def test_crossbar_schedule_is_what_schedule_writes(capsys, tmp_path):
-    # (a review) --param crossbar=true printed the crossbar makespan but wrote the fluid
+    # --param crossbar=true printed the crossbar makespan but wrote the fluid
     # schedule: the matchings were reachable only from Python
     out = tmp_path / "cb.json"
     code, _, _ = run(capsys, "solve", GAP, "--objective", "makespan", "--param", "crossbar=true",
@@ -152,7 +152,7 @@ def test_crossbar_schedule_is_what_schedule_writes(capsys, tmp_path):
 
 
 def test_the_best_bound_table_rounds_each_bound_down(capsys):
-    # (a review) the per-bound table rounded to nearest: pairwise 782522.52 read 782523
+    # the per-bound table rounded to nearest: pairwise 782522.52 read 782523
     code, out, _ = run(capsys, "bound", GAP, "--method", "best", "--json")
     bounds = json.loads(out)["info"]["bounds"]
     code, out, _ = run(capsys, "bound", GAP, "--method", "best")
@@ -166,7 +166,7 @@ def test_the_best_bound_table_rounds_each_bound_down(capsys):
 
 
 def test_time_indexed_takes_step_or_slots_not_both(capsys):
-    # (a review) slots was silently ignored when step was given
+    # slots was silently ignored when step was given
     shuffle = Path(__file__).resolve().parents[2] / "instances" / "examples" / "dissertation_3_2_shuffle.json"
     assert main(["solve", str(shuffle), "--method", "time-indexed", "--param", "step=1",
                  "--param", "slots=2"]) == 2

@@ -96,7 +96,7 @@ def with_a_deadline(inst: Instance) -> Instance:
 
 def tight_deadlines(inst: Instance, factors: list[float]) -> Instance:
     """Every coflow gets a deadline ``factor`` times its isolation time after its release,
-    so that coflows sharing ports compete for their deadlines (a review: with deadlines on
+    so that coflows sharing ports compete for their deadlines (with deadlines on
     about one coflow in two, 13 of 200 drawn instances left the solver a real choice; with
     these, 22 of 100)."""
     alone = earliest_completion(inst) - inst.release
@@ -172,7 +172,7 @@ def test_deadline_options_and_inputs():
 
 
 def test_deadlines_far_from_time_zero_are_solved_from_the_first_release():
-    # (a review) breakpoints near 1e16 lost their differences: coflows of 1 and 1,024 units
+    # breakpoints near 1e16 lost their differences: coflows of 1 and 1,024 units
     # with deadline 1,024 on one unit port were both admitted, "optimal"
     for shift in (0.0, 1e9, 1e16, 3e16):
         d = 1024.0
@@ -186,7 +186,7 @@ def test_deadlines_far_from_time_zero_are_solved_from_the_first_release():
 
 
 def test_rejected_after_does_not_wait_a_delay_twice():
-    # (a review) x's flow is there at 3; a finishes at 4; x was served from 4 + 3 = 7
+    # x's flow is there at 3; a finishes at 4; x was served from 4 + 3 = 7
     inst = Instance(Fabric([1.0, 1.0], [1.0, 1.0]), (
         Coflow("a", [0], [0], [4.0], deadline=4.0),
         Coflow("x", [1], [1], [1.0], delay=[3.0])))

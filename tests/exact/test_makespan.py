@@ -104,7 +104,7 @@ _TINY_INTERVAL = Instance(Fabric.uniform(1), (
 @given(instances(max_ports=3, max_coflows=4, max_flows=3, delays=True))
 @example(_TINY_INTERVAL)
 def test_release_lp_equals_an_independent_lp(inst):
-    # (a review) with releases only bounds on either side were checked: returning the
+    # with releases only bounds on either side were checked: returning the
     # identity order's permutation schedule as "optimal" passed every test
     res = solve(inst, method="exact", objective="makespan")
     assert res.objective == pytest.approx(scipy_makespan(inst), rel=1e-7, abs=0)
@@ -182,7 +182,7 @@ def test_makespan_rejects_dependencies_and_nonuniform_crossbar():
 
 
 def test_out_of_time_the_makespan_lp_still_reports_a_bound(monkeypatch):
-    # (a review) a 200-coflow instance with releases: status time_limit with bound null
+    # a 200-coflow instance with releases: status time_limit with bound null
     import math
 
     from coflowopt.bounds import _highs
@@ -194,7 +194,7 @@ def test_out_of_time_the_makespan_lp_still_reports_a_bound(monkeypatch):
                                         Coflow.from_flows("b", [(0, 1, 1.0)], release=1.5)))
     res = solve(inst, method="exact", objective="makespan")
     assert res.bound == 3.0  # link 0 carries 3 from rho = 0 (from rho = 1.5: 1.5 + 1)
-    # and a dense incumbent (a review: no schedule at all): pfp serves a, then b at 2; its
+    # and a dense incumbent (where there was none at all): pfp serves a, then b at 2; its
     # makespan reaches the bound, so it is optimal after all
     assert res.status is Status.OPTIMAL and res.objective == 3.0
     assert check_feasible(inst, res.schedule)
@@ -208,7 +208,7 @@ def test_out_of_time_the_makespan_lp_still_reports_a_bound(monkeypatch):
     assert res.status is Status.TIME_LIMIT and (res.objective, res.bound) == (6.0, 5.0)
     assert check_feasible(late, res.schedule)
     # transfers too short for float64 at their release: the simulator refuses them, and the
-    # result is the bound without an incumbent (a review: the SimulationError escaped)
+    # result is the bound without an incumbent (the SimulationError used to escape)
     tiny = Instance(Fabric.uniform(2), (
         Coflow.from_flows("a", [(0, 1, 1e-12)], release=1e3),
         Coflow.from_flows("b", [(0, 1, 1e-12)], release=1e3 + 2e-12)))

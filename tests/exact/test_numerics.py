@@ -1,4 +1,4 @@
-"""Extreme numeric ranges a review of the bounds found: statuses and bounds stay honest.
+"""Extreme numeric ranges: statuses and bounds stay honest.
 
 Each instance here made a solver claim 'optimal' for a schedule or a bound that a
 feasible schedule beats, return a schedule that check_feasible rejects, or crash.
@@ -19,7 +19,7 @@ C = Coflow.from_flows
 def honest(inst: Instance, res, better: float | None = None, *, schedule: bool = True) -> None:
     """A returned schedule is feasible and worth its objective; the bound is below it, and
     below ``better`` (a feasible value found otherwise); 'optimal' means a closed gap.
-    ``schedule``: a schedule and a finite bound must be there (a review: with every check
+    ``schedule``: a schedule and a finite bound must be there (with every check
     conditional, a solver returning nothing at all passed)."""
     if schedule:
         assert res.schedule is not None and math.isfinite(res.objective), res.status
@@ -292,7 +292,7 @@ def test_a_tiny_successor_completes_in_the_schedule():
 def test_exact_milp_optimal_holds_with_slow_ports_and_tiny_weights():
     # capacities 1e-3 make the big-M 24,068 time units: with HiGHS's default 1e-6
     # integrality tolerance its "optimal" was 0.2% above the optimum and its bound above
-    # exact's feasible schedule (a review's instance)
+    # exact's feasible schedule
     F = Coflow.from_flows
     inst = Instance(Fabric.uniform(3, 0.001), (
         F("c0", [(2, 2, 2.349828900177519)], weight=1e-06),
@@ -309,7 +309,7 @@ def test_exact_milp_optimal_holds_with_slow_ports_and_tiny_weights():
 
 @pytest.mark.parametrize("method", ["exact", "exact-milp", "time-indexed"])
 def test_out_of_range_instances_get_a_clear_error(method):
-    # a review: release 1e20 beside a transfer of 1 crashed exact (AssertionError) and
+    # release 1e20 beside a transfer of 1 crashed exact (AssertionError) and
     # exact-milp (IndexError inside Pyomo, from 1e15); weights 1e308 overflowed
     one = Instance(Fabric.uniform(2), (Coflow.from_flows("a", [(0, 1, 1.0)], release=1e20),))
     with pytest.raises(CoflowoptError, match="horizon is 1e\\+20 times"):
@@ -326,7 +326,7 @@ def test_out_of_range_instances_get_a_clear_error(method):
 
 def test_makespan_and_deadlines_keep_their_range():
     # the range check of the sum-of-weighted-completion methods is theirs alone: weights
-    # 1e308 and releases 1e15 do not concern a makespan (a review)
+    # 1e308 and releases 1e15 do not concern a makespan
     from coflowopt.exact import min_makespan
 
     inst = Instance(Fabric.uniform(2), tuple(
@@ -338,7 +338,7 @@ def test_makespan_and_deadlines_keep_their_range():
 
 # ports 1e-3 and 1e6 with flows from 2e-3 to 478: HiGHS calls exact-milp's MILP infeasible
 # after 0.2 s, and the exact search falls back to a greedy order; the port bound equals that
-# schedule's value (a review saw status time_limit, then feasible, each with a gap of 0)
+# schedule's value (statuses time_limit, then feasible, were reported with a gap of 0)
 SPREAD_PORTS = Instance(Fabric([1e-3, 1e6], [1e6, 1e-3]), (
     C("c0", [(0, 1, 0.010625724000871717), (1, 0, 0.0020091969769605077),
              (0, 1, 477.6559898903466)]),

@@ -123,7 +123,7 @@ def test_bad_orders_and_dependencies_raise():
 
 
 def test_the_first_order_is_evaluated_however_short_the_limit(expired_clock):
-    # (a review: on the Facebook trace the first order outlasted a short limit and the search
+    # (on the Facebook trace the first order outlasted a short limit and the search
     # returned no schedule) the first order is always evaluated: one greedy pass; then the
     # time limit speaks
     from coflowopt.exact import permutation as perm

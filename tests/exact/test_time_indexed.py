@@ -86,7 +86,7 @@ def test_time_indexed_options():
     # traceback, "Maximum allowed size exceeded"), and the count is short
     with pytest.raises(CoflowoptError, match=r"\(1e\+300 slots\) would need 2e\+300 columns"):
         solve(inst, method="time-indexed", step=1e-300)
-    # (a review) step=-1 was refused as "finite and >= 0", although 0 is refused too
+    # step=-1 was refused as "finite and >= 0", although 0 is refused too
     stated = r"option step must be float or None \(numbers: finite and > 0\), got "
     for step in (0, -1):
         with pytest.raises(CoflowoptError, match=stated + str(step)):

@@ -26,7 +26,7 @@ from coflowopt.solvers import cheap_wcct_bound, solve
 
 @pytest.fixture(scope="module")
 def g40() -> Instance:
-    """The instance of the review: 40 coflows, 10 ports, load 0.6, seed 1."""
+    """A synthetic instance: 40 coflows, 10 ports, load 0.6, seed 1."""
     return synthetic(40, 10, load=0.6, seed=1)
 
 
@@ -229,7 +229,7 @@ def test_the_polish_leaves_the_search_most_of_the_time_limit(monkeypatch):
 
 
 def test_deadlines_out_of_time_keeps_a_bound(monkeypatch):
-    # (a review) with neither the relaxation nor the MILP done in time the bound was
+    # with neither the relaxation nor the MILP done in time the bound was
     # min(nan, ...) = nan: no bound at all; admitting every deadline coflow bounds the count
     from coflowopt.bounds import _highs
 
@@ -247,7 +247,7 @@ def test_deadlines_out_of_time_keeps_a_bound(monkeypatch):
 
 
 def test_certified_orders_keep_a_schedule_and_say_why_at_a_tiny_limit():
-    # (a review) pairwise-order gave its LP the whole limit, so the fallback order was never
+    # pairwise-order gave its LP the whole limit, so the fallback order was never
     # evaluated: no schedule, and a note claiming Sincronia's order was used; a bound LP
     # out of time said no_solution
     from coflowopt.bounds.pairwise import pairwise_bound
@@ -270,7 +270,7 @@ def test_certified_orders_keep_a_schedule_and_say_why_at_a_tiny_limit():
 
 @pytest.mark.parametrize("method", ["exact", "exact-milp", "time-indexed", "permutation"])
 def test_a_relative_gap_of_one_or_more_is_refused(method):
-    # (a review) rel_gap=1e308 made an unproven schedule "optimal" with a bound of 0
+    # rel_gap=1e308 made an unproven schedule "optimal" with a bound of 0
     from coflowopt.errors import CoflowoptError
 
     inst = _small(seed=2, width=2)
@@ -280,7 +280,7 @@ def test_a_relative_gap_of_one_or_more_is_refused(method):
 
 
 def test_search_bounds_at_a_time_limit_are_at_least_the_cheap_bounds(g40, upper, expired_clock):
-    # (a review) the permutation search stopped with 7.4 against an isolation bound of 357,
+    # the permutation search stopped with 7.4 against an isolation bound of 357,
     # and exact with the isolation bound where Sincronia's was far higher
     cheap, _ = cheap_wcct_bound(g40)
     for method in ("permutation", "exact"):

@@ -76,7 +76,7 @@ def test_errors_exit_2_with_a_message(capsys) -> None:
 
 
 def test_verify_compares_relatively(tmp_path, capsys) -> None:
-    # (a review) with weights 1e7 every guarantee is below 1e-7, so the absolute tolerance
+    # with weights 1e7 every guarantee is below 1e-7, so the absolute tolerance
     # called PS-P's 5e-8 and the LP's optimum 6.7e-8 (25% apart) in agreement
     path = tmp_path / "heavy.json"
     path.write_text(json.dumps({"format": "coflowopt-demands/1", "coflows": [
@@ -91,7 +91,7 @@ def test_verify_compares_relatively(tmp_path, capsys) -> None:
 
 def test_verify_reads_a_lower_guarantee_as_expected_only_for_mechanisms_that_do_not_aim_at_it(
         capsys) -> None:
-    # (a review) "DISAGREES" for psp and equal-share read like an error; they do not
+    # "DISAGREES" for psp and equal-share read like an error; they do not
     # maximize the isolation guarantee, DRF and HUG do
     path = str(ROOT / "instances" / "fairness" / "hug_three_coflows_elastic.json")
     assert main(["fair", path, "--mechanism", "psp", "--verify"]) == 0
@@ -103,7 +103,7 @@ def test_verify_reads_a_lower_guarantee_as_expected_only_for_mechanisms_that_do_
 
 @pytest.mark.parametrize("flag", [["--seed", "0"], ["--samples", "5"], ["--grid", "4"]])
 def test_lie_search_options_without_the_lie_search_are_refused(flag, capsys) -> None:
-    # (a review) they were ignored, with exit code 0
+    # they were ignored, with exit code 0
     code, _, err = run(capsys, "fair", EX / "hug_two_coflows_elastic.json", *flag)
     assert code == 2 and f"{flag[0]} applies to the lie search only" in err
     code, _, _ = run(capsys, "fair", EX / "hug_two_coflows_elastic.json", "--lie-search", "A",

@@ -187,7 +187,7 @@ def test_unknown_methods_and_options_raise() -> None:
 
 @pytest.mark.parametrize("cooperative", [False, True])
 def test_stage2_lp_stays_within_capacity_beside_a_tiny_entry(cooperative: bool) -> None:
-    # (a review) B's 6e-9 on L0 is below HiGHS's feasibility tolerance: the LP gave A all of
+    # B's 6e-9 on L0 is below HiGHS's feasibility tolerance: the LP gave A all of
     # L0, 1.000000006 in all, and the CLI called its own allocation infeasible
     from coflowopt.fairness.io import parse_demands
 

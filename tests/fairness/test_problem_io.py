@@ -213,8 +213,8 @@ def test_exact_vectors_are_scaled_to_exactly_one() -> None:
     assert max(q.vectors[0]) == 1
 
 
-def test_demand_files_a_review_found_unclear(tmp_path) -> None:
-    # (a review) a demand that normalises below float64 vanished from its link;
+def test_unclear_demand_files_get_clear_errors(tmp_path) -> None:
+    # a demand that normalises below float64 vanished from its link;
     # a wrong format named only the instance format; an empty instance named no file
     def write(name: str, doc: dict) -> Path:
         path = tmp_path / name
@@ -235,7 +235,7 @@ def test_demand_files_a_review_found_unclear(tmp_path) -> None:
 
 
 def test_capacities_near_the_float_limit_keep_a_utilization_fraction(tmp_path) -> None:
-    # (a review) the capacity-weighted fraction summed capacities of 1e308 to inf: nan
+    # the capacity-weighted fraction summed capacities of 1e308 to inf: nan
     from coflowopt.fairness import drf, evaluate
 
     path = tmp_path / "big.json"

@@ -60,7 +60,7 @@ def test_hug_uses_the_spare_capacity_drf_leaves_idle() -> None:
     # Figure 7.2's coflows at t = 0. DRF: progress 2/3 each (above), so uplink 1 carries
     # C_A's 1->0 at 2/3 and C_B's 1->2 at 1/9, and 2/9 of it idles. HUG's second stage gives
     # that spare to C_B's 1->2 (the only flow that can use it; C_B stays within its cap of
-    # 2/3 per link): 1/9 + 2/9 = 1/3. (A review made `hug` run DRF and the CCT comparisons
+    # 2/3 per link): 1/9 + 2/9 = 1/3. (With `hug` running DRF the CCT comparisons
     # that stood here alone still passed: on this fabric both finish at 9.)
     inst = io.read(FABRIC)
     out = {}
@@ -86,8 +86,8 @@ def test_compare_over_time_reports_the_section_7_7_4_metrics() -> None:
         assert {"mean_cct_vs_baseline", "max_cct_vs_baseline", "std_slowdown"} <= set(s)
     assert rows[0].summary()["mean_cct_vs_baseline"] == 1.0
     assert np.allclose(rows[0].normalized, 1.0)
-    # the values, from separate simulations (a review: only labels, keys and orderings were
-    # checked): CCTs, slowdown = CCT / isolation time, and the ratios to the baseline's
+    # the values, from separate simulations (not only labels, keys and
+    # orderings): CCTs, slowdown = CCT / isolation time, and the ratios to the baseline's
     base = simulate(inst, "hug", record=False).cct
     for r, (name, params) in zip(rows, [("hug", {}), ("drf", {}), ("psp", {}), ("varys", {}),
                                         ("hug", {"cooperative": True})], strict=True):

@@ -130,7 +130,7 @@ def test_varys_deadlines_follow_isolation_times():
     assert np.all(rel <= np.maximum(2 * base.gamma, 0.2) + 1e-12)
 
 
-# ---- a review of the generators
+# ---- generator details: deadlines, extreme loads, shuffles, bins
 
 
 def test_deadlines_of_delayed_flows_leave_room_for_the_delay():
@@ -150,7 +150,7 @@ def test_deadlines_of_delayed_flows_leave_room_for_the_delay():
 
 
 def test_deadlines_of_multi_wave_coflows_use_their_minimum_makespan_alone():
-    # (a review) earliest_completion is only a lower bound with several waves: 5 here, but
+    # earliest_completion is only a lower bound with several waves: 5 here, but
     # the coflow needs 5.5 alone (two flows into egress 0/1 after a delay of 2), and a
     # deadline of 5.43 could not be met
     from coflowopt import Coflow, Fabric, Instance, solve
@@ -240,7 +240,7 @@ def test_facebook_bins_are_the_published_ones_by_default():
 @pytest.mark.parametrize("shape", gen.SHAPES)
 @pytest.mark.parametrize("max_width", [1, 2, 4, 50, 51, 60])
 def test_a_small_max_width_caps_every_coflow(shape, max_width):
-    # (a review) widths below the narrow/wide boundary were refused; 4 ports then got a
+    # widths below the narrow/wide boundary were refused; 4 ports then got a
     # coflow of 914 flows
     classes = gen.facebook_bins(max_width=max_width)
     assert {c.name for c in classes} == ({"SN", "LN"} if max_width <= 50 else set(BINS))

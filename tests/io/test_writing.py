@@ -81,7 +81,7 @@ def test_binary_atomic_writer_writes_bytes_whole_or_not_at_all(tmp_path):
 
 
 def test_reading_stops_at_binary_data_and_keeps_text_as_it_was(tmp_path):
-    # (a review) `coflowopt info /dev/zero` read until memory ran out: reading is chunked
+    # `coflowopt info /dev/zero` read until memory ran out: reading is chunked
     # and a NUL byte ends it at once, with its position
     with pytest.raises(InputError, match=r"NUL byte at byte 0"):
         read_text("/dev/zero")

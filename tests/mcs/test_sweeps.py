@@ -48,8 +48,8 @@ def test_linear_sweep_uses_equal_sized_queues():
     assert table.column("queues") == [1, 10]
     assert table.column("relative")[0] == pytest.approx(1.0)
     assert table.column("objective")[1] <= table.column("objective")[0]
-    # the ten queues are 1 TB each up to the default 10 TB (written out here: a review found
-    # nothing checked that the queues are equal-sized)
+    # the ten queues are 1 TB each up to the default 10 TB (written out here, so that the
+    # queues are checked to be equal-sized)
     tb = 2.0**40
     equal = single_model(W, queues=10, load=0.5).objective(np.arange(1, 10) * tb)
     assert table.column("objective")[1] == pytest.approx(equal, rel=1e-12)
@@ -95,7 +95,7 @@ def test_plot_needs_matplotlib():
 
 
 def test_the_default_linear_sweep_runs():
-    # (a review) its default queue counts went to 10,000, past the models' 64: it failed, and
+    # its default queue counts went to 10,000, past the models' 64: it failed, and
     # benchmarks/mcs_fb.py with it
     table = linear_sweep(W, load=0.5)
     assert table.column("queues")[-1] == 64

@@ -94,8 +94,8 @@ def test_load_sweep_and_threshold_sweep():
     queues = threshold_sweep(inst, kind="aalo-queues", values=(1, 3), load=0.5)
     assert queues.column("value") == [1, 3]
     assert queues.column("predicted")[0] == pytest.approx(0.5)  # one queue: rho
-    # what was simulated, from runs made here (a review: the first row's ratios of 1 hold by
-    # construction, and nothing else was checked)
+    # what was simulated, from runs made here (the first row's ratios of 1 hold by
+    # construction, so they alone check nothing)
     for k, cct in zip((1, 3), queues.column("simulated_cct"), strict=True):
         assert cct == pytest.approx(simulate(inst, "aalo", num_queues=k, record=False).cct.mean(),
                                     rel=1e-12)

@@ -364,7 +364,7 @@ def simultaneous(t_next: Fraction, ends: list[Fraction]) -> tuple[Fraction, Frac
     relative :data:`SIMULTANEOUS`) finish together at ``t_new``, the latest of those ends;
     coflows released by ``window`` are admitted then.
 
-    Not modelled (a review's findings; the strategies keep releases on a grid of 1/1000 or
+    Not modelled (the strategies keep releases on a grid of 1/1000 or
     1/4 and Varys' T on a grid of 1/4, so they do not arise in the tests): releases less
     than the window apart, which the engine admits at one event and orders by index while
     the oracles order them by release; the first admissions' own window; policy timers

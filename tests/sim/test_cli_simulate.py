@@ -39,7 +39,7 @@ def test_simulate_json_csv_and_schedule(capsys, tmp_path):
 
 
 def test_simulate_summary_csv_is_the_json_summary_in_one_row(capsys, tmp_path):
-    # (a review) the summary had JSON and a table but no CSV
+    # the summary had JSON and a table but no CSV
     assert main(["simulate", FIG51, "-s", "varys", "--json"]) == 0
     doc = json.loads(capsys.readouterr().out)
     out = tmp_path / "s.csv"
@@ -63,7 +63,7 @@ def test_simulate_summary_csv_is_the_json_summary_in_one_row(capsys, tmp_path):
     assert main(["simulate", FIG51, "-s", "varys", "--summary-csv", "-", "--csv", "-"]) == 2
     assert "would both write to standard output" in capsys.readouterr().err
     assert main(["simulate", FIG51, "-s", "varys", "--summary-csv", "-", "--json"]) == 2
-    # (a review) one header for every run: a recorded schedule or a policy's own columns
+    # one header for every run: a recorded schedule or a policy's own columns
     # do not move the common ones
     headers = []
     for extra in ([], ["--schedule", str(tmp_path / "sched.json")], ["-s", "varys-deadline"]):
@@ -285,7 +285,7 @@ def test_a_schedule_too_big_to_record_is_dropped_not_run_out_of_memory(tmp_path,
 
 
 def test_compare_shows_deadlines_met_in_its_table(capsys):
-    # (a review) only the JSON rows had deadlines_met; the table left it out
+    # only the JSON rows had deadlines_met; the table left it out
     path = str(EX / "dissertation_5_1_varys_deadlines_reconstructed.json")
     assert main(["compare", path, "--schedulers", "varys-deadline,fifo", "--no-progress"]) == 0
     lines = capsys.readouterr().out.splitlines()
@@ -306,7 +306,7 @@ def test_compare_shows_deadlines_met_in_its_table(capsys):
     (["simulate", SHUFFLE, "-s", "static-order", "-p", "order=0,,0"], "an empty item in '0,,0'"),
 ])
 def test_empty_or_repeated_entries_are_refused_not_dropped(args, message, capsys):
-    # (a review) these were silently dropped or overwritten, with exit code 0
+    # these were silently dropped or overwritten, with exit code 0
     assert main(args) == 2
     assert message in capsys.readouterr().err
 

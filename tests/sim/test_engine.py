@@ -144,7 +144,7 @@ def test_result_table_summary_and_conversions(tmp_path):
     assert r.schedule is res.schedule
     assert "mean CCT" in res.format(coflows=True)
     pd = pytest.importorskip("pandas")
-    # (a review) table() returned a dict of arrays: a method called table returns a table
+    # table() returned a dict of arrays: a method called table returns a table
     df = res.table()
     assert isinstance(df, pd.DataFrame)
     assert list(df.index) == ["a", "b"] and list(df.columns) == list(co.sim.COLUMNS)[1:]
@@ -294,7 +294,7 @@ def test_a_long_batch_interval_still_batches():
 
 
 def test_a_deadline_coflow_that_stops_being_ready_stops_sending():
-    # (a review's fuzzing) c1 is served best effort while its finishes-before anchor
+    # c1 is served best effort while its finishes-before anchor
     # waits for c0; when c0 ends, the anchor waits for the next batch and c1 is not
     # READY: its flows were left out of the allocation and kept their rates (2000 > 1000
     # on egress 1, PolicyError on both paths)
@@ -315,7 +315,7 @@ def test_a_deadline_coflow_that_stops_being_ready_stops_sending():
 
 @pytest.mark.parametrize("name", ["drf", "hug", "psp", "fair", "varys"])
 def test_a_dependent_flow_too_short_for_its_admission_time_is_refused(name):
-    # (a review's fuzzing) a finishes-before anchor of 1e-7 s admitted when its predecessor
+    # a finishes-before anchor of 1e-7 s admitted when its predecessor
     # ends at 1e9 or 2e9 (float64 steps by 1.2e-7, 2.4e-7): drf, hug and psp recorded it
     # receiving nothing, a schedule check_feasible rejects; only the admission shows it
     inst = co.Instance(co.Fabric.uniform(1, 0.001), (
@@ -329,7 +329,7 @@ def test_a_dependent_flow_too_short_for_its_admission_time_is_refused(name):
 @pytest.mark.parametrize("name", ["fifo", "static-order", "mcs", "varys-deadline", "aalo"])
 @pytest.mark.parametrize("compiled", [True, False])
 def test_a_flow_held_until_it_is_too_short_to_record_is_an_error(name, compiled):
-    # (a review) B (1e-17 s) waits behind A until t = 1, where float64 steps by 2.2e-16: its
+    # B (1e-17 s) waits behind A until t = 1, where float64 steps by 2.2e-16: its
     # transfer had no length, the run reported it complete and its schedule failed
     # check_feasible; the admission-time check cannot see it
     inst = co.Instance(co.Fabric.uniform(1), (co.Coflow.from_flows("A", [(0, 0, 1.0)]),
@@ -370,7 +370,7 @@ def test_a_batch_interval_below_the_time_resolution_is_refused():
 
 
 def test_aalo_weights_are_checked_against_the_seed():
-    # (a review) increasing weights, weights with strict priority, and weights whose sum
+    # increasing weights, weights with strict priority, and weights whose sum
     # overflows (every share 0: strict priority in disguise) were accepted
     for params, match in (({"num_queues": 2, "weights": (1.0, 2.0)}, "must not increase"),
                           ({"num_queues": 2, "weights": (2.0, 1.0), "sharing": "strict"},

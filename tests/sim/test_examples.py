@@ -128,7 +128,7 @@ def test_varys_deadline_does_not_wait_for_a_finishes_before_anchor(compiled):
     # waits for j. READY counts flows yet to come, not that anchor: k's 5-unit flow runs best
     # effort over [0, 5], and at 5 (j done, anchor in) k is judged on all it has left
     # (Γ = 0.5 <= 6 - 5) and admitted: 5.5. It finished at 10, rejected, when the anchor was
-    # read as a flow yet to come and k waited idle (a review)
+    # read as a flow yet to come and k waited idle
     inst = co.Instance(co.Fabric.uniform(2, 1.0), (
         co.Coflow.from_flows("j", [(0, 1, 5.0)]),
         co.Coflow.from_flows("k", [(0, 1, 0.5), (1, 0, 5.0)], finishes_before=("j",),

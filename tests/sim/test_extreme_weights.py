@@ -1,4 +1,4 @@
-"""Weighted max-min with weights spread over more than 1e12 on one link (a review's cases).
+"""Weighted max-min with weights spread over more than 1e12 on one link.
 
 ``wss`` weighs each flow by its size, so a 1e7-byte and a 3e-7-byte flow share a
 downlink with weights 3e13 apart. The water-filling used to close a link once its open

@@ -88,8 +88,8 @@ def test_greedy_kernel_on_a_facebook_prefix(name):
 NEAR_TIES = {
     # c4's admission stops the stretch at 3.0; cA completes within the tolerance after it,
     # at 3.000000000002; c2 is due at 3.000000000005: past the event's threshold (3.0 plus
-    # the tolerance), within the tolerance of cA's completion. Found by review: after a
-    # stretch the engine admitted what was due by the latest completion plus the tolerance,
+    # the tolerance), within the tolerance of cA's completion. After a
+    # stretch the engine once admitted what was due by the latest completion plus the tolerance,
     # so c2 joined c4 at that event (and came first in FIFO); at its own events the engine
     # admits by the event's time plus the tolerance, and c2 gets an event of its own.
     "admission past the event's threshold": Instance(

@@ -268,7 +268,7 @@ def test_weighted_sharing_ends_a_stretch_at_every_admission():
 
 @pytest.mark.parametrize(("t0", "eps"), [(1e3, 1e-6), (1e5, 1e-7)])
 def test_a_row_joining_a_slot_with_a_large_clock_keeps_its_own_precision(t0, eps, monkeypatch):
-    # found by review: coflow P's row (0 -> 0) runs alone on downlink 0 until t0, so that
+    # coflow P's row (0 -> 0) runs alone on downlink 0 until t0, so that
     # slot's clock holds ~t0 bytes; row (1 -> 0) then joins it (uplink 1 frees at t0) with a
     # few bytes, and from t0 + 1 coflow H2 leaves P only eps of downlink 0. Anchored on the
     # large clock, that row's remaining bytes carried the clock's rounding (~1e-11 bytes),
@@ -296,7 +296,7 @@ def test_a_row_joining_a_slot_with_a_large_clock_keeps_its_own_precision(t0, eps
     assert clocks.events == rows.events
 
 
-# ---- a fidelity review of Aalo: a DAG's coflows queue under the DAG's CoflowId
+# ---- fidelity to Aalo: a DAG's coflows queue under the DAG's CoflowId
 
 
 @pytest.mark.parametrize("sharing", ["strict", "weighted"])

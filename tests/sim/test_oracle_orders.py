@@ -308,7 +308,7 @@ def test_keys_equal_at_thirty_bits_are_ties_in_both_oracle_and_engine():
 @pytest.mark.parametrize("compiled", [False, True])
 @pytest.mark.parametrize(("name", "size", "want"), [("fifo", 1.0, 1010.0), ("varys", 101.0, 2010.0)])
 def test_a_link_within_sat_of_full_gives_nothing_more(backfill, compiled, name, size, want):
-    # a reviewer's case: MADD leaves 9e-10 of egress 0, which the engine's SAT rule counts as
+    # a corner case: MADD leaves 9e-10 of egress 0, which the engine's SAT rule counts as
     # full; in exact arithmetic B's first flow would crawl on it while A runs (C_B 1009.999991
     # for fifo, 2009.999991 for varys)
     case = ([1.0, 0.1], [1.0 + 9e-10, 1.0],
@@ -320,7 +320,7 @@ def test_a_link_within_sat_of_full_gives_nothing_more(backfill, compiled, name, 
         assert float(oracle_varys.simulate(*case)[1]) == pytest.approx(want, rel=1e-12)
 
 
-# ---- a review of the simpler policies
+# ---- the simpler policies
 
 
 @pytest.mark.parametrize("name", ["scf", "tcf", "varys"])

@@ -234,7 +234,7 @@ def test_weights_used_up_exactly_tie_at_zero(compiled):
 
 @pytest.mark.parametrize("compiled", [True, False])
 def test_a_later_wave_reorders(compiled):
-    # (a review) the order was recomputed only at first admissions: A's second wave (10
+    # the order was recomputed only at first admissions: A's second wave (10
     # units at 0.5) kept A ahead of B (2 units) with 10.5 units left; BSSI on what is
     # left at 0.5 puts B first
     inst = Instance(Fabric.uniform(1), (

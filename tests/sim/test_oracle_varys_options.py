@@ -241,7 +241,7 @@ def test_a_link_one_ulp_above_a_flows_share_counts_as_full(compiled):
 @pytest.mark.parametrize("backfill", ["proportional", "greedy"])
 @pytest.mark.parametrize("compiled", [False, True])
 def test_a_link_within_sat_of_full_gives_nothing_more(backfill, compiled):
-    # a reviewer's case (see test_oracle_orders): the engine's SAT rule, with the options' oracle
+    # the corner case of test_oracle_orders: the engine's SAT rule, with the options' oracle
     case = ([1.0, 0.1], [1.0 + 9e-10, 1.0],
             [(0.0, [(0, 0, 1000.0)]), (0.0, [(1, 0, 101.0), (0, 1, 1e-3)])])
     params = {"backfill": backfill, "order": "remaining", "reschedule": "coflow"}
@@ -251,7 +251,7 @@ def test_a_link_within_sat_of_full_gives_nothing_more(backfill, compiled):
 
 @pytest.mark.parametrize("compiled", [True, False])
 def test_greedy_deadline_backfill_goes_earliest_deadline_first(compiled):
-    # (a review) coflowsim's deadline mode refills admitted coflows by EDF: b (deadline 2)
+    # coflowsim's deadline mode refills admitted coflows by EDF: b (deadline 2)
     # takes the spare 0.4 before a (deadline 10), though a arrived first
     inst = Instance(Fabric.uniform(1), (Coflow("a", [0], [0], [1.0], deadline=10.0),
                                         Coflow("b", [0], [0], [1.0], deadline=2.0)))

@@ -135,7 +135,7 @@ def test_baraat_passing_spare_on_leaves_no_flow_idle(inst, threshold):
 
 
 def test_baraat_passes_a_blocked_coflows_link_on_only_when_asked():
-    # (a review) A's flow 0->1 waits for ingress 0 (X's), A still holds egress 1, and B
+    # A's flow 0->1 waits for ingress 0 (X's), A still holds egress 1, and B
     # (2 -> 1, both ports free) waited behind it until 12; Baraat's design serves B at once
     inst = co.Instance(co.Fabric.uniform(3), (
         co.Coflow("X", [0], [0], [10.0]), co.Coflow("A", [0], [1], [1.0], release=0.1),

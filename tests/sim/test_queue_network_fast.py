@@ -242,7 +242,7 @@ def test_a_filling_resumes_past_the_group_that_left_no_capacity():
     """Flows both ways between two hosts (spine-leaf, one route each way): the first group
     fills both links, so the groups after it are not filled, and a later filling resumes
     after them; its undo log and counts of links with capacity must be those of the
-    groups that were passed over (a review's witness: left unset, the third call read
+    groups that were passed over (left unset, the third call read
     them)."""
     inst = co.Instance(co.fabric.Network(co.fabric.SpineLeaf(2, 1, 1), "ecmp", 0),
                        (co.Coflow("a", [0, 1] * 4, [1, 0] * 4, [1.0] * 8),))
@@ -262,7 +262,7 @@ def test_a_filling_resumes_past_the_group_that_left_no_capacity():
 
 def test_a_filling_whose_log_grows_first_undoes_the_filling_before():
     """A small filling, then a larger one that starts from scratch: the log grows while
-    the small filling's entries still have to be undone (a review's witness: a log grown
+    the small filling's entries still have to be undone (a log grown
     without them left the undo reading beyond its entries)."""
     inst = _many_flows(co.fabric.FatTree(4), 16, 80, 0)
     view, classes = _view_and_classes(inst)

@@ -98,7 +98,7 @@ larger of anchor and clock. Bounded so, that is within a few digits of the row's
 bytes (its clock then grows only by what the row itself receives), as exact as the
 per-row kernel's ``need - served``; otherwise a row joining a slot whose clock holds
 other rows' bytes, whose level later drops by orders of magnitude, would see that
-rounding divided by the small level (a reviewer's instance: 1e-9 relative, against 0
+rounding divided by the small level (in one instance: 1e-9 relative, against 0
 for the per-row kernel)."""
 
 

@@ -19,7 +19,7 @@ row by row), so their rates are the reference's to the last bit.
 Proportional backfilling computes each group's water-filling by its own
 rounds (:func:`_fill_group`) where the reference runs
 :func:`coflowopt.alloc.max_min`: the same rates up to rounding (within
-2e-14 relative in a review's random checks):
+2e-14 relative in random checks):
 
 - :func:`ordered_madd_rates`: :meth:`coflowopt.sim.policies.varys.OrderedMADD.allocate`
   (MADD coflow by coflow on what the earlier ones left, then backfilling);

@@ -52,7 +52,7 @@ def check_positive(value: float | None, name: str, *, allow_none: bool = False,
 
 
 def check_bool(value: bool, name: str) -> None:
-    """A flag must be a bool: the string "false" is truthy and read as True (a review)."""
+    """A flag must be a bool: the string "false" is truthy and read as True."""
     if not isinstance(value, (bool, np.bool_)):
         raise SimulationError(f"parameter {name} must be true or false, got {value!r}")
 

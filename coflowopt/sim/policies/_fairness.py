@@ -34,7 +34,7 @@ Parameters (all three policies):
                 for now (its anchor waits for a finishes-before
                 predecessor, or its next wave has not started): with weights
                 far apart (1e6 against 0.3) the others then crawl on what the
-                weights left them (a review's instance: 3e8 s, against 580 s
+                weights left them (in one instance: 3e8 s, against 580 s
                 with ``"flow"``). Use ``"flow"`` for such workloads.
 ``vectors``     ``"remaining"`` (default, clairvoyant): loads of the remaining
                 bytes; ``"flows"``: one unit per active flow (non-clairvoyant,

@@ -24,7 +24,7 @@ Dissertation §6.5.2-6.5.4 and Pseudocode 4; defaults from §6.8.1 (K = E =
   n, free_dst / n)`` rather than max-min, and it re-decides only on job
   arrivals and departures; that implementation is the policy ``dark``,
   :mod:`.dark`). See :mod:`._queues` for the exact allocation.
-- Deviations a review measured. With weighted sharing a coflow's
+- Measured deviations. With weighted sharing a coflow's
   rates are the sum of its max-min rates over the rounds (and the final
   strict pass), which need not be max-min over its flows (in 260 of 1,000
   random instances a flow was held below a sibling on the links that bind

@@ -36,7 +36,7 @@ Prior Knowledge"), Algorithm 2 and
   (an attribute equal to ``θ_j`` stays in queue ``j``). "Stopped exactly at"
   allows a relative ``aalo.REACH_TOL`` above the threshold (rounding). On the
   Facebook trace 48 of the 127 wide coflows have a length of exactly
-  ``2^j`` MB; the two readings give CCTs within 1e-6 s there (a review,
+  ``2^j`` MB; the two readings give CCTs within 1e-6 s there (measured
   unbatched and with 10 s batches), but not in general: with the releases of
   40 of its coflows scaled by 0.01 (congested), 3 of 40 differ, by up to 6%,
   and by up to 1.7% on its first 60 scaled by 0.1 (an independent

@@ -19,8 +19,8 @@ flow index: an instant later the faster flow has less left, so this is the
 order the fluid schedule settles into (ordering a slower flow first would be
 contradicted at once). Computed as a fixed point from the (remaining, index)
 order: re-sort each tie by (rate under the current order, index) until the
-order stops changing (at most :data:`TIE_ROUNDS` times; a review saw at
-most 5 re-sorts and no cycle on 60,000 tie-heavy random instances). With
+order stops changing (at most :data:`TIE_ROUNDS` times; 60,000 tie-heavy
+random instances took at most 5 re-sorts and none cycled). With
 one capacity for every link, served flows all run at that capacity and the
 rule reduces to flow index. The dissertation does not fix a tie rule (Fig. 5.1's
 pfp value 3.5 needs ties broken the other way, see

@@ -7,7 +7,7 @@ coflow gets an equal share of each link it uses, whatever its demands
 elsewhere (:func:`coflowopt.fairness.psp`). Not at the level of flows: a flow
 runs at the smaller of its two links' offers, and what a coflow's share of a
 link offers beyond what its flows there can take stays idle until the next
-decision (a review: a coflow held at 1/2 of a link while 1/6 of it idled;
+decision (a coflow held at 1/2 of a link while 1/6 of it idled;
 such intervals in 328 of 400 random runs). See :mod:`coflowopt.sim.policies._fairness`
 for how shares become flow rates and for the common parameters.
 """

@@ -85,7 +85,7 @@ class Sincronia(Policy):
         self.order = [ks[i] for i in res.order]
 
     def decide(self, view: SimView) -> Allocation:
-        # any flows admitted (a coflow's later waves too: a review), or a coflow departed
+        # any flows admitted (a coflow's later waves too), or a coflow departed
         departed = bool(view.completed_coflows) and self.params.reorder == "events"
         if view.arrived_flows.size or departed or not self.order:
             self._reorder(view)

@@ -463,8 +463,8 @@ class OrderedMADD(Policy):
         return st
 
     def whole_key(self, view: SimView, st: _CoflowState) -> float:
-        """The key of the whole coflow: its later waves and a held-back anchor too (its first
-        wave alone: a review)."""
+        """The key of the whole coflow: its later waves and a held-back anchor too (not its first
+        wave alone)."""
         fa = view.all_flows_of(st.k)
         size = view.size(fa)
         return self.key(view, st, size, view.link_sum(fa, size))

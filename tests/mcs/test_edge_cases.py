@@ -1,4 +1,4 @@
-"""Defects a review of the MCS tools found: empty exact classes, unbounded K and steps,
+"""The MCS tools at their edges: empty exact classes, bounds on K and steps,
 empty workloads, and validate's load."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
-"""Defects a review of the command line found: outputs over inputs, unchecked options,
-overclaimed optimality, unbounded memory, empty and extreme instances."""
+"""The command line at its edges: outputs over inputs, unchecked options, overclaimed
+optimality, unbounded memory, empty and extreme instances."""
 
 from __future__ import annotations
 
@@ -107,7 +107,7 @@ def test_every_solver_handles_an_empty_instance():
     ("empty.json", EMPTY), ("empty.txt", "3 0\n"),
 ])
 def test_an_empty_instance_file_is_refused(tmp_path, capsys, command, name, text):
-    # (a review) a file with 0 coflows was accepted and simulate printed nan
+    # a file with 0 coflows was accepted and simulate printed nan
     path = tmp_path / name
     path.write_text(text)
     argv = [{"IN": path, "OUT": tmp_path / "out.json"}.get(a, a) for a in command]
@@ -154,7 +154,7 @@ def test_mcs_validate_needs_a_configuration(capsys):
     (["sweep", "--queues", "2,,3"], "an empty item"),
 ])
 def test_mcs_lists_refuse_empty_and_repeated_items(args, message, capsys):
-    # (a review) these were dropped or merged silently, with exit code 0
+    # these were dropped or merged silently, with exit code 0
     try:
         code = main(["mcs", args[0], str(GAP), *args[1:]])
     except SystemExit as exc:  # argparse's own exit, for option types
@@ -163,7 +163,7 @@ def test_mcs_lists_refuse_empty_and_repeated_items(args, message, capsys):
     assert code == 2 and message in err and "Traceback" not in err
 
 
-# ---- a second review
+# ---- options, outputs and sizes
 
 @pytest.mark.parametrize("command", ["solve", "bound"])
 @pytest.mark.parametrize("key", ["time_limit", "progress", "initial_orders"])
@@ -258,7 +258,7 @@ def test_plot_path_is_checked_before_the_sweep(tmp_path, capsys):
 
 @pytest.mark.parametrize("to", ["json", "benchmark", "sincronia"])
 def test_synthetic_makes_the_small_instance_asked_for(tmp_path, capsys, to):
-    # (a review) `--coflows 8 --ports 4 --load 0.6` gave a coflow of 914 flows, --max-wide
+    # `--coflows 8 --ports 4 --load 0.6` gave a coflow of 914 flows, --max-wide
     # below 51 was refused, and the file's offered load was 1.09
     out = tmp_path / f"s.{to}"
     code, text, _ = run(capsys, "generate", "synthetic", "--coflows", "8", "--ports", "4",
@@ -362,7 +362,7 @@ def test_validate_refuses_a_tolerance_that_accepts_anything(tmp_path, capsys):
     assert code == 1 and "infeasible" in out
 
 
-# ---- the third review's smaller findings
+# ---- units, traces, generated files and messages
 
 
 @pytest.mark.parametrize(("argv", "message"), [
@@ -418,7 +418,7 @@ def test_fair_reads_a_pipe_once_with_a_port_rate(tmp_path, capsys):
 
 
 def test_generate_summarises_the_file_it_wrote(tmp_path, capsys):
-    # (a review) --to sincronia rounds sizes up to whole MB, which moves coflows of 4-5 MB
+    # --to sincronia rounds sizes up to whole MB, which moves coflows of 4-5 MB
     # into the long bins; the summary used to describe the instance before rounding
     out = tmp_path / "s.txt"
     code, text, _ = run(capsys, "generate", "synthetic", "--coflows", "300", "--ports", "20",
@@ -472,7 +472,7 @@ def test_a_trace_writer_says_which_release_times_do_not_read_back_exactly(tmp_pa
     ["fair", "TRACE"],
 ])
 def test_a_subnormal_port_rate_is_refused_naming_the_option(argv, tmp_path, capsys):
-    # (a review) 1e-320 reached the fabric, whose message named a port's capacity instead
+    # 1e-320 reached the fabric, whose message named a port's capacity instead
     trace = tmp_path / "t.txt"
     trace.write_text("2 1\n1 0 1 0 1 1:10\n")
     args = [{"OUT": str(tmp_path / "o.json"), "TRACE": str(trace)}.get(a, a) for a in argv]
@@ -498,7 +498,7 @@ def test_synthetic_to_benchmark_writes_shuffles(tmp_path, capsys):
 
 
 def test_bounds_are_printed_rounded_toward_safety():
-    # (a review) the main job printed sum w*C >= 782523 for a bound of 782522.52
+    # the main job printed sum w*C >= 782523 for a bound of 782522.52
     from coflowopt.cli._util import floor_text
 
     assert floor_text(782522.523, 6) == "782522"
@@ -509,7 +509,7 @@ def test_bounds_are_printed_rounded_toward_safety():
 
 
 def test_a_closed_standard_output_is_an_error_not_a_traceback():
-    # (a review) `coflowopt info FILE >&-` raised AttributeError; simulate printed nothing
+    # `coflowopt info FILE >&-` raised AttributeError; simulate printed nothing
     # and exited 0
     shuffle = Path(__file__).resolve().parents[1] / "instances" / "examples" / "dissertation_3_2_shuffle.json"
     for cmd in (["info", str(shuffle)], ["simulate", str(shuffle), "-s", "varys"]):
@@ -521,7 +521,7 @@ def test_a_closed_standard_output_is_an_error_not_a_traceback():
 
 
 def test_a_schedule_file_with_an_unknown_key_or_another_format_is_refused(tmp_path, capsys):
-    # (a review) an unknown top-level key was accepted, and a wrong format not named
+    # an unknown top-level key was accepted, and a wrong format not named
     shuffle = Path(__file__).resolve().parents[1] / "instances" / "examples" / "dissertation_3_2_shuffle.json"
     sched = tmp_path / "s.json"
     assert main(["simulate", str(shuffle), "-s", "varys", "--schedule", str(sched)]) == 0
@@ -539,7 +539,7 @@ def test_a_schedule_file_with_an_unknown_key_or_another_format_is_refused(tmp_pa
 
 
 def test_mb_rounding_applies_to_sincronia_output_only(capsys, tmp_path):
-    # (a review) --mb-rounding was silently ignored when writing JSON
+    # --mb-rounding was silently ignored when writing JSON
     out = tmp_path / "x.json"
     code, _, err = run(capsys, "convert", GAP, out, "--mb-rounding", "nearest")
     assert code == 2 and "--mb-rounding applies to Sincronia output only" in err
