@@ -34,6 +34,7 @@ HiGHS's order; it cannot prove HiGHS right.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -42,7 +43,7 @@ from typing import Any
 import numpy as np
 
 from .._budget import now
-from ..bounds._highs import run_time
+from ..bounds._highs import run, run_time
 from ..errors import CoflowoptError, require
 from ..instance import Instance
 from ..result import Result, Status, proves_optimal
@@ -439,6 +440,8 @@ def _load(pyo: Any, solver: Any, m: Any, *, expired: Callable[[], bool]) -> bool
     inner = getattr(solver, "_solver_model", None)
     if inner is not None:
         inner.setOptionValue("output_flag", False)
+        # appsi calls run() itself, where an interrupt would wait for HiGHS's time limit
+        inner.run = functools.partial(run, inner, min_nnz=0)
     for c in comps:
         c.activate()
     m.obj.activate()

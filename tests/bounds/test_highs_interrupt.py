@@ -50,3 +50,22 @@ def test_an_interrupt_stops_a_large_lp_and_is_raised_again():
     status = h.getModelStatus()
     assert status in (highspy.HighsModelStatus.kInterrupt, highspy.HighsModelStatus.kNotset)
     assert not any(t.name == "HiGHS" for t in threading.enumerate())
+
+
+def test_the_event_milp_runs_through_the_interruptible_run(monkeypatch):
+    # appsi calls HiGHS's run() itself: the MILP's run is made the interruptible one
+    from coflowopt import solve
+    from coflowopt.bounds import _highs
+    from coflowopt.io.generate import synthetic
+
+    runs = []
+    real = _highs.run
+
+    def counted(h, **kw):
+        runs.append(kw)
+        return real(h, **kw)
+
+    monkeypatch.setattr("coflowopt.exact.milp.run", counted)
+    res = solve(synthetic(3, 3, load=0.6, seed=1), method="exact-milp", time_limit=120)
+    assert res.status.name == "OPTIMAL"
+    assert runs == [{"min_nnz": 0}]
