@@ -43,6 +43,23 @@ BIN_NAMES = ("SN", "LN", "SW", "LW")
 narrow/wide (at most or more than 50 flows)."""
 
 
+def _plain(text: Any) -> str:
+    """``text`` as it reads: a ``$`` in a name, an id or a label is not the start of
+    matplotlib's mathtext (``"run $x$"`` would be typeset, and a bad macro fails the save)."""
+    return str(text).replace("$", r"\$")
+
+
+def _colours(n: int) -> list[Any]:
+    """``n`` colours, all different: the default cycle's 10, ``tab20`` up to 20, else
+    evenly spaced on ``turbo``."""
+    if n <= 10:
+        return [f"C{k}" for k in range(n)]
+    from matplotlib import colormaps
+
+    cmap = colormaps["tab20"] if n <= 20 else colormaps["turbo"]
+    return [cmap(k) if n <= 20 else cmap(k / (n - 1)) for k in range(n)]
+
+
 def _figure(width: float, height: float) -> Any:
     require("matplotlib", "plot", "figures")
     from matplotlib.figure import Figure
@@ -59,10 +76,16 @@ def compare_figure(rows: Sequence[Mapping[str, Any]], *, baseline: str, title: s
     ``scheduler``, ``norm_mean``, ``norm_SN`` ... ``norm_LW``, ``cct_vs_bound``).
     Ratios are on a log scale: schedulers differ by orders of magnitude in some bins.
     """
+    if isinstance(rows, Mapping) or not all(isinstance(r, Mapping) for r in rows):
+        raise InputError("compare_figure takes a sequence of rows (mappings with keys "
+                         "scheduler, norm_mean, norm_SN ... norm_LW), as compare makes them")
+    if not rows:
+        raise InputError("no rows to draw")
+    _need_keys(rows, ["scheduler", "norm_mean"], "compare_figure")
     has_bound = any(math.isfinite(r.get("cct_vs_bound", math.nan)) for r in rows)
     fig = _figure(11.0 if has_bound else 8.0, 4.2)
     axes = fig.subplots(1, 2, width_ratios=[2.2, 1]) if has_bound else [fig.subplots()]
-    names = [str(r["scheduler"]) for r in rows]
+    names = [_plain(r["scheduler"]) for r in rows]
     groups = [("all", "norm_mean")] + [(b, f"norm_{b}") for b in BIN_NAMES]
     width = 0.8 / len(groups)
     ax = axes[0]
@@ -70,12 +93,13 @@ def compare_figure(rows: Sequence[Mapping[str, Any]], *, baseline: str, title: s
         if bin_counts is not None and label in bin_counts:
             label = f"{label} ({bin_counts[label]})"
         xs = [i + (g - (len(groups) - 1) / 2) * width for i in range(len(rows))]
-        ys = [float(r[key]) if math.isfinite(float(r[key])) else math.nan for r in rows]
+        ys = [float(r.get(key, math.nan)) for r in rows]
+        ys = [y if math.isfinite(y) else math.nan for y in ys]
         ax.bar(xs, ys, width, label=label)
     ax.axhline(1.0, color="black", linewidth=0.8)
     ax.set_yscale("log")
     ax.set_xticks(range(len(rows)), names, rotation=35, ha="right")
-    ax.set_ylabel(f"mean CCT / {baseline}'s mean CCT")
+    ax.set_ylabel(f"mean CCT / {_plain(baseline)}'s mean CCT")
     ax.set_title("mean CCT by bin over the baseline's (log scale; lower is better)", fontsize=10)
     ax.legend(fontsize=8, ncols=len(groups), loc="lower center", bbox_to_anchor=(0.5, 1.07),
               frameon=False)
@@ -94,7 +118,7 @@ def compare_figure(rows: Sequence[Mapping[str, Any]], *, baseline: str, title: s
             if math.isfinite(v):
                 ax2.text(v, i, f" {v:.2f}x", va="center", fontsize=8)
     if title:
-        fig.suptitle(title, fontsize=11)
+        fig.suptitle(_plain(title), fontsize=11)
     return fig
 
 
@@ -112,21 +136,36 @@ def cct_cdf_figure(ccts: Mapping[str, npt.ArrayLike], *, title: str = "",
     ax = fig.subplots()
     _cdf_lines(ax, ccts, unit)
     if title:
-        ax.set_title(title, fontsize=11)
+        ax.set_title(_plain(title), fontsize=11)
     return fig
 
 
 def _cdf_lines(ax: Any, ccts: Mapping[str, npt.ArrayLike], unit: str) -> None:
-    """One step line per label on ``ax`` (see :func:`cct_cdf_figure`)."""
+    """One step line per label on ``ax`` (see :func:`cct_cdf_figure`): from 0 at the first
+    positive CCT (so that a single CCT shows as a rise) up to 1."""
+    if not isinstance(ccts, Mapping) or not ccts:
+        raise InputError("the CDF takes label -> CCTs (for example {name: result.cct}), "
+                         f"got {type(ccts).__name__}" + ("" if ccts else " with none"))
     for label, values in ccts.items():
-        c = np.sort(np.asarray(values, dtype=np.float64).reshape(-1))
+        if hasattr(values, "cct"):
+            raise InputError(f"the CCTs of '{label}' are a {type(values).__name__}: give "
+                             "its .cct")
+        try:
+            c = np.sort(np.asarray(values, dtype=np.float64).reshape(-1))
+        except (TypeError, ValueError):
+            raise InputError(f"the CCTs of '{label}' must be numbers, got "
+                             f"{type(values).__name__}") from None
         if c.size == 0:
             raise InputError(f"no CCTs for '{label}'")
         if not np.isfinite(c).all():
             raise InputError(f"CCTs of '{label}' must be finite")
         frac = np.arange(1, c.size + 1) / c.size
         keep = c > 0
-        ax.step(c[keep], frac[keep], where="post", label=label)
+        if keep.any():
+            below = float(frac[~keep][-1]) if not keep.all() else 0.0
+            first = c[keep][0]
+            ax.step(np.append(first, c[keep]), np.append(below, frac[keep]), where="post",
+                    label=_plain(label))
     ax.set_xscale("log")
     ax.set_ylim(0.0, 1.0)
     ax.set_xlabel(f"coflow completion time ({unit}, log scale)")
@@ -136,11 +175,24 @@ def _cdf_lines(ax: Any, ccts: Mapping[str, npt.ArrayLike], unit: str) -> None:
 
 
 def _need(frame: Any, columns: Sequence[str], what: str) -> None:
-    """An :class:`InputError` naming the first of ``columns`` the table lacks."""
+    """An :class:`InputError` naming the first of ``columns`` the table lacks (or saying
+    that ``frame`` is no table)."""
+    if not hasattr(frame, "columns") or not hasattr(frame, "groupby"):
+        raise InputError(f"{what} takes a data frame (a sweep's table: load(out, ...)), got "
+                         f"{type(frame).__name__}")
     for col in columns:
         if col not in frame.columns:
             raise InputError(f"{what} needs the column '{col}'; the table has: "
                              f"{', '.join(map(str, frame.columns))}")
+
+
+def _need_keys(rows: Sequence[Mapping[str, Any]], keys: Sequence[str], what: str) -> None:
+    """An :class:`InputError` naming the first row without one of ``keys``."""
+    for i, row in enumerate(rows):
+        for key in keys:
+            if key not in row:
+                raise InputError(f"{what}: row {i} has no '{key}'; it has: "
+                                 f"{', '.join(map(str, row))}")
 
 
 def sweep_cdf_figure(coflows: Any, *, by: str = "scheduler", panel: str | None = None,
@@ -161,9 +213,9 @@ def sweep_cdf_figure(coflows: Any, *, by: str = "scheduler", panel: str | None =
         _cdf_lines(ax, {str(k): g["cct"].to_numpy(np.float64)
                         for k, g in part.groupby(by, sort=False)}, unit)
         if panel:
-            ax.set_title(f"{panel} {value}", fontsize=10)
+            ax.set_title(_plain(f"{panel} {value}"), fontsize=10)
     if title:
-        fig.suptitle(title, fontsize=11)
+        fig.suptitle(_plain(title), fontsize=11)
     return fig
 
 
@@ -178,8 +230,9 @@ def sweep_bins_figure(frame: Any, *, baseline: str | None = None, title: str = "
     """
     from .experiment.report import choose_baseline
 
-    per_coflow = "bin" in frame.columns
     what = "the bins figure"
+    _need(frame, [], what)
+    per_coflow = "bin" in frame.columns
     if per_coflow:
         _need(frame, ["scheduler", "cct"], what)
     else:
@@ -280,15 +333,15 @@ def sweep_ratio_figure(runs: Any, *, x: str = "load", y: str | None = None,
         ax.errorbar(np.asarray(at)[order], line[y].to_numpy(np.float64)[order],
                     yerr=line[f"{y}_ci"].to_numpy(np.float64)[order], color=f"C{i % 10}",
                     marker="osD^vP*X<>"[i // 10 % 10], linestyle=("-", "--", ":", "-.")[i // 10 % 4],
-                    capsize=3, label=", ".join(map(str, key)))
-    ax.set_xlabel(col)
-    ax.set_ylabel(RATIO_VALUES[y].format(baseline=table.attrs["baseline"]))
+                    capsize=3, label=_plain(", ".join(map(str, key))))
+    ax.set_xlabel(_plain(col))
+    ax.set_ylabel(_plain(RATIO_VALUES[y].format(baseline=table.attrs["baseline"])))
     ax.grid(True, linewidth=0.4)
     if many:
         ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
     else:
         ax.legend(fontsize=8)
-    ax.set_title(title or f"means over seeds, {100 * level:g}% intervals", fontsize=10)
+    ax.set_title(_plain(title) or f"means over seeds, {100 * level:g}% intervals", fontsize=10)
     return fig
 
 
@@ -319,6 +372,8 @@ def link_occupancy(instance: Instance, schedule: Schedule, link: int
     :func:`~coflowopt.sim.simulate` or ``solve``) stands for its schedule.
     """
     schedule = _schedule_of(schedule)
+    _check_schedule(instance, schedule)
+    link = _link(instance, link)
     on = instance.routes[:, [link]].toarray()[:, 0]  # A_fl of every flow f
     flow, start, end, rate = schedule.flow, schedule.start, schedule.end, schedule.rate
     mine = (on[flow] > 0) & (end > start)
@@ -335,6 +390,27 @@ def link_occupancy(instance: Instance, schedule: Schedule, link: int
     return times, share
 
 
+def _check_schedule(instance: Any, schedule: Schedule) -> None:
+    """A clear error for an instance that is not one, or a schedule of another instance's
+    flows (more than it has)."""
+    from .instance import Instance
+
+    if not isinstance(instance, Instance):
+        raise InputError(f"the instance must be an Instance, got {type(instance).__name__}")
+    if len(schedule.flow) and int(schedule.flow.max()) >= instance.num_flows:
+        raise InputError(f"the schedule has pieces of flow {int(schedule.flow.max())}, but "
+                         f"the instance has {instance.num_flows} flows: it is another "
+                         "instance's")
+
+
+def _link(instance: Instance, link: Any) -> int:
+    """``link`` as a link index of the instance's fabric, or a clear error."""
+    L = instance.fabric.num_links
+    if isinstance(link, bool) or not isinstance(link, (int, np.integer)) or not 0 <= link < L:
+        raise InputError(f"link {link!r:.40} does not exist (the fabric has links 0..{L - 1})")
+    return int(link)
+
+
 def _crossed(instance: Instance, schedule: Schedule) -> set[int]:
     """The links some piece of ``schedule`` crosses."""
     if not len(schedule.flow):
@@ -343,7 +419,8 @@ def _crossed(instance: Instance, schedule: Schedule) -> set[int]:
 
 
 def timeline_figure(instance: Instance, schedule: Schedule | Mapping[str, Schedule], *,
-                    links: Sequence[int] | None = None, title: str = "") -> Any:
+                    links: Sequence[int] | None = None, title: str = "",
+                    unit: str = "") -> Any:
     """A schedule as a timeline: one row per link, coloured by coflow.
 
     Within its row each link's height is its capacity; over each interval where rates
@@ -353,51 +430,54 @@ def timeline_figure(instance: Instance, schedule: Schedule | Mapping[str, Schedu
     the same rows and time axis: an optimal and a heuristic schedule of a small
     instance). ``links``: the rows to draw (default every link some piece crosses, at
     most ``TIMELINE_MAX_LINKS``). A result (of :func:`~coflowopt.sim.simulate` or
-    ``solve``) stands for its schedule.
+    ``solve``) stands for its schedule. ``unit``: the time axis's unit, if any.
     """
     given = dict(schedule) if isinstance(schedule, Mapping) else {"": schedule}
     schedules = {label: _schedule_of(s, f"schedule '{label}'" if label else "schedule")
                  for label, s in given.items()}
     if not schedules:
         raise InputError("no schedule to draw")
-    L = instance.fabric.num_links
+    for sched in schedules.values():
+        _check_schedule(instance, sched)
     if links is None:
         links = sorted(set().union(*(_crossed(instance, s) for s in schedules.values())))
         if len(links) > TIMELINE_MAX_LINKS:
             raise InputError(f"the schedules cross {len(links)} links; pass at most "
                              f"{TIMELINE_MAX_LINKS} as links=")
-    for link in links:
-        if not 0 <= int(link) < L:
-            raise InputError(f"link {link} does not exist (the fabric has {L} links)")
+    if isinstance(links, (str, bytes)) or not isinstance(links, Sequence):
+        raise InputError(f"links must be a sequence of link indices, got {type(links).__name__}")
+    if not links:
+        raise InputError("links is empty: no row to draw")
+    links = [_link(instance, link) for link in links]
     n = len(schedules)
     fig = _figure(8.0 if n == 1 else 1.5 + 4.6 * n, 0.9 + 0.45 * max(len(links), 1))
     axes = fig.subplots(1, n, sharex=True, sharey=True, squeeze=False)[0]
-    colors = [f"C{k % 10}" for k in range(instance.num_coflows)]
+    colors = _colours(instance.num_coflows)
     end = max((float(s.end.max()) for s in schedules.values() if len(s.end)), default=1.0)
     for ax, (label, sched) in zip(axes, schedules.items(), strict=True):
         _timeline_rows(ax, instance, sched, links, colors)
         ax.set_xlim(0.0, end * 1.02)
-        ax.set_xlabel("time")
+        ax.set_xlabel(f"time ({_plain(unit)})" if unit else "time")
         if label:
-            ax.set_title(label, fontsize=10)
-    axes[0].set_yticks(range(len(links)), [instance.fabric.link_name(int(x)) for x in links],
-                       fontsize=8)
+            ax.set_title(_plain(label), fontsize=10)
+    axes[0].set_yticks(range(len(links)),
+                       [_plain(instance.fabric.link_name(int(x))) for x in links], fontsize=8)
     axes[0].set_ylim(len(links) - 0.5, -0.5)
     handles = [_rect(0, 0, 0, 0, colors[k]) for k in range(instance.num_coflows)]
     legend = dict(fontsize=8, ncols=min(instance.num_coflows, 8), frameon=False)
     if n == 1:
-        axes[0].legend(handles, [c.id for c in instance.coflows], loc="lower center",
+        axes[0].legend(handles, [_plain(c.id) for c in instance.coflows], loc="lower center",
                        bbox_to_anchor=(0.5, 1.0), **legend)
     else:
-        fig.legend(handles, [c.id for c in instance.coflows], loc="outside lower center",
+        fig.legend(handles, [_plain(c.id) for c in instance.coflows], loc="outside lower center",
                    **legend)
     if title:
-        fig.suptitle(title, fontsize=11)
+        fig.suptitle(_plain(title), fontsize=11)
     return fig
 
 
 def _timeline_rows(ax: Any, instance: Instance, schedule: Schedule, links: Sequence[int],
-                   colors: Sequence[str]) -> None:
+                   colors: Sequence[Any]) -> None:
     """The rows of :func:`timeline_figure` for one schedule, on ``ax``."""
     for row, link in enumerate(links):
         times, share = link_occupancy(instance, schedule, int(link))
@@ -411,7 +491,7 @@ def _timeline_rows(ax: Any, instance: Instance, schedule: Schedule, links: Seque
             base += h
 
 
-def _rect(x: float, y: float, w: float, h: float, color: str) -> Any:
+def _rect(x: float, y: float, w: float, h: float, color: Any) -> Any:
     from matplotlib.patches import Rectangle
 
     return Rectangle((float(x), float(y)), float(w), float(h), facecolor=color,
@@ -426,16 +506,22 @@ def fairness_figure(timelines: Mapping[str, FairnessTimeline], *, title: str = "
     same and uses spare capacity on top (dissertation §7.7.3: equal progress, higher
     utilization).
     """
+    if not isinstance(timelines, Mapping):
+        raise InputError("fairness_figure takes label -> fairness_timeline(...), got "
+                         f"{type(timelines).__name__}")
     if not timelines:
         raise InputError("no timeline to draw")
     fig = _figure(7.2, 5.2)
     top, bottom = fig.subplots(2, 1, sharex=True)
     for label, tl in timelines.items():
+        if not hasattr(tl, "isolation"):
+            raise InputError(f"the timeline '{label}' is a {type(tl).__name__}, not a "
+                             "coflowopt.fairness.fairness_timeline(...)")
         if tl.times.size < 2:
             raise InputError(f"the schedule '{label}' has no piece to draw")
         # a step per interval: the value holds from times[j] to times[j + 1]
         for ax, values in ((top, tl.isolation), (bottom, tl.utilization)):
-            ax.step(tl.times, np.append(values, values[-1]), where="post", label=label)
+            ax.step(tl.times, np.append(values, values[-1]), where="post", label=_plain(label))
     top.set_ylabel("isolation guarantee\n(least progress of an active coflow)")
     bottom.set_ylabel("utilization\n(rate / total capacity)")
     bottom.set_xlabel("time")
@@ -445,7 +531,7 @@ def fairness_figure(timelines: Mapping[str, FairnessTimeline], *, title: str = "
         ax.grid(True, linewidth=0.4)
     top.legend(fontsize=8)
     if title:
-        fig.suptitle(title, fontsize=11)
+        fig.suptitle(_plain(title), fontsize=11)
     return fig
 
 
@@ -462,6 +548,9 @@ def thresholds_figure(sweep: Any, *, solution: Any = None, default: float | None
     :class:`~coflowopt.mcs.ThresholdSolution`, drawn in a second panel as each family's
     thresholds per queue (MB, log scale), the optimum solid and the defaults dashed.
     """
+    if not hasattr(sweep, "columns"):
+        raise InputError("the thresholds figure takes a threshold_sweep table, got "
+                         f"{type(sweep).__name__}")
     x = next((c for c in ("value_mb", "value") if c in sweep.columns), None)
     if x is None or not {"predicted_relative", "simulated_relative"} <= set(sweep.columns):
         raise InputError("the thresholds figure needs a threshold_sweep table (columns "
@@ -489,7 +578,7 @@ def thresholds_figure(sweep: Any, *, solution: Any = None, default: float | None
     ax.set_ylabel("mean CCT / the first value's")
     ax.grid(True, which="major", linewidth=0.4)
     ax.legend(fontsize=8)
-    ax.set_title(sweep.title, fontsize=10)
+    ax.set_title(_plain(sweep.title), fontsize=10)
     if solution is not None:
         from .instance import MB
 
@@ -508,5 +597,5 @@ def thresholds_figure(sweep: Any, *, solution: Any = None, default: float | None
         ax2.set_title(f"model objective {solution.objective:.4g} vs "
                       f"{solution.default_objective:.4g} with the defaults", fontsize=10)
     if title:
-        fig.suptitle(title, fontsize=11)
+        fig.suptitle(_plain(title), fontsize=11)
     return fig

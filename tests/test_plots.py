@@ -72,10 +72,13 @@ def test_the_cct_cdf_rises_by_one_over_n_at_each_cct():
     fig = cct_cdf_figure({"a": [3.0, 1.0, 2.0], "b": [0.0, 4.0]}, title="t")
     ax = fig.axes[0]
     a, b = ax.get_lines()
-    assert list(a.get_xdata()) == [1.0, 2.0, 3.0]
-    assert list(a.get_ydata()) == pytest.approx([1 / 3, 2 / 3, 1.0])
+    # from 0 at the first CCT: one CCT shows as a rise
+    assert list(a.get_xdata()) == [1.0, 1.0, 2.0, 3.0]
+    assert list(a.get_ydata()) == pytest.approx([0.0, 1 / 3, 2 / 3, 1.0])
     # a coflow of nothing (CCT 0) is off the log axis but counted in the fraction
-    assert list(b.get_xdata()) == [4.0] and list(b.get_ydata()) == [1.0]
+    assert list(b.get_xdata()) == [4.0, 4.0] and list(b.get_ydata()) == [0.5, 1.0]
+    (one,) = cct_cdf_figure({"one": [3.0]}).axes[0].get_lines()
+    assert list(one.get_xdata()) == [3.0, 3.0] and list(one.get_ydata()) == [0.0, 1.0]
     assert ax.get_xscale() == "log"
     assert [t.get_text() for t in ax.get_legend().get_texts()] == ["a", "b"]
     with pytest.raises(co.InputError, match="no CCTs for 'c'"):
@@ -216,7 +219,7 @@ def test_the_sweep_cdf_has_a_line_per_scheduler_and_a_panel_per_value(swept):
     varys = ax.get_lines()[0]
     assert [t.get_text() for t in ax.get_legend().get_texts()] == ["varys", "fifo"]
     # pooled over loads and seeds: every coflow of varys's runs counts once
-    assert varys.get_ydata()[-1] == 1.0 and len(varys.get_xdata()) <= 2 * 2 * 8
+    assert varys.get_ydata()[-1] == 1.0 and len(varys.get_xdata()) <= 2 * 2 * 8 + 1
     fig = sweep_cdf_figure(coflows, panel="instance_load")
     assert [a.get_title() for a in fig.axes] == ["instance_load 0.5", "instance_load 0.9"]
     with pytest.raises(co.InputError, match="needs the column 'fabrik'; the table has: cell"):
@@ -492,3 +495,128 @@ def test_a_result_stands_for_its_schedule_and_anything_else_is_named():
         link_occupancy(inst, simulate(inst, "varys", record=False), 0)
     with pytest.raises(co.InputError, match="schedule 'x' must be a Schedule or a result with one, got list"):
         timeline_figure(inst, {"x": [1, 2]})
+
+
+def test_names_with_dollars_are_drawn_as_text_and_saved(tmp_path):
+    # a $ in a name or id is not matplotlib's mathtext (a bad macro failed the save)
+    from coflowopt.plots import cct_cdf_figure, timeline_figure
+
+    inst = co.Instance(co.Fabric.uniform(2, 1.0), (co.Coflow("$\\frac{1}$", [0], [1], [1.0]),),
+                       name="run $\\badmacro{x}$")
+    res = co.solve(inst, method="exact")
+    for fig in (timeline_figure(inst, res, title=inst.name),
+                cct_cdf_figure({"$\\x$": [1.0]}, title=inst.name)):
+        fig.savefig(tmp_path / "f.png")
+    code = main(["simulate", str(_write(inst, tmp_path)), "-s", "varys", "--timeline",
+                 str(tmp_path / "t.png")])
+    assert code == 0 and (tmp_path / "t.png").stat().st_size > 0
+
+
+def _write(inst, tmp_path):
+    path = tmp_path / "in.json"
+    co.write(inst, path)
+    return path
+
+
+def test_the_timeline_gives_every_coflow_its_own_colour_and_its_axis_a_unit():
+    from coflowopt.plots import timeline_figure
+
+    for n in (12, 24):  # past the default cycle's 10 colours, and past tab20's
+        inst = co.Instance(co.Fabric.uniform(2, 1.0),
+                           tuple(co.Coflow(f"c{k}", [0], [1], [1.0]) for k in range(n)))
+        sched = co.Schedule(list(range(n)), [float(k) for k in range(n)],
+                            [float(k + 1) for k in range(n)], [1.0] * n)
+        fig = timeline_figure(inst, sched, unit="s")
+        ax = fig.axes[0]
+        colours = {tuple(p.get_facecolor()) for p in ax.patches}
+        assert len(colours) == n
+        assert ax.get_xlabel() == "time (s)"
+
+
+def test_plot_functions_name_what_is_wrong_with_their_arguments():
+    from coflowopt.plots import (
+        cct_cdf_figure,
+        compare_figure,
+        fairness_figure,
+        link_occupancy,
+        sweep_bins_figure,
+        sweep_cdf_figure,
+        thresholds_figure,
+        timeline_figure,
+    )
+
+    inst, sched = _two_coflows()
+    res = co.sim.simulate(inst, "varys")
+    bad = [
+        (lambda: cct_cdf_figure({"varys": res}), "give its .cct"),
+        (lambda: cct_cdf_figure({}), "with none"),
+        (lambda: cct_cdf_figure({"a": ["x"]}), "must be numbers"),
+        (lambda: compare_figure({"varys": res}, baseline="varys"), "sequence of rows"),
+        (lambda: compare_figure([{"scheduler": "a"}], baseline="a"), "row 0 has no 'norm_mean'"),
+        (lambda: timeline_figure(None, res), "must be an Instance"),
+        (lambda: timeline_figure(inst, res, links=["a"]), "link 'a' does not exist"),
+        (lambda: timeline_figure(inst, res, links=3), "sequence of link indices"),
+        (lambda: timeline_figure(inst, res, links=[]), "no row to draw"),
+        (lambda: timeline_figure(inst, res, links=[1.5]), "link 1.5 does not exist"),
+        (lambda: link_occupancy(inst, sched, -1), "link -1 does not exist"),
+        (lambda: link_occupancy(inst, sched, 99), "link 99 does not exist"),
+        (lambda: fairness_figure({"a": res}), "not a coflowopt.fairness.fairness_timeline"),
+        (lambda: fairness_figure([]), "takes label -> fairness_timeline"),
+        (lambda: sweep_cdf_figure([1, 2]), "takes a data frame"),
+        (lambda: sweep_bins_figure([1, 2]), "takes a data frame"),
+        (lambda: thresholds_figure([1]), "takes a threshold_sweep table"),
+    ]
+    for call, message in bad:
+        with pytest.raises(co.InputError, match=message.replace(".", "\\.").replace("(", "\\(")):
+            call()
+    # a schedule of another instance (more flows than this one has)
+    small = inst.subset([0])
+    with pytest.raises(co.InputError, match="another instance's"):
+        timeline_figure(small, sched)
+
+
+def test_an_unwritable_figure_fails_before_any_output(tmp_path, capsys, monkeypatch):
+    # a directory where no file can be created (as a read-only file system refuses even
+    # root): refused with the option before the run, and the --csv beside it not written
+    import os
+
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    real_open = os.open
+
+    def refuse(path, *args, **kwargs):
+        if str(path).startswith(str(locked)):
+            raise PermissionError(13, "Permission denied", str(path))
+        return real_open(path, *args, **kwargs)
+
+    monkeypatch.setattr(os, "open", refuse)
+    code = main(["simulate", str(SHUFFLE), "-s", "varys", "--csv", str(tmp_path / "t.csv"),
+                 "--timeline", str(locked / "x.png")])
+    err = capsys.readouterr().err
+    assert code == 2 and err.startswith(f"coflowopt: error: --timeline {locked / 'x.png'}: ")
+    assert "cannot write into its directory: Permission denied" in err
+    assert not (tmp_path / "t.csv").exists() and not any(locked.iterdir())
+
+
+@pytest.mark.parametrize("suffix", [".svg", ".pdf", ".png"])
+def test_the_same_figure_is_the_same_file(tmp_path, capsys, suffix):
+    a, b = tmp_path / f"a{suffix}", tmp_path / f"b{suffix}"
+    for out in (a, b):
+        assert main(["compare", str(SHUFFLE), "--schedulers", "varys,fifo", "--cdf", str(out)]) == 0
+    capsys.readouterr()
+    assert a.read_bytes() == b.read_bytes()
+
+
+def test_report_keeps_the_sweeps_own_tables_and_refuses_foreign_ones(swept, tmp_path, capsys):
+    before = (swept / "runs.csv").read_bytes()
+    code = main(["report", str(swept), "--csv", str(swept / "runs.csv")])
+    err = capsys.readouterr().err
+    assert code == 2 and "would overwrite the sweep's own table runs.csv" in err
+    assert (swept / "runs.csv").read_bytes() == before
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "runs.csv").write_text("a,b\n1,2\n")
+    code = main(["report", str(other)])
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1 and "Traceback" not in err
+    assert f"{other}: the runs table has no column 'kind'" in err

@@ -277,7 +277,10 @@ def check_outputs(args: argparse.Namespace, outputs: Sequence[tuple[str, str | N
             continue
         if option == "--schedule":
             schedule_format(path)  # the suffix names a format
-        check_writable(path)
+        try:
+            check_writable(path)
+        except InputError as exc:
+            raise InputError(f"{option} {exc}") from None
         real = os.path.realpath(path)
         if real in seen:
             raise InputError(f"{option} {path} would overwrite {seen[real]}")
@@ -301,9 +304,15 @@ def check_plot(path: str | None, option: str, what: str) -> None:
 
 
 def save_plot(fig: Any, path: str) -> None:
-    """Write the figure whole or not at all (:func:`coflowopt.io._common.atomic_writer`)."""
-    with atomic_writer(path, binary=True) as fh:
-        fig.savefig(fh, format=Path(path).suffix.lower()[1:], dpi=120)
+    """Write the figure whole or not at all (:func:`coflowopt.io._common.atomic_writer`),
+    the same bytes for the same figure: no creation date in SVG and PDF files, and SVG's
+    element ids from a fixed salt."""
+    from matplotlib import rc_context
+
+    fmt = Path(path).suffix.lower()[1:]
+    metadata = {"svg": {"Date": None}, "pdf": {"CreationDate": None}}.get(fmt)
+    with rc_context({"svg.hashsalt": "coflowopt"}), atomic_writer(path, binary=True) as fh:
+        fig.savefig(fh, format=fmt, dpi=120, metadata=metadata)
 
 
 def parse_params(items: Sequence[str] | None) -> dict[str, str]:

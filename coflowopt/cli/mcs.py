@@ -203,7 +203,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     w.add_argument("--theta-n", type=_mb_list, default=None, metavar="MB,...", help="mcs: theta^n_1 values")
     w.add_argument("--theta-w", type=_mb_list, default=None, metavar="MB,...", help="mcs: theta^w_1 values")
     w.add_argument("--delta-scale", type=_scale_list, default=None, metavar="S,...", help="mcs: Delta scales")
-    w.add_argument("--plot", metavar="PNG", default=None, help="also save a plot (needs matplotlib)")
+    w.add_argument("--plot", metavar="OUT", default=None,
+                   help="also save a plot: PNG, SVG or PDF by the suffix (needs matplotlib)")
     w.set_defaults(func=run_sweep)
 
 

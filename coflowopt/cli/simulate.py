@@ -267,7 +267,7 @@ def run_simulate(args: argparse.Namespace) -> int:
             elif res.schedule is not None and fmt is not None:
                 write_schedule(res.schedule, inst, fh, format=fmt.name)
     if args.timeline and res.schedule is not None:
-        save_plot(timeline_figure(inst, res.schedule,
+        save_plot(timeline_figure(inst, res.schedule, unit=time_unit(args),
                                   title=f"{inst.name or args.file}: {args.scheduler}"),
                   args.timeline)
     if args.json:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
 import sys
 import time
 from pathlib import Path
@@ -11,7 +12,7 @@ from typing import Any, TextIO
 
 from ..errors import InputError
 from ..experiment import SweepError, SweepProgress, load, load_experiment, report, sweep
-from ..experiment.report import SETTING
+from ..experiment.report import SETTING, TABLES
 from ..instance import BINS
 from ..io._common import atomic_writer
 from ..sim.batch import cpu_count
@@ -198,7 +199,13 @@ def _sweep_figure(args: argparse.Namespace) -> Any:
     if args.figure == "cdf":
         coflows = load(args.dir, "coflows")
         several = "fabric" in coflows and coflows["fabric"].nunique() > 1
-        return sweep_cdf_figure(coflows, panel="fabric" if several else None)
+        # as compare --cdf labels them: a native JSON file's times are its own time units,
+        # the traces' and the generators' seconds
+        files = coflows["instance_file"] if "instance_file" in coflows else None
+        native = files is not None and files.dropna().astype(str).str.lower().str.endswith(
+            ".json").any()
+        return sweep_cdf_figure(coflows, panel="fabric" if several else None,
+                                unit="time units" if native else "s")
     runs = load(args.dir, "runs")
     if args.figure == "ratio":
         return sweep_ratio_figure(runs, x=args.x, baseline=args.baseline, level=args.level)
@@ -216,6 +223,12 @@ def run_report(args: argparse.Namespace) -> int:
     args.x = args.x or "load"
     outputs = [("--csv", args.csv if args.csv != "-" else None), ("--plot", args.plot)]
     check_outputs(args, outputs)
+    tables = {os.path.realpath(Path(args.dir) / f"{name}.{ext}"): f"{name}.{ext}"
+              for name in TABLES for ext in ("csv", "parquet")}
+    for option, path in outputs:
+        if path and os.path.realpath(path) in tables:
+            raise InputError(f"{option} {path} would overwrite the sweep's own table "
+                             f"{tables[os.path.realpath(path)]}")
     check_plot(args.plot, "--plot", "report --plot")
     table = report(args.dir, baseline=args.baseline, level=args.level)
     if args.plot:

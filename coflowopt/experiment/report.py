@@ -171,8 +171,17 @@ def report(runs: Any, *, baseline: str | None = None, level: float = 0.95) -> An
     ratio needs both cells of its seed.
     """
     pd = require("pandas", "pandas", "coflowopt.experiment.report()")
+    where = ""
     if isinstance(runs, (str, os.PathLike)):
+        where = f"{os.fspath(runs)}: "
         runs = load(runs, "runs")
+    if not isinstance(runs, pd.DataFrame):
+        raise InputError(f"report takes a sweep's folder or its runs table (load(out)), got "
+                         f"{type(runs).__name__}")
+    missing = [c for c in ("kind", "status", "scheduler", *SETTING, "seed") if c not in runs]
+    if missing:
+        raise InputError(f"{where}the runs table has no column '{missing[0]}': not a sweep's "
+                         "runs table")
     if not 0 < level < 1:
         raise InputError(f"level must be in (0, 1), got {level!r}")
     sims = runs[runs["kind"].isin(COMPARED)]

@@ -111,7 +111,8 @@ class _Located:
 
 def check_writable(path: str | os.PathLike[str]) -> Path:
     """Where writing ``path`` will go (a link's target), or an :class:`InputError` saying why
-    it cannot: the path is a directory, or its directory does not exist."""
+    it cannot: the path is a directory, its directory does not exist, or no file can be
+    created there (tried: the temporary file that writes go through, removed again)."""
     if not os.fspath(path):
         raise InputError("an empty file name: name a file to write")
     target = Path(os.path.realpath(path)) if os.path.islink(path) else Path(path)
@@ -120,6 +121,13 @@ def check_writable(path: str | os.PathLike[str]) -> Path:
     directory = target.parent if str(target.parent) else Path(".")
     if not directory.is_dir():
         raise InputError("the directory to write into does not exist", path=str(path))
+    try:
+        tmp, fd = _new_temp(target)
+    except OSError as exc:
+        raise InputError(f"cannot write into its directory: {exc.strerror}",
+                         path=str(path)) from None
+    os.close(fd)
+    os.unlink(tmp)
     return target
 
 

@@ -199,17 +199,19 @@ def plot_sweep(
     """Plot ``y`` against ``x``, one line per value of ``group`` (a column, or several: a
     line per combination of their values); needs matplotlib (extra ``plot``).
 
-    Returns the matplotlib Figure.
+    Returns the matplotlib Figure: a new one, built without pyplot (no global state, so a
+    notebook shows it once, where it is returned), unless ``ax`` is given.
     """
     require("matplotlib", "plot", "plotting a sweep")
-    import matplotlib.pyplot as plt
+    from matplotlib.figure import Figure
 
     groups = (group,) if isinstance(group, str) else tuple(group or ())
     for name in (x, y, *groups):
         if name not in table.columns:
             raise InstanceError(f"the table has no column '{name}'; columns: {', '.join(table.columns)}")
     if ax is None:
-        fig, ax = plt.subplots(figsize=(5, 3.5))
+        fig = Figure(figsize=(5, 3.5), layout="constrained")
+        ax = fig.subplots()
     else:
         fig = ax.figure
     rows_of: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
@@ -231,5 +233,4 @@ def plot_sweep(
         ax.set_title(table.title, fontsize="small")
     if groups:
         ax.legend(fontsize="small")
-    fig.tight_layout()
     return fig
