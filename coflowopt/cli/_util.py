@@ -86,8 +86,8 @@ def add_topology_arguments(parser: argparse.ArgumentParser) -> None:
     g = parser.add_argument_group("fabric (default: the instance's own, the big switch for traces)")
     g.add_argument(
         "--topology", metavar="SPEC", default=None,
-        help="put the ports on a network: spine-leaf[:spines=4,oversub=10,...] (port p = leaf p's "
-        "host), fat-tree:k=K[,seed=S] (racks spread over the hosts), or graph:FILE (a JSON "
+        help="put the ports on a network: spine-leaf[:spines=4,oversub=10,...] (port p = host p, "
+        "on leaf p // hosts_per_leaf), fat-tree:k=K[,seed=S] (racks spread over the hosts), or graph:FILE (a JSON "
         "graph); see models/fabrics.md")
     g.add_argument("--routing", choices=list(ROUTINGS[:2]), default=None,
                    help="routing on --topology: ecmp (one equal-cost path per flow, hashed; the "

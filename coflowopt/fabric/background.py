@@ -34,7 +34,7 @@ from .._files import finite_number, json_float, natural_number, parse_json, read
 from .._frozen import Frozen
 from .._frozen import readonly as _readonly
 from .._text import value_text
-from ..errors import CoflowoptError, InputError
+from ..errors import CoflowoptError, InputError, InstanceError
 from ..instance import TINY
 
 __all__ = [
@@ -521,6 +521,17 @@ MAX_ENUMERATED = 400
 pairs (about 160,000 routes); beyond it a graph is not checked."""
 
 
+def poisson_routes(fabric: Any, src: npt.ArrayLike, dst: npt.ArrayLike, **kwargs: Any) -> Any:
+    """``fabric.routes(src, dst, **kwargs)`` of Poisson background flows: a pair of hosts
+    the fabric does not join (a graph may not) is an :class:`InputError` saying that the
+    background, not the instance, needs it."""
+    try:
+        return fabric.routes(src, dst, **kwargs)
+    except InstanceError as exc:
+        raise InputError(f"the background's Poisson flows run between any two hosts, and the "
+                         f"fabric does not join every pair: {exc.message}") from None
+
+
 def poisson_overload(fabric: Any, share: float, load: float) -> str:
     """Why Poisson flows of ``load`` cannot run on ``fabric`` beside a constant ``share``
     ('' if they can, or if the fabric is a graph too large to check).
@@ -564,7 +575,7 @@ def poisson_overload(fabric: Any, share: float, load: float) -> str:
         H = fabric.topology.num_hosts
         src = np.repeat(np.arange(H), H - 1)
         dst = np.concatenate([np.delete(np.arange(H), i) for i in range(H)])
-        routes = Network(fabric.topology, "spray").routes(src, dst)
+        routes = poisson_routes(Network(fabric.topology, "spray"), src, dst)
         per_link = (load * float(np.sum(fabric.ingress)) / (H * (H - 1))
                     * np.asarray(routes.sum(axis=0)).ravel())
         ratio = per_link / (left * np.asarray(fabric.capacity, dtype=np.float64))

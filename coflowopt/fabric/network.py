@@ -35,7 +35,7 @@ import scipy.sparse as sp
 from .._files import natural_number
 from .._frozen import Frozen
 from .._frozen import readonly as _readonly
-from .._text import plural
+from .._text import plural, value_text
 from ..errors import InstanceError
 from .topology import Topology
 
@@ -172,8 +172,9 @@ class Network(Frozen):
         ``ids`` and ``ptr`` name the flows (coflow ``k`` with id ``ids[k]`` owns flows
         ``ptr[k]:ptr[k+1]``); ``ecmp`` hashes them and ``given`` looks their paths up.
         """
-        s = np.asarray(src, dtype=np.int64).reshape(-1)
-        d = np.asarray(dst, dtype=np.int64).reshape(-1)
+        s, d = _hosts(src, "src"), _hosts(dst, "dst")
+        if s.size != d.size:
+            raise InstanceError(f"src and dst must have one entry per flow, got {s.size} and {d.size}")
         n = s.size
         topo = self.topology
         L = topo.num_links
@@ -181,6 +182,8 @@ class Network(Frozen):
         if self.routing != "spray" and (ids is None or ptr is None):
             raise InstanceError(f"routing '{self.routing}' needs the flows' coflow ids and positions "
                                 "(ids, ptr)")
+        if ids is not None or ptr is not None:
+            _check_names(ids, ptr, n)
         if n == 0:
             return sp.csr_array((np.zeros(0), np.zeros(0, np.int64), np.zeros(1, np.int64)),
                                 shape=(0, L))
@@ -280,12 +283,42 @@ def _csr_from_paths(links: IntArray, weight: FloatArray, L: int) -> sp.csr_array
     return A
 
 
+def _hosts(value: npt.ArrayLike, what: str) -> npt.NDArray[np.int64]:
+    """Host indices as int64, or an :class:`InstanceError` for anything else (a fraction
+    would be cut to a host silently)."""
+    a = np.asarray(value).reshape(-1)
+    if a.size and not (np.issubdtype(a.dtype, np.integer)
+                       or (np.issubdtype(a.dtype, np.floating) and np.all(a == np.round(a)))):
+        raise InstanceError(f"{what} must be host indices (whole numbers), got "
+                            f"{a[:3].tolist()!r:.60}")
+    return a.astype(np.int64)
+
+
+def _check_names(ids: Sequence[str] | None, ptr: npt.ArrayLike | None, n: int) -> None:
+    """``ids`` (strings) and ``ptr`` (``len(ids) + 1`` offsets from 0 up to ``n``) name
+    ``n`` flows, or an :class:`InstanceError` says how they do not."""
+    if ids is None or ptr is None:
+        raise InstanceError("give both ids and ptr, or neither")
+    if isinstance(ids, str) or not all(isinstance(i, str) for i in ids):
+        raise InstanceError(f"ids must be a sequence of coflow ids (strings), got {ids!r:.60}")
+    p = np.asarray(ptr).reshape(-1)
+    if (p.size != len(ids) + 1 or not np.issubdtype(p.dtype, np.integer) or p[0] != 0
+            or p[-1] != n or np.any(np.diff(p) < 0)):
+        raise InstanceError(f"ptr must be {len(ids) + 1} non-decreasing offsets from 0 to the "
+                            f"{n} flows (one more than ids), got {p[:6].tolist()!r:.60}")
+
+
 def _links_of_paths(topo: Topology, paths: Mapping[str, Sequence[Sequence[str]]],
                     ) -> dict[str, tuple[tuple[int, ...], ...]]:
     """Given paths (node names) as link indices; a path that skips a link, passes through a
     host or visits a node twice (so crosses no link twice) is an error."""
     if not isinstance(paths, Mapping):
         raise InstanceError("paths must map coflow ids to lists of paths", field="paths")
+    for cid, flows in paths.items():
+        if isinstance(flows, str) or not isinstance(flows, Sequence) or any(
+                isinstance(p, str) or not isinstance(p, Sequence) for p in flows):
+            raise InstanceError(f"the paths of coflow '{cid}' must be a list of paths, each a "
+                                f"list of node names, got {flows!r:.60}", field=f"paths.{cid}")
     node = {topo.node_name(v): v for v in range(topo.num_nodes)}
     link = {(int(u), int(v)): j for j, (u, v) in enumerate(
         zip(topo.tail.tolist(), topo.head.tolist(), strict=True))}
@@ -296,7 +329,8 @@ def _links_of_paths(topo: Topology, paths: Mapping[str, Sequence[Sequence[str]]]
             where = f"paths.{cid}[{i}]"
             if isinstance(p, str) or len(p) < 2:
                 raise InstanceError(f"the given path of flow {i} of coflow '{cid}' must list at least "
-                                    f"two nodes, got {p!r:.60}", field=where)
+                                    f"two nodes, got {value_text(p if isinstance(p, str) else list(p))}",
+                                    field=where)
             idx = []
             for j, name in enumerate(p):
                 v = node.get(str(name))

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -40,7 +41,7 @@ from ..errors import InstanceError
 from ..instance import Instance
 from .network import Network
 from .spec import TOPOLOGIES, json_number
-from .topology import FatTree, SpineLeaf, Topology
+from .topology import FatTree, GraphTopology, SpineLeaf, Topology
 
 __all__ = ["DEFAULT_OVERSUB", "DEFAULT_SPINES", "place", "shuffle_tasks", "spread"]
 
@@ -136,6 +137,9 @@ def place(inst: Instance, topology: str, params: dict[str, Any], *, routing: str
     """
     if topology not in TOPOLOGIES:
         raise InstanceError(f"unknown topology '{topology}' (known: {', '.join(TOPOLOGIES)})")
+    if not isinstance(params, Mapping):
+        raise InstanceError(f"the topology's parameters must be a mapping (say {{'k': 4}}), got "
+                            f"{type(params).__name__}")
     p: dict[str, Any] = {k: json_number(v) if isinstance(v, str) else v for k, v in params.items()}
     P = inst.num_ports
     src, dst = inst.flow_src, inst.flow_dst
@@ -145,7 +149,7 @@ def place(inst: Instance, topology: str, params: dict[str, Any], *, routing: str
         _check_keys(p, known, topology)
         per = p.get("hosts_per_leaf", 1)
         leaves = p.get("leaves", math.ceil(P / per) if isinstance(per, int) and per > 0 else P)
-        rate = p.get("host_rate", None) or _port_rate(inst)
+        rate = _host_rate(p, inst)
         spines = p.get("spines", DEFAULT_SPINES)
         if "spine_rate" in p and "oversub" in p:
             raise InstanceError("give spine_rate or oversub, not both")
@@ -158,7 +162,7 @@ def place(inst: Instance, topology: str, params: dict[str, Any], *, routing: str
         _check_keys(p, {"k", "host_rate", "link_rate", "seed"}, topology)
         if "k" not in p:
             raise InstanceError("the fat-tree needs k (fat-tree:k=24)")
-        rate = p.get("host_rate", None) or _port_rate(inst)
+        rate = _host_rate(p, inst)
         topo = FatTree(p["k"], rate, p.get("link_rate"))
         seed = p.get("seed", 0)
         if not natural_number(seed):
@@ -166,8 +170,10 @@ def place(inst: Instance, topology: str, params: dict[str, Any], *, routing: str
         if topo.num_hosts > P:
             src, dst = spread(inst, topo.num_hosts, seed)
     else:
-        if graph is None:
-            raise InstanceError("the graph topology needs its file (graph:FILE)")
+        _check_keys(p, set(), topology)
+        if not isinstance(graph, GraphTopology):
+            raise InstanceError("the graph topology needs its graph (graph=, read from its file: "
+                                f"graph:FILE), got {type(graph).__name__}")
         topo = graph
     if P > topo.num_hosts:
         raise InstanceError(f"the instance has {P} ports but the {topo.kind} fabric only "
@@ -180,8 +186,15 @@ def place(inst: Instance, topology: str, params: dict[str, Any], *, routing: str
     return inst.replace(fabric=net, coflows=tuple(coflows))
 
 
+def _host_rate(p: Mapping[str, Any], inst: Instance) -> Any:
+    """The ``host_rate`` given (checked by the topology: a number > 0), else the port rate."""
+    rate = p.get("host_rate")
+    return _port_rate(inst) if rate is None else rate
+
+
 def _check_keys(params: dict[str, Any], known: set[str], topology: str) -> None:
     for key in params:
         if key not in known:
-            raise InstanceError(f"unknown parameter '{key}' for topology '{topology}' (known: "
-                                f"{', '.join(sorted(known))})")
+            raise InstanceError(f"unknown parameter '{key}' for topology '{topology}' " + (
+                f"(known: {', '.join(sorted(known))})" if known else "(it takes none: its file "
+                "gives the graph)"))

@@ -414,8 +414,10 @@ class GraphTopology(Topology):
     Each host hangs from one switch by one link each way (its NIC); the host order
     gives the ports (host ``i`` of ``hosts`` is port ``i``). An undirected link is two
     directed links of the same capacity. Equal-cost paths are the shortest paths in
-    hops (networkx), found once per host pair and kept in order of their node names,
-    so that a path's index (what ECMP picks) does not depend on networkx's traversal.
+    hops (networkx), found once per host pair and kept in order of their node lists (as
+    node indices: the hosts first, then the other nodes in the order ``nodes`` lists
+    them), so that a path's index (what ECMP picks) does not depend on networkx's
+    traversal.
 
     Parameters
     ----------
@@ -442,6 +444,9 @@ class GraphTopology(Topology):
 
     def __post_init__(self) -> None:
         set_ = object.__setattr__
+        if not isinstance(self.directed, (bool, np.bool_)):
+            raise InstanceError(f"directed must be true or false, got {self.directed!r:.60}",
+                                field="directed")
         nodes = tuple(str(n) for n in self.nodes)
         seen: dict[str, int] = {}
         for i, name in enumerate(nodes):

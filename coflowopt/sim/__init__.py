@@ -138,6 +138,11 @@ def simulate(
             raise SimulationError("give parameters either as params or as keywords, not both")
         policy = make_policy(scheduler, params if params is not None else kwargs)
     inner = policy
+    if background is not None and not isinstance(background, Background):
+        hint = (" (wrap it: Background(poisson=...))"
+                if type(background).__name__ == "PoissonFlows" else "")
+        raise SimulationError(f"background must be a Background, got "
+                              f"{type(background).__name__}{hint}")
     if background is not None and not background.is_empty:
         policy = UnderBackground(inner, background, knowledge)
     elif getattr(inner, "feedback", None) is not None:

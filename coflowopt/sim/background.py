@@ -57,7 +57,7 @@ import scipy.sparse as sp
 
 from ..alloc import greedy, max_min
 from ..errors import InputError
-from ..fabric.background import Background, poisson_overload
+from ..fabric.background import Background, poisson_overload, poisson_routes
 from ..fabric.feedback import FeedbackReport, SwitchFeedback, dre_advance
 from ..schedule import LinkLoad
 from .engine import Allocation, Engine, PolicyError, SimView, joined, time_resolution
@@ -275,7 +275,8 @@ class UnderBackground(Policy):
             n0 = self.n_bg
             n = rel.size
             ids = [f"~background-{i}" for i in range(n0, n0 + n)]
-            rows = sp.csr_array(self.fabric.routes(src, dst, ids=ids, ptr=np.arange(n + 1)))
+            rows = sp.csr_array(poisson_routes(self.fabric, src, dst, ids=ids,
+                                               ptr=np.arange(n + 1)))
             self.bg_rows = sp.vstack([self.bg_rows, rows], format="csr")
             self.bg_csr = None
             self.bg_left = np.concatenate([self.bg_left, size])

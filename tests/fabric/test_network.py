@@ -168,3 +168,63 @@ def test_bad_networks():
         Network(FatTree(4), "ecmp", paths={"a": ()})
     with pytest.raises(InstanceError, match="limit"):
         Network(FatTree(24), "spray").routes(np.zeros(100_000, int), np.full(100_000, 3455))
+
+
+def test_the_fabric_api_names_a_bad_argument():
+    from coflowopt.fabric import GraphTopology, place
+
+    inst = Instance(Fabric.uniform(4, 1.0), (Coflow("a", [0, 1], [2, 3], [1.0, 1.0]),))
+    ft = FatTree(4)
+    net = Network(ft, "ecmp", 0)
+    bad = [
+        (lambda: place(inst, "fat-tree", None), "parameters must be a mapping"),
+        (lambda: place(inst, "graph", {}, graph="x.json"), "needs its graph"),
+        (lambda: place(inst, "graph", {}, graph=ft), "needs its graph"),
+        (lambda: Network(ft, "given", 0, {"a": [5]}), "must be a list of paths"),
+        (lambda: net.routes([0, 1], [2], ids=["a"], ptr=[0, 1]), "one entry per flow"),
+        (lambda: net.routes([0], [2], ids=["a"], ptr=[0, 0, 1]), "ptr must be 2"),
+        (lambda: net.routes([0, 1], [2, 3], ids=["a"], ptr=[0, 1]), "from 0 to the 2 flows"),
+        (lambda: net.routes([0], [2], ids=[5], ptr=[0, 1]), "ids must be a sequence"),
+        (lambda: net.routes([0.5], [2], ids=["a"], ptr=[0, 1]), "whole numbers"),
+    ]
+    for call, message in bad:
+        with pytest.raises(InstanceError, match=message):
+            call()
+    graph = GraphTopology(("h0", "h1", "s"), ("h0", "h1"), (("h0", "s", 1.0), ("s", "h1", 1.0)),
+                          directed=False)
+    with pytest.raises(InstanceError, match="unknown parameter 'k' for topology 'graph'"):
+        place(inst.subset([0]).replace(coflows=(Coflow("a", [0], [1], [1.0]),)), "graph",
+              {"k": 4}, graph=graph)
+    with pytest.raises(InstanceError, match="directed must be true or false"):
+        GraphTopology(("h0", "s"), ("h0",), (("h0", "s", 1.0),), directed="no")
+
+
+@pytest.mark.parametrize("spec", [{"host_rate": 0}, {"host_rate": 0.0}, {"host_rate": -0.0}])
+@pytest.mark.parametrize("topology", ["spine-leaf", "fat-tree"])
+def test_a_zero_host_rate_is_refused_not_replaced(topology, spec):
+    from coflowopt.fabric import place
+
+    inst = Instance(Fabric.uniform(4, 1.0), (Coflow("a", [0, 1], [2, 3], [1.0, 1.0]),))
+    params = {**spec, **({"k": 4} if topology == "fat-tree" else {})}
+    with pytest.raises(InstanceError, match="host link capacity must be finite and > 0"):
+        place(inst, topology, params)
+
+
+def test_a_poisson_background_on_a_graph_missing_a_pair_says_so(tmp_path):
+    # the instance's own flows are joined; the background's random pairs need h1 -> h0
+    from coflowopt import CoflowoptError, InputError
+    from coflowopt.fabric import GraphTopology, place
+    from coflowopt.fabric.background import Background, PoissonFlows, load_cdf
+
+    graph = GraphTopology(("h0", "h1", "s", "t"), ("h0", "h1"),
+                          (("h0", "s", 1.0), ("s", "t", 1.0), ("t", "h1", 1.0),
+                           ("h1", "t", 1.0), ("s", "h0", 1.0)), directed=True)
+    inst = place(Instance(Fabric.uniform(2, 1.0), (Coflow("a", [0], [1], [1.0]),)), "graph", {},
+                 graph=graph)
+    assert simulate(inst, "fair").cct[0] > 0
+    with pytest.raises(InputError, match="Poisson flows run between any two hosts.*no path joins "
+                                         "host 'h1' to host 'h0'"):
+        simulate(inst, "fair",
+                 background=Background(poisson=PoissonFlows(0.1, load_cdf("web-search"), seed=1)))
+    with pytest.raises(CoflowoptError, match=r"wrap it: Background\(poisson=...\)"):
+        simulate(inst, "fair", background=PoissonFlows(0.1, load_cdf("web-search"), seed=1))
