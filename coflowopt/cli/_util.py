@@ -87,8 +87,8 @@ def add_topology_arguments(parser: argparse.ArgumentParser) -> None:
     g.add_argument(
         "--topology", metavar="SPEC", default=None,
         help="put the ports on a network: spine-leaf[:spines=4,oversub=10,...] (port p = host p, "
-        "on leaf p // hosts_per_leaf), fat-tree:k=K[,seed=S] (racks spread over the hosts), or graph:FILE (a JSON "
-        "graph); see models/fabrics.md")
+        "on leaf p // hosts_per_leaf), fat-tree:k=K[,seed=S] (racks spread over the hosts), or "
+        "graph:FILE (a JSON graph); see models/fabrics.md")
     g.add_argument("--routing", choices=list(ROUTINGS[:2]), default=None,
                    help="routing on --topology: ecmp (one equal-cost path per flow, hashed; the "
                    "default) or spray (rate split over all equal-cost paths)")

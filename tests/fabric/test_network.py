@@ -222,8 +222,8 @@ def test_a_poisson_background_on_a_graph_missing_a_pair_says_so(tmp_path):
     inst = place(Instance(Fabric.uniform(2, 1.0), (Coflow("a", [0], [1], [1.0]),)), "graph", {},
                  graph=graph)
     assert simulate(inst, "fair").cct[0] > 0
-    with pytest.raises(InputError, match="Poisson flows run between any two hosts.*no path joins "
-                                         "host 'h1' to host 'h0'"):
+    with pytest.raises(InputError, match=r"Poisson flows run between any two hosts.*no path joins "
+                                         r"host 'h1' to host 'h0'"):
         simulate(inst, "fair",
                  background=Background(poisson=PoissonFlows(0.1, load_cdf("web-search"), seed=1)))
     with pytest.raises(CoflowoptError, match=r"wrap it: Background\(poisson=...\)"):
