@@ -19,7 +19,8 @@ background leaves, built from the switches' congestion registers:
   ``min(US_i, DS_j)`` across leaves. Only coflows larger than ``min_size`` (25 MB) are
   scheduled; the others are sent unthrottled and share the links max-min with everything
   the scheduler does not control. SELECT orders the scheduled coflows smallest effective
-  bottleneck first, gives each its MADD rates on what the table has left (SHAREBW), then
+  bottleneck first (ties, compared as :func:`coflowopt.kernels.ties.order_with_ties`
+  compares them, by admission order, as Varys'), gives each its MADD rates on what the table has left (SHAREBW), then
   hands what is left to them in that order (work conservation); coflows left without any
   rate are starved (``C_str``). Stages alternate: ``select_period`` (``T_sel``) of CCT
   minimisation, then ``starve_period`` (``T_str``) in which only the starved coflows run,

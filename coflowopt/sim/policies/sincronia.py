@@ -6,7 +6,11 @@ coflow order comes from :func:`coflowopt.orders.bssi` on the coflows'
 link ``l`` divided by its capacity, over its flows admitted so far) and
 their weights, recomputed (by default, ``reorder="events"``) whenever a coflow
 arrives or departs, or more of a coflow's flows are admitted (its later
-waves). Rates are the greedy order-preserving
+waves). BSSI gets the active coflows in admission order and breaks its ties by that
+position, lowest first, and BSSI places coflows from the last: of coflows tied all the
+way, the one admitted first goes last (the opposite of FIFO's tie rule; two equal
+coflows released together finish the later-indexed first). Rates are the greedy
+order-preserving
 allocation: flows in coflow order (within a coflow by flow index) each take
 all their links still have (:func:`coflowopt.alloc.greedy`), recomputed at
 every flow completion so the allocation stays work-conserving, as
