@@ -14,6 +14,7 @@ __all__ = [
     "InstanceError",
     "MissingDependencyError",
     "ScheduleError",
+    "interrupted",
 ]
 
 
@@ -117,3 +118,20 @@ def require(package: str, extra: str, purpose: str) -> ModuleType:
         return importlib.import_module(package)
     except ImportError as exc:
         raise MissingDependencyError(package, extra, purpose) from exc
+
+
+def interrupted(exc: BaseException) -> bool:
+    """Whether ``exc`` is, or was raised from, a KeyboardInterrupt: an interrupt that
+    reaches Python inside a compiled kernel's call comes out of Numba's dispatcher as a
+    SystemError whose context is the KeyboardInterrupt."""
+    seen: set[int] = set()
+    todo: list[BaseException | None] = [exc]
+    while todo:
+        e = todo.pop()
+        if e is None or id(e) in seen:
+            continue
+        seen.add(id(e))
+        if isinstance(e, KeyboardInterrupt):
+            return True
+        todo += [e.__cause__, e.__context__]
+    return False

@@ -486,3 +486,77 @@ def test_the_cli_exit_code_says_a_cell_failed(tmp_path, capsys):
     assert "order names an unknown coflow 'zz'" in err
     code, _, err = run(capsys, "sweep", path, "--out", tmp_path / "p", "--jobs", "1", "--fail-fast")
     assert code == 1 and "failed: SimulationError: order names an unknown coflow 'zz'" in err
+
+
+@pytest.mark.parametrize("reply", [None, b"HTTP/1.1 400 Bad Request\r\n\r\n"])
+def test_a_dask_address_of_another_service_fails_and_writes_nothing(tmp_path, monkeypatch, reply):
+    # a server that accepts and says nothing hung the sweep; one that answers other bytes
+    # failed deep in Dask's handshake (a MemoryError)
+    import socket
+    import threading
+
+    from coflowopt.experiment import run as run_module
+
+    monkeypatch.setattr(run_module, "CONNECT_SECONDS", 1.0)
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen()
+    held = []
+
+    def serve() -> None:
+        while True:
+            try:
+                conn, _ = server.accept()
+            except OSError:
+                return
+            held.append(conn)
+            if reply is not None:
+                conn.sendall(reply)
+                conn.close()
+
+    threading.Thread(target=serve, daemon=True).start()
+    address = f"tcp://127.0.0.1:{server.getsockname()[1]}"
+    try:
+        with pytest.raises(coflowopt.InputError, match=f"cannot reach the Dask scheduler at {address}"):
+            sweep(tiny(), tmp_path / "out", dask=address)
+    finally:
+        server.close()
+        for conn in held:
+            conn.close()
+    assert not (tmp_path / "out").exists()
+
+
+def test_an_interrupt_inside_a_cell_stops_the_sweep_instead_of_failing_the_cell(tmp_path,
+                                                                                 monkeypatch):
+    # inside a compiled kernel an interrupt comes out as a SystemError caused by it: it was
+    # recorded as the cell's failure and the sweep went on
+    from coflowopt.experiment import run as run_module
+
+    def interrupted(inst, config):
+        try:
+            raise KeyboardInterrupt
+        except KeyboardInterrupt as exc:
+            raise SystemError("<slot wrapper '__call__'> returned a result with an exception "
+                              "set") from exc
+
+    monkeypatch.setattr(run_module, "_simulate", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        sweep(tiny(), tmp_path / "out", jobs=1)
+    assert not list((tmp_path / "out" / "cells").glob("*.json"))
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ('schedulers = [{name = "aalo", num_queues = [4, 10]}, "aalo:num_queues=10"]\n',
+     "schedulers[1]: the same label as schedulers[0] ('aalo:num_queues=10')"),
+    ('schedulers = [{name = "aalo", num_queues = [4, 4]}]\n',
+     "schedulers[0]: its grid gives the same label twice ('aalo:num_queues=4')"),
+    ('schedulers = ["varys"]\nseeds = []\n',
+     "seeds: an empty list (an experiment needs at least one seed)"),
+])
+def test_duplicates_and_empty_lists_name_the_files_entries(tmp_path, monkeypatch, capsys, text,
+                                                           message):
+    monkeypatch.chdir(tmp_path)
+    Path("exp.toml").write_text(text + INSTANCE)
+    code, _, err = run(capsys, "sweep", "exp.toml")
+    assert code == 2 and err == f"coflowopt: error: exp.toml: {message}\n"
+    assert not Path("exp").exists()

@@ -17,7 +17,7 @@ from typing import NoReturn
 import numpy as np
 
 from .. import _jit
-from ..errors import CoflowoptError
+from ..errors import CoflowoptError, interrupted
 
 __all__ = ["build_parser", "main"]
 
@@ -76,21 +76,6 @@ class _CompileNotice:
         print(f"coflowopt: compiled {name} in {seconds:.1f} s", file=sys.stderr, flush=True)
 
 
-def _interrupt_inside(exc: BaseException) -> bool:
-    """Whether a KeyboardInterrupt is among the exceptions ``exc`` was raised from."""
-    seen: set[int] = set()
-    todo: list[BaseException | None] = [exc]
-    while todo:
-        e = todo.pop()
-        if e is None or id(e) in seen:
-            continue
-        seen.add(id(e))
-        if isinstance(e, KeyboardInterrupt):
-            return True
-        todo += [e.__cause__, e.__context__]
-    return False
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI; returns the exit code (2 for bad input or options)."""
     # worker processes (--jobs) inherit this: Numba colours its internal error messages with
@@ -115,9 +100,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("coflowopt: interrupted", file=sys.stderr)
         return 130
     except SystemError as exc:
-        # an interrupt that reaches Python inside a compiled kernel's call comes out of
-        # Numba's dispatcher as a SystemError whose context is the KeyboardInterrupt
-        if not _interrupt_inside(exc):
+        if not interrupted(exc):  # an interrupt inside a compiled kernel's call
             raise
         print("coflowopt: interrupted", file=sys.stderr)
         return 130

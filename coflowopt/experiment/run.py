@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import CoflowoptError, InputError, require
+from ..errors import CoflowoptError, InputError, interrupted, require
 from ..instance import Instance
 from ..io._common import atomic_writer
 from .spec import GENERATORS, Cell, Experiment, canonical_json, source_key
@@ -146,9 +146,6 @@ def sweep(
         raise InputError("holds the results of a sweep: resume to reuse them (a cell whose "
                          "configuration changed is computed again), or choose another directory",
                          path=str(root))
-    folder.mkdir(parents=True, exist_ok=True)
-    with atomic_writer(root / "experiment.json") as fh:  # what was asked, for the record
-        json.dump(experiment.to_dict(), fh, indent=1, allow_nan=True)
     results: dict[str, dict[str, Any]] = {}
     damaged: list[tuple[str, str]] = []
     for cell in cells:
@@ -174,9 +171,13 @@ def sweep(
                                    min(workers, len(todo) - done), elapsed, eta, tuple(damaged)))
 
     report()  # before the workers start, which can take seconds
+    # the engine first: a Dask address that does not answer leaves nothing written
     engine = _engine(jobs, dask, _sources(experiment, todo) if todo else {})
     workers = engine.workers
     try:
+        folder.mkdir(parents=True, exist_ok=True)
+        with atomic_writer(root / "experiment.json") as fh:  # what was asked, for the record
+            json.dump(experiment.to_dict(), fh, indent=1, allow_nan=True)
         if todo:
             # a few tasks per worker: a task's overhead is paid per chunk, the balance needs several
             size = chunk_size or (1 if isinstance(engine, _Here) else
@@ -319,12 +320,14 @@ class _Dask(_Engine):
                 self.cluster.close()
                 raise
         else:
-            try:
-                self.client = distributed.Client(address, timeout="20s")
-            except (OSError, TimeoutError, ValueError) as exc:
-                raise InputError(f"cannot reach the Dask scheduler at {address} ({exc})") from None
+            self.client = _connect(distributed, address)
         self.futures: list[Any] = []
         try:
+            try:
+                self.client.wait_for_workers(1, timeout=CONNECT_SECONDS)
+            except (OSError, TimeoutError) as exc:
+                raise InputError(f"the Dask scheduler at {address} has no workers (none came "
+                                 f"within {CONNECT_SECONDS:g} s: {exc})") from None
             self.workers = max(1, sum(w.get("nthreads", 1) for w in
                                       self.client.scheduler_info()["workers"].values()))
             # one copy per worker, not one per task
@@ -354,6 +357,39 @@ class _Dask(_Engine):
         finally:
             if self.cluster is not None:
                 self.cluster.close()
+
+
+CONNECT_SECONDS = 20.0
+"""How long a sweep waits for a Dask scheduler to answer, and then for a worker."""
+
+
+def _connect(distributed: Any, address: str) -> Any:
+    """A Dask client of the scheduler at ``address``, or an :class:`InputError` within
+    about :data:`CONNECT_SECONDS`: Dask's own connect timeout does not cover a server that
+    accepts the connection and then says nothing a Dask scheduler would (any other
+    service), and a server that answers with other bytes can fail deep in its handshake."""
+    box: dict[str, Any] = {}
+
+    def connect() -> None:
+        try:
+            box["client"] = distributed.Client(address, timeout=f"{CONNECT_SECONDS:g}s")
+        except BaseException as exc:  # given to the caller below
+            box["error"] = exc
+
+    thread = threading.Thread(target=connect, name="dask-connect", daemon=True)
+    thread.start()
+    thread.join(CONNECT_SECONDS + 5)
+    if thread.is_alive():
+        raise InputError(f"cannot reach the Dask scheduler at {address}: nothing answered as "
+                         f"one within {CONNECT_SECONDS + 5:g} s")
+    exc = box.get("error")
+    if isinstance(exc, KeyboardInterrupt):
+        raise exc
+    if exc is not None:
+        text = str(exc).splitlines()[0][:200] if str(exc) else ""
+        raise InputError(f"cannot reach the Dask scheduler at {address} "
+                         f"({type(exc).__name__}: {text})") from None
+    return box["client"]
 
 
 def _engine(jobs: int, dask: str | None, bases: dict[str, Instance]) -> _Engine:
@@ -406,6 +442,8 @@ def run_cell(config: Mapping[str, Any], bases: Mapping[str, Instance]) -> dict[s
             out = _simulate(inst, config)
         out.update(status="ok", error=None)
     except Exception as exc:  # the sweep goes on: the error is the cell's result
+        if interrupted(exc):  # not the cell's: the user stops the sweep
+            raise KeyboardInterrupt from exc
         out = {"status": "failed", "error": f"{type(exc).__name__}: {exc}", "summary": {},
                "coflows": {}}
     out["wall_s"] = time.perf_counter() - t0

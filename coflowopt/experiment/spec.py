@@ -808,9 +808,14 @@ class Experiment:
                 # the tables store seeds as 64-bit integers
                 raise InputError(f"seeds[{i}]: a seed is an integer from 0 to 2^63 - 1, got {s!r:.60}")
         seeds = tuple(int(s) for s in self.seeds)
-        if not insts or not (scheds or bounds or solvers) or not seeds or not fabrics or not backgrounds:
-            raise InputError("an experiment needs at least one instance, one scheduler, bound or "
-                             "solver, one seed and one fabric")
+        for key, given in (("instances", insts), ("seeds", seeds), ("fabrics", fabrics),
+                           ("backgrounds", backgrounds)):
+            if not given:
+                raise InputError(f"{key}: an empty list (an experiment needs at least one "
+                                 f"{key[:-1]})")
+        if not (scheds or bounds or solvers):
+            raise InputError("schedulers: an experiment needs at least one scheduler, bound or "
+                             "solver")
         options = dict(self.options)
         _check_options(options)
         _unique("seeds", [str(s) for s in seeds], [str(s) for s in seeds])
@@ -993,13 +998,34 @@ def _check_options(options: Mapping[str, Any]) -> None:
                 raise InputError(f"options.knowledge: one of {', '.join(KNOWLEDGE)}, got {value!r:.60}")
 
 
+class _Duplicate(InputError):
+    """Two entries of list ``key`` (positions ``i`` > ``j`` once grids are expanded) with
+    the same label or configuration; a file's reader names the entries it wrote."""
+
+    def __init__(self, key: str, i: int, j: int, what: str, label: str) -> None:
+        super().__init__(f"{key}[{i}]: the same {what} as {key}[{j}] ('{label}')")
+        self.key, self.i, self.j, self.what, self.label = key, i, j, what, label
+
+    def in_file(self, origins: Mapping[str, Sequence[int]]) -> InputError:
+        """The error with the file's positions (``origins[key][i]``: the entry that
+        expanded to position ``i``)."""
+        at = origins.get(self.key)
+        if at is None:
+            return InputError(self.message)
+        a, b = at[self.i], at[self.j]
+        if a == b:
+            return InputError(f"{self.key}[{a}]: its grid gives the same {self.what} twice "
+                              f"('{self.label}')")
+        return InputError(f"{self.key}[{a}]: the same {self.what} as {self.key}[{b}] "
+                          f"('{self.label}')")
+
+
 def _unique(key: str, labels: list[str], configs: list[str]) -> None:
     for seen, what in ((labels, "label"), (configs, "configuration")):
         first: dict[str, int] = {}
         for i, x in enumerate(seen):
             if x in first:
-                raise InputError(f"{key}[{i}]: the same {what} as {key}[{first[x]}] "
-                                 f"('{labels[first[x]]}')")
+                raise _Duplicate(key, i, first[x], what, labels[first[x]])
             first[x] = i
 
 
@@ -1053,14 +1079,18 @@ def _list(obj: Mapping[str, Any], key: str, default: list[Any]) -> list[Any]:
 
 def _specs(obj: Mapping[str, Any], key: str, default: list[Any], name_key: str,
            from_text: Callable[[str], Any] | None,
-           from_table: Callable[[str, dict[str, Any], str], Any]) -> list[Any]:
+           from_table: Callable[[str, dict[str, Any], str], Any],
+           origins: dict[str, list[int]]) -> list[Any]:
     """The specs of list ``key``: each item a string (``from_text``) or a table whose list
-    values are a grid (``from_table(name, rest of the table, label)``), located in errors."""
+    values are a grid (``from_table(name, rest of the table, label)``), located in errors;
+    ``origins[key]`` gets the item each spec comes from."""
     out = []
+    at = origins.setdefault(key, [])
     for i, item in enumerate(_list(obj, key, default)):
         where = f"{key}[{i}]"
         if isinstance(item, str) and from_text is not None:
             out.append(_located(where, _partial(from_text, item)))
+            at.append(i)
             continue
         if not isinstance(item, Mapping):
             raise InputError(f"{where}: a table{' or a string' if from_text else ''}, "
@@ -1071,6 +1101,7 @@ def _specs(obj: Mapping[str, Any], key: str, default: list[Any], name_key: str,
             if not isinstance(name, str):
                 raise InputError(f"{where}: needs {name_key}")
             out.append(_located(where, _partial(_labelled, from_table, name, table, label, item)))
+            at.append(i)
     return out
 
 
@@ -1106,11 +1137,12 @@ def _from_dict(obj: Mapping[str, Any], folder: Path) -> Experiment:
             text = "file:" + _resolve(text[5:], folder, "file")
         return _background(text)
 
-    instances = _specs(obj, "instances", [], "generator", None, instance)
-    schedulers = _specs(obj, "schedulers", [], "name", SchedulerSpec.parse, SchedulerSpec)
-    bounds = _specs(obj, "bounds", [], "name", BoundSpec, bound)
-    solvers = _specs(obj, "solvers", [], "method", SolverSpec.parse, solver)
-    fabrics = _specs(obj, "fabrics", ["big-switch"], "topology", FabricSpec.parse, fabric)
+    origins: dict[str, list[int]] = {}
+    instances = _specs(obj, "instances", [], "generator", None, instance, origins)
+    schedulers = _specs(obj, "schedulers", [], "name", SchedulerSpec.parse, SchedulerSpec, origins)
+    bounds = _specs(obj, "bounds", [], "name", BoundSpec, bound, origins)
+    solvers = _specs(obj, "solvers", [], "method", SolverSpec.parse, solver, origins)
+    fabrics = _specs(obj, "fabrics", ["big-switch"], "topology", FabricSpec.parse, fabric, origins)
     backgrounds = []
     for i, item in enumerate(_list(obj, "backgrounds", ["none"])):
         if not isinstance(item, str):
@@ -1120,8 +1152,11 @@ def _from_dict(obj: Mapping[str, Any], folder: Path) -> Experiment:
     options = obj.get("options", {})
     if not isinstance(options, Mapping):
         raise InputError(f"options: a table, got {options!r:.60}")
-    return Experiment(instances, schedulers, _list(obj, "seeds", [0]), bounds, fabrics,
-                      backgrounds, dict(options), name, solvers)
+    try:
+        return Experiment(instances, schedulers, _list(obj, "seeds", [0]), bounds, fabrics,
+                          backgrounds, dict(options), name, solvers)
+    except _Duplicate as dup:
+        raise dup.in_file(origins) from None
 
 
 def _grid_label(label: Any, table: Mapping[str, Any], item: Mapping[str, Any]) -> str:

@@ -20,8 +20,9 @@ background leaves, built from the switches' congestion registers:
   scheduled; the others are sent unthrottled and share the links max-min with everything
   the scheduler does not control. SELECT orders the scheduled coflows smallest effective
   bottleneck first (ties, compared as :func:`coflowopt.kernels.ties.order_with_ties`
-  compares them, by admission order, as Varys'), gives each its MADD rates on what the table has left (SHAREBW), then
-  hands what is left to them in that order (work conservation); coflows left without any
+  compares them, by admission order, as Varys'), gives each its MADD rates on what the
+  table has left (SHAREBW), then hands what is left to them in that order (work
+  conservation); coflows left without any
   rate are starved (``C_str``). Stages alternate: ``select_period`` (``T_sel``) of CCT
   minimisation, then ``starve_period`` (``T_str``) in which only the starved coflows run,
   as one coflow with MADD rates. A new schedule is made when a scheduled coflow arrives

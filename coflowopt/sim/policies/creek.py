@@ -28,8 +28,9 @@ Creek (§IV-B) schedules at the receivers, without a central coordinator:
   priority and the receiver raises the coflow's priority, §IV-B), and again after each
   further ``wait_threshold`` of waiting. A raise is per coflow: however many of its flows
   are due at one instant, the coflow goes up one queue, and the wait of each of its
-  waiting flows starts again (the paper's receiver raises the coflow, not each flow). The raise lasts until the coflow's bytes (or
-  estimate) demote it to a lower queue than before, which clears it. The default, 0.2,
+  waiting flows starts again (the paper's receiver raises the coflow, not each flow).
+  The raise lasts until the coflow's bytes (or estimate) demote it to a lower queue than
+  before, which clears it. The default, 0.2,
   is Linux's minimum TCP retransmission timeout in seconds (the paper: the wait "should
   not exceed TCP RTO"); ``None`` turns mitigation off.
 
