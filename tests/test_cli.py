@@ -291,3 +291,27 @@ def test_an_interrupt_inside_a_compiled_kernel_exits_130_in_one_line(monkeypatch
     monkeypatch.setattr(cli_info, "run_info", broken)
     with pytest.raises(SystemError, match="not an interrupt"):
         main(["info", str(TRACE)])
+
+
+def test_an_interrupt_while_the_commands_load_is_one_line(monkeypatch, capsys):
+    # the commands' modules (NumPy, SciPy, Numba) load inside main's interrupt handling:
+    # an interrupt in a command's first second printed a traceback
+    import coflowopt.cli as cli
+
+    def interrupted():
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cli, "build_parser", interrupted)
+    assert main(["info", str(TRACE)]) == 130
+    assert capsys.readouterr().err == "coflowopt: interrupted\n"
+
+
+def test_importing_coflowopt_and_its_command_line_loads_nothing_heavy():
+    code = ("import sys, coflowopt, coflowopt.cli; "
+            "print(sorted(m for m in ('numpy', 'scipy', 'numba', 'highspy') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+    # and the public names are there on first use
+    code = "import coflowopt as co; print(co.Instance.__name__, co.sim.simulate.__name__)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["Instance", "simulate"]

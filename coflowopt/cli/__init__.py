@@ -14,9 +14,6 @@ import sys
 from collections.abc import Sequence
 from typing import NoReturn
 
-import numpy as np
-
-from .. import _jit
 from ..errors import CoflowoptError, interrupted
 
 __all__ = ["build_parser", "main"]
@@ -65,6 +62,8 @@ class _CompileNotice:
         self.seconds = 0.0
 
     def __call__(self, name: str, seconds: float | None) -> None:
+        from .. import _jit
+
         if seconds is None:
             if self.count == 0:
                 print(f"coflowopt: compiling the simulator's kernels for their first use "
@@ -77,7 +76,18 @@ class _CompileNotice:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the CLI; returns the exit code (2 for bad input or options)."""
+    """Run the CLI; returns the exit code (2 for bad input or options, 130 interrupted).
+
+    Everything heavy (NumPy, SciPy, Numba, the commands) is imported in here, so that an
+    interrupt during the first second of a command is one line too."""
+    try:
+        return _main(argv)
+    except KeyboardInterrupt:
+        print("coflowopt: interrupted", file=sys.stderr)
+        return 130
+
+
+def _main(argv: Sequence[str] | None) -> int:
     # worker processes (--jobs) inherit this: Numba colours its internal error messages with
     # colorama, whose exit handler then writes a terminal reset (ESC[0m) from every worker
     os.environ.setdefault("NUMBA_DISABLE_ERROR_MESSAGE_HIGHLIGHTING", "1")
@@ -88,6 +98,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             print("coflowopt: error: standard output is closed; redirect it to a file or "
                   "/dev/null", file=sys.stderr)
         return 2
+    import numpy as np
+
+    from .. import _jit
+
     try:
         # inf/nan from extreme inputs are handled where they matter (the results say so);
         # NumPy's floating-point warnings would only add noise to the one-line messages
@@ -96,14 +110,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except CoflowoptError as exc:
         print(f"coflowopt: error: {exc}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
-        print("coflowopt: interrupted", file=sys.stderr)
-        return 130
     except SystemError as exc:
         if not interrupted(exc):  # an interrupt inside a compiled kernel's call
             raise
-        print("coflowopt: interrupted", file=sys.stderr)
-        return 130
+        raise KeyboardInterrupt from exc
     except BrokenPipeError:  # e.g. piped into `head`
         return 0
     except OSError as exc:  # a system error not tied to an input: e.g. stdout on a full disk
