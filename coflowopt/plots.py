@@ -166,6 +166,8 @@ def _cdf_lines(ax: Any, ccts: Mapping[str, npt.ArrayLike], unit: str) -> None:
             first = c[keep][0]
             ax.step(np.append(first, c[keep]), np.append(below, frac[keep]), where="post",
                     label=_plain(label))
+        else:  # every CCT 0: nothing on the log axis, but the label stays in the legend
+            ax.plot([], [], label=_plain(label))
     ax.set_xscale("log")
     ax.set_ylim(0.0, 1.0)
     ax.set_xlabel(f"coflow completion time ({unit}, log scale)")
@@ -444,9 +446,9 @@ def timeline_figure(instance: Instance, schedule: Schedule | Mapping[str, Schedu
         if len(links) > TIMELINE_MAX_LINKS:
             raise InputError(f"the schedules cross {len(links)} links; pass at most "
                              f"{TIMELINE_MAX_LINKS} as links=")
-    if isinstance(links, (str, bytes)) or not isinstance(links, Sequence):
+    if isinstance(links, (str, bytes)) or not isinstance(links, (Sequence, np.ndarray)):
         raise InputError(f"links must be a sequence of link indices, got {type(links).__name__}")
-    if not links:
+    if len(links) == 0:
         raise InputError("links is empty: no row to draw")
     links = [_link(instance, link) for link in links]
     n = len(schedules)

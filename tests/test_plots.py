@@ -620,3 +620,23 @@ def test_report_keeps_the_sweeps_own_tables_and_refuses_foreign_ones(swept, tmp_
     err = capsys.readouterr().err
     assert code == 2 and err.count("\n") == 1 and "Traceback" not in err
     assert f"{other}: the runs table has no column 'kind'" in err
+
+
+def test_links_may_be_a_numpy_array_and_an_all_zero_cdf_keeps_its_label():
+    from coflowopt.plots import cct_cdf_figure, timeline_figure
+
+    inst, sched = _two_coflows()
+    ax = timeline_figure(inst, sched, links=np.flatnonzero([1, 1, 0, 0])).axes[0]
+    assert len(ax.get_yticklabels()) == 2
+    ax = cct_cdf_figure({"empty": [0.0], "a": [1.0]}).axes[0]
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["empty", "a"]
+
+
+def test_a_device_is_written_in_place_without_a_trial_file(monkeypatch):
+    from coflowopt.io import _common
+
+    def no_temp(target):
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(_common, "_new_temp", no_temp)
+    assert str(_common.check_writable("/dev/null")) == "/dev/null"

@@ -101,10 +101,13 @@ def run(h: highspy.Highs, *, min_nnz: int = INTERRUPTIBLE_NNZ) -> Any:
         data_in.user_interrupt = stop.is_set()
 
     status: list[Any] = []
+    failed: list[BaseException] = []
 
     def solve() -> None:
         try:
             status.append(plain(h))
+        except BaseException as exc:  # raised again in the caller's thread, below
+            failed.append(exc)
         finally:
             done.set()
 
@@ -121,13 +124,17 @@ def run(h: highspy.Highs, *, min_nnz: int = INTERRUPTIBLE_NNZ) -> Any:
             pass
     except KeyboardInterrupt:
         stop.set()
-        done.wait()  # HiGHS stops at its next check; a second interrupt does not wait
+        # HiGHS stops at its next check; a second interrupt does not wait for it, and
+        # leaves the object stopped (its interrupt checks on): not to be run again
+        done.wait()
         raise
     finally:
         if done.is_set():
             solver.join()
             for kind in kinds:
                 h.stopCallback(kind)
+    if failed:
+        raise failed[0]
     return status[0] if status else None
 
 

@@ -288,7 +288,8 @@ def _hosts(value: npt.ArrayLike, what: str) -> npt.NDArray[np.int64]:
     would be cut to a host silently)."""
     a = np.asarray(value).reshape(-1)
     if a.size and not (np.issubdtype(a.dtype, np.integer)
-                       or (np.issubdtype(a.dtype, np.floating) and np.all(a == np.round(a)))):
+                       or (np.issubdtype(a.dtype, np.floating) and np.all(np.isfinite(a))
+                           and np.all(a == np.round(a)))):
         raise InstanceError(f"{what} must be host indices (whole numbers), got "
                             f"{a[:3].tolist()!r:.60}")
     return a.astype(np.int64)

@@ -112,7 +112,8 @@ class _Located:
 def check_writable(path: str | os.PathLike[str]) -> Path:
     """Where writing ``path`` will go (a link's target), or an :class:`InputError` saying why
     it cannot: the path is a directory, its directory does not exist, or no file can be
-    created there (tried: the temporary file that writes go through, removed again)."""
+    created there (tried: the temporary file that writes go through, removed again; not for
+    a device or FIFO, which is written in place)."""
     if not os.fspath(path):
         raise InputError("an empty file name: name a file to write")
     target = Path(os.path.realpath(path)) if os.path.islink(path) else Path(path)
@@ -121,6 +122,8 @@ def check_writable(path: str | os.PathLike[str]) -> Path:
     directory = target.parent if str(target.parent) else Path(".")
     if not directory.is_dir():
         raise InputError("the directory to write into does not exist", path=str(path))
+    if target.exists() and not target.is_file():
+        return target  # a device or FIFO (/dev/stdout) is written in place, not beside
     try:
         tmp, fd = _new_temp(target)
     except OSError as exc:

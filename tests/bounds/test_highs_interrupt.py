@@ -69,3 +69,18 @@ def test_the_event_milp_runs_through_the_interruptible_run(monkeypatch):
     res = solve(synthetic(3, 3, load=0.6, seed=1), method="exact-milp", time_limit=120)
     assert res.status.name == "OPTIMAL"
     assert runs == [{"min_nnz": 0}]
+
+
+def test_an_error_in_highs_thread_reaches_the_caller():
+    # (it died in the thread, with a traceback on stderr, and run() returned None)
+    lp = _large_lp()
+
+    class Failing(type(lp)):
+        def run(self):
+            raise MemoryError("std::bad_alloc")
+
+    failing = Failing()
+    failing.setOptionValue("output_flag", False)
+    failing.passModel(lp.getLp())
+    with pytest.raises(MemoryError, match="bad_alloc"):
+        run(failing)
