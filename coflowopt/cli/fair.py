@@ -93,7 +93,10 @@ def _options(args: argparse.Namespace) -> dict[str, Any]:
         opts["stage2"] = args.stage2
     if args.progressive:
         opts["method"] = "progressive"
-    if args.time_limit is not None and args.lie_search is None and "time_limit" in mech.options:
+    if args.time_limit is not None and args.lie_search is None:
+        if "time_limit" not in mech.options:
+            raise CoflowoptError(f"--time-limit applies to the lie search and to psp, not to "
+                                 f"'{args.mechanism}'")
         opts["time_limit"] = args.time_limit
     bad = sorted(set(opts) - mech.options)
     if bad:
@@ -125,6 +128,10 @@ def run_fair(args: argparse.Namespace) -> int:
     problem = _load(args)
     opts = _options(args)
     if args.lie_search is not None:
+        try:
+            problem.index(args.lie_search)
+        except CoflowoptError as exc:
+            raise InputError(f"--lie-search {args.lie_search}: {exc}", path=args.file) from None
         return _run_lie_search(args, problem, opts)
     alloc = allocate(problem, args.mechanism, **opts)
     rep = evaluate(alloc)

@@ -19,8 +19,8 @@ correlation vector, which may differ from the one it reported:
 - utilization ``sum_i sum_k c^i_k`` (Table 7.1), also as a fraction of the
   total capacity;
 - min-cut proportionality (§7.5.3): a coflow's useful bandwidth is its
-  progress times the size of its minimum cut, ``sum`` of its uplink demands
-  in absolute units; the allocation is min-cut proportional when every
+  progress times the size of its minimum cut, the smaller of the sums of its
+  uplink and of its downlink demands, in absolute units; the allocation is min-cut proportional when every
   coflow has the same (weighted) progress.
 """
 
@@ -124,7 +124,8 @@ class FairnessReport:
     dominant_share: npt.NDArray[Any]
     """``max_i c^i_k``: the largest fraction of any link a coflow uses."""
     min_cut: npt.NDArray[np.float64] | None
-    """Size of each coflow's minimum cut: uplink demand per unit progress, absolute units."""
+    """Size of each coflow's minimum cut per unit progress, absolute units: the smaller of
+    its summed uplink demands and its summed downlink demands (each side is a cut)."""
     useful_bandwidth: npt.NDArray[np.float64] | None
     """``P_k`` times the min cut: the rate at which the coflow moves its data."""
     min_cut_proportionality: float

@@ -26,6 +26,7 @@ import numpy as np
 import numpy.typing as npt
 import scipy.sparse as sp
 
+from .._files import finite_number, natural_number
 from ..errors import InstanceError
 from ._arith import as_float, full
 from ._maxmin import solve_max_min
@@ -48,6 +49,9 @@ def drf_level(vectors: Any, weights: npt.ArrayLike | None = None) -> Any:
         col = m.T @ w
     else:
         d = np.asarray(vectors)
+        if weights is not None and np.shape(weights) != (d.shape[0],):
+            raise InstanceError(f"weights need one value per coflow ({d.shape[0]}), got shape "
+                                f"{np.shape(weights)}")
         col = d.sum(axis=0) if weights is None else np.asarray(weights) @ d
     top = col.max()
     if not top > 0:
@@ -76,6 +80,8 @@ class IncrementalDRF:
     __slots__ = ("_rows", "_sums")
 
     def __init__(self, num_links: int) -> None:
+        if not natural_number(num_links):
+            raise InstanceError(f"num_links must be an integer >= 0, got {num_links!r:.60}")
         self._sums = np.zeros(int(num_links))
         self._rows: dict[str, tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]] = {}
 
@@ -83,14 +89,30 @@ class IncrementalDRF:
         """Add a coflow (``vector``: dense array or 1-row sparse matrix)."""
         if coflow in self._rows:
             raise InstanceError(f"coflow '{coflow}' is already present")
+        if not finite_number(weight) or not weight > 0:
+            raise InstanceError(f"the weight of coflow '{coflow}' must be a finite number > 0, "
+                                f"got {weight!r:.60}")
+        L = self._sums.size
         if sp.issparse(vector):
+            if vector.shape[-1] != L or (vector.ndim == 2 and vector.shape[0] != 1):
+                raise InstanceError(f"the vector of coflow '{coflow}' must be 1 x {L}, got shape "
+                                    f"{vector.shape}")
             v = sp.csr_array(vector)
             idx = np.asarray(v.indices, dtype=np.int64)
             val = np.asarray(v.data, dtype=np.float64) * float(weight)
         else:
-            dense = np.asarray(vector, dtype=np.float64).reshape(-1)
+            try:
+                dense = np.asarray(vector, dtype=np.float64).reshape(-1)
+            except (TypeError, ValueError):
+                raise InstanceError(f"the vector of coflow '{coflow}' must be numbers, got "
+                                    f"{vector!r:.60}") from None
+            if dense.size != L:
+                raise InstanceError(f"the vector of coflow '{coflow}' needs {L} entries (one per "
+                                    f"link), got {dense.size}")
             idx = np.flatnonzero(dense)
             val = dense[idx] * float(weight)
+        if not (np.all(np.isfinite(val)) and np.all(val >= 0)):
+            raise InstanceError(f"the vector of coflow '{coflow}' must be finite and >= 0")
         np.add.at(self._sums, idx, val)
         self._rows[coflow] = (idx, val)
 

@@ -153,6 +153,8 @@ def hug(
     method
         Stage-1 DRF method (see :func:`coflowopt.fairness.dominant.drf`).
     """
+    if not isinstance(cooperative, (bool, np.bool_)):
+        raise InstanceError(f"cooperative must be True or False, got {cooperative!r:.60}")
     try:
         fn = HUG_STAGE2[stage2]
     except KeyError:

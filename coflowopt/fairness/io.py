@@ -159,13 +159,14 @@ def parse_demands(doc: Any, *, path: str = "<input>") -> FairnessProblem:
         row = _numbers(c[key], path, f"{where}.{key}", key, L)
         L = len(row)
         if any(float(v) < 0 for v in row) or not any(float(v) > 0 for v in row):
-            raise InputError(f"{key} needs non-negative entries and at least one positive one",
-                             path=path, json_path=f"{where}.{key}")
+            raise InputError(f"{key} needs non-negative entries and at least one positive one, "
+                             f"got {_shown(c[key])}", path=path, json_path=f"{where}.{key}")
         bound = c.get("bound")
         if bound is not None:
             bound = _number(bound, path, f"{where}.bound", "bound")
             if float(bound) <= 0:
-                raise InputError("bound must be > 0", path=path, json_path=f"{where}.bound")
+                raise InputError(f"bound must be > 0, got {_shown(c['bound'])}", path=path,
+                                 json_path=f"{where}.bound")
         if key == "demand":
             top = max(row, key=float)
             # int / int is a float in Python: scale rational rows as Fractions (keeps them exact)
@@ -174,7 +175,8 @@ def parse_demands(doc: Any, *, path: str = "<input>") -> FairnessProblem:
             bound = top if bound is None else min(bound, top, key=float)
         w = _number(c.get("weight", 1), path, f"{where}.weight", "weight")
         if float(w) <= 0:
-            raise InputError("weight must be > 0", path=path, json_path=f"{where}.weight")
+            raise InputError(f"weight must be > 0, got {_shown(c['weight'])}", path=path,
+                             json_path=f"{where}.weight")
         # a bounded demand "cannot elastically scale up" (dissertation §7.6.3): inelastic
         # unless said otherwise; a correlation vector is elastic unless said otherwise
         el = c.get("elastic", key == "vector")
@@ -189,7 +191,8 @@ def parse_demands(doc: Any, *, path: str = "<input>") -> FairnessProblem:
     cap = _numbers(doc["capacity"], path, "$.capacity", "capacity", L) if "capacity" in doc else None
     for i, c in enumerate(cap or []):
         if not float(c) > 0:
-            raise InputError(f"capacity must be > 0, got {c!r}", path=path, json_path=f"$.capacity[{i}]")
+            raise InputError(f"capacity must be > 0, got {_shown(doc['capacity'][i])}", path=path,
+                             json_path=f"$.capacity[{i}]")
     exact = doc.get("exact")
     if exact is not None and not isinstance(exact, bool):
         raise InputError("'exact' must be true or false", path=path, json_path="$.exact")
@@ -294,3 +297,10 @@ def load_problem(
     else:
         inst, _ = instance_io.loads(text, path=p, format=format, port_rate=port_rate)
     return FairnessProblem.from_instance(inst, elastic=elastic, exact=exact)
+
+
+def _shown(value: Any) -> str:
+    """A value as the file wrote it (JSON), for a message."""
+    text = json.dumps(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+

@@ -46,7 +46,11 @@ def correlation_vectors(load: npt.ArrayLike, capacity: npt.ArrayLike | None = No
     if v.ndim != 2:
         raise InstanceError(f"load must be a coflows x links array, got shape {v.shape}")
     if capacity is not None:
-        v = v / np.asarray(capacity)
+        cap = np.asarray(capacity)
+        if cap.shape != (v.shape[1],):
+            raise InstanceError(f"capacity needs one value per link ({v.shape[1]}), got shape "
+                                f"{cap.shape}")
+        v = v / cap
     top = v.max(axis=1)
     if np.any(top <= 0):
         k = int(np.flatnonzero(top <= 0)[0])
@@ -170,7 +174,7 @@ class FairnessProblem:
         w = self._per_coflow(self.weights, M, ids, "weight", exact, default=1)
         b = self._per_coflow(self.bounds, M, ids, "bound", exact, default=math.inf)
         cap = self._per_link(self.capacity, L, names, exact)
-        el = np.broadcast_to(np.asarray(self.elastic, dtype=bool), (M,)).copy()
+        el = _flags(self.elastic, M)
 
         P = self.num_ports
         if P is not None and (int(P) != P or P < 1 or 2 * int(P) != L):
@@ -225,7 +229,10 @@ class FairnessProblem:
         items = np.asarray(value, dtype=object).reshape(-1)
         if items.size != L:
             raise InstanceError(f"{plural(L, 'link')} but {plural(items.size, 'capacity', 'capacities')}")
-        arr = to_number_array(items, exact=exact)
+        try:
+            arr = to_number_array(items, exact=exact)
+        except (TypeError, ValueError) as exc:
+            raise InstanceError(f"capacities must be numbers: {exc}") from None
         f = as_float(arr)
         bad = np.flatnonzero(~(np.isfinite(f) & (f > 0)))
         if bad.size:
@@ -338,8 +345,17 @@ class FairnessProblem:
     def with_vector(self, coflow: str | int, vector: npt.ArrayLike) -> FairnessProblem:
         """The problem with one coflow's correlation vector replaced (a report)."""
         k = self.index(coflow)
+        L = self.num_links
+        try:
+            row = (to_number_array(vector, exact=self.exact) if self.exact
+                   else np.asarray(vector, float)).reshape(-1)
+        except (TypeError, ValueError) as exc:
+            raise InstanceError(f"the vector of coflow '{self.ids[k]}' must be numbers: {exc}") from None
+        if row.size != L:
+            raise InstanceError(f"the vector of coflow '{self.ids[k]}' needs {plural(L, 'entry', 'entries')} "
+                                f"(one per link), got {row.size}")
         new = np.array(self.vectors, dtype=self.vectors.dtype, copy=True)
-        new[k] = to_number_array(vector, exact=self.exact) if self.exact else np.asarray(vector, float)
+        new[k] = row
         return self.replace(vectors=new)
 
     def to_float(self) -> FairnessProblem:
@@ -376,3 +392,14 @@ def _all_rational(values: Any) -> bool:
     return all(
         is_rational(v) or (isinstance(v, float) and math.isinf(v)) or v is None for v in arr.reshape(-1)
     )
+
+
+def _flags(value: Any, M: int) -> npt.NDArray[np.bool_]:
+    """``elastic``: one bool for every coflow, or one per coflow (a string such as
+    ``"false"`` is truthy, so it is refused, as any non-bool is)."""
+    items = list(np.asarray(value, dtype=object).reshape(-1))
+    if not all(isinstance(x, (bool, np.bool_)) for x in items) or len(items) not in (1, M):
+        raise InstanceError(f"elastic must be true or false, for every coflow or one per coflow "
+                            f"({plural(M, 'coflow')}), got {value!r:.60}")
+    return np.broadcast_to(np.asarray(items, dtype=bool), (M,)).copy()
+

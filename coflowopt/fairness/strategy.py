@@ -33,6 +33,7 @@ import numpy as np
 import numpy.typing as npt
 
 from .._budget import now
+from .._files import finite_number, natural_number
 from ..errors import InstanceError
 from ._arith import as_float, rationalize
 from .allocation import progress
@@ -170,6 +171,12 @@ def lie_search(
         the truthful progress and of a witness (exact problems) is made only while
         time is left (the last exact allocation started may still end after it).
     """
+    for name, given in (("seed", seed), ("samples", samples), ("local_rounds", local_rounds),
+                        ("starts", starts)):
+        if not natural_number(given):
+            raise InstanceError(f"{name} must be an integer >= 0, got {given!r:.60}")
+    if time_limit is not None and not (finite_number(time_limit) and time_limit > 0):
+        raise InstanceError(f"time_limit must be a finite number > 0, got {time_limit!r:.60}")
     opts = dict(options or {})
     if mechanism not in MECHANISMS:
         raise InstanceError(f"unknown mechanism '{mechanism}' (known: {', '.join(MECHANISMS)})")

@@ -109,3 +109,32 @@ def test_lie_search_options_without_the_lie_search_are_refused(flag, capsys) -> 
     code, _, _ = run(capsys, "fair", EX / "hug_two_coflows_elastic.json", "--lie-search", "A",
                      *flag, "--samples", "20")
     assert code == 0
+
+
+@pytest.mark.parametrize(("change", "where", "message"), [
+    ({"vector": [-1, 1]}, "$.coflows[0].vector", "at least one positive one, got [-1, 1]"),
+    ({"weight": -2}, "$.coflows[0].weight", "weight must be > 0, got -2"),
+    ({"bound": -3}, "$.coflows[0].bound", "bound must be > 0, got -3"),
+])
+def test_a_bad_demand_names_its_value(tmp_path, capsys, change, where, message):
+    doc = {"format": "coflowopt-demands/1",
+           "coflows": [{"id": "A", "vector": [1, 1], **change}, {"id": "B", "vector": [1, 1]}]}
+    path = tmp_path / "d.json"
+    path.write_text(json.dumps(doc))
+    code, out, err = run(capsys, "fair", path)
+    assert code == 2 and out == "" and f"at {where}: " in err and err.strip().endswith(message)
+
+
+def test_lie_search_and_time_limit_are_named_where_they_do_not_apply(tmp_path, capsys):
+    path = tmp_path / "d.json"
+    path.write_text(json.dumps({"format": "coflowopt-demands/1", "capacity": [1, "0/1"],
+                                "coflows": [{"id": "A", "vector": [1, 1]}]}))
+    code, _, err = run(capsys, "fair", path)
+    assert code == 2 and err.strip().endswith('capacity must be > 0, got "0/1"')
+    path.write_text(json.dumps({"format": "coflowopt-demands/1",
+                                "coflows": [{"id": "A", "vector": [1, 1]},
+                                            {"id": "B", "vector": [1, 1]}]}))
+    code, _, err = run(capsys, "fair", path, "--lie-search", "Z")
+    assert code == 2 and f"{path}: --lie-search Z: no coflow with id 'Z'" in err
+    code, _, err = run(capsys, "fair", path, "--mechanism", "drf", "--time-limit", "5")
+    assert code == 2 and "--time-limit applies to the lie search and to psp, not to 'drf'" in err

@@ -244,3 +244,41 @@ def test_capacities_near_the_float_limit_keep_a_utilization_fraction(tmp_path) -
                                             {"id": "B", "vector": ["1/2", 1]}]}))
     report = evaluate(drf(load_problem(path)))
     assert report.utilization_fraction == pytest.approx(1.0)
+
+
+def test_the_fairness_api_names_a_bad_argument():
+    import scipy.sparse as sp
+
+    from coflowopt.fairness import FairnessProblem, IncrementalDRF, hug, lie_search
+    from coflowopt.fairness.dominant import drf_level
+    from coflowopt.fairness.lp import hug_stage2_lp, max_min_progress_lp
+    from coflowopt.fairness.problem import correlation_vectors
+
+    vec = [[1.0, 0.5], [0.5, 1.0]]
+    p = FairnessProblem(vec)
+    inc = IncrementalDRF(2)
+    bad = [
+        (lambda: FairnessProblem(vec, elastic="false"), "elastic must be true or false"),
+        (lambda: FairnessProblem(vec, elastic=[0.5, 0]), "elastic must be true or false"),
+        (lambda: FairnessProblem(vec, elastic=[True, False, True]), "elastic must be true or false"),
+        (lambda: FairnessProblem(vec, capacity=["x", 1]), "capacities must be numbers"),
+        (lambda: p.with_vector(0, [1, 1, 1]), "needs 2 entries"),
+        (lambda: p.with_vector(0, ["a", 1]), "must be numbers"),
+        (lambda: correlation_vectors(np.array(vec), [1, 1, 1]), "one value per link"),
+        (lambda: drf_level(np.array(vec), [1, 1, 1]), "one value per coflow"),
+        (lambda: IncrementalDRF(-1), "num_links must be an integer"),
+        (lambda: inc.add("a", [1, 1], weight=-1), "must be a finite number > 0"),
+        (lambda: inc.add("a", [1, 1], weight=0), "must be a finite number > 0"),
+        (lambda: inc.add("a", [np.nan, 1]), "finite and >= 0"),
+        (lambda: inc.add("a", [1, 1, 1]), "needs 2 entries"),
+        (lambda: inc.add("a", sp.csr_array(np.ones((1, 3)))), "must be 1 x 2"),
+        (lambda: lie_search(p, 0, "drf", seed="x"), "seed must be an integer"),
+        (lambda: lie_search(p, 0, "drf", samples=-1), "samples must be an integer"),
+        (lambda: lie_search(p, 0, "drf", time_limit=-1), "time_limit must be a finite number"),
+        (lambda: hug(p, cooperative="no"), "cooperative must be True or False"),
+        (lambda: max_min_progress_lp(p, time_limit=-1), "time_limit must be a finite number"),
+        (lambda: hug_stage2_lp(p, np.zeros((3, 2)), np.zeros(2)), "the guarantee must be"),
+    ]
+    for call, message in bad:
+        with pytest.raises(InstanceError, match=message):
+            call()
