@@ -69,8 +69,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--max-length-mb",
         type=positive_float,
         default=1024.0,
-        help="largest flow of a coflow in MB: long coflows' longest flows lie in [5, this) "
-        "(default 1024); below 5, no coflow is long",
+        help="largest flow of a coflow in MB: long coflows' longest flows lie in [5, this] "
+        "(default 1024); at 5 or below, no coflow is long",
     )
     s.add_argument(
         "--shape", choices=gen.SHAPES, default=None,
@@ -330,6 +330,9 @@ def run_creek(args: argparse.Namespace) -> int:
     if args.coflows is not None and args.coflows > trace.num_coflows:
         raise InputError(f"--coflows {args.coflows} is more than the trace's "
                          f"{trace.num_coflows} coflows")
+    if not math.isfinite(args.min_size_mb * MB * (args.coflows or trace.num_coflows)):
+        raise InputError(f"--min-size-mb is too large: the coflows' bytes would overflow "
+                         f"float64, got {args.min_size_mb:g}")
     inst = wl.creek(
         args.pattern, trace=trace, num_coflows=args.coflows, num_hosts=args.hosts,
         host_rate=args.host_rate, min_size=args.min_size_mb * MB,

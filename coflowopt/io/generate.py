@@ -91,9 +91,10 @@ def facebook_bins(
     """The four bins of the Facebook trace as classes, with their published shares.
 
     Short coflows' longest flows lie in [1 MB, 5 MB), long ones' in [5 MB,
-    ``max_length``]; narrow coflows have 1 to 50 flows, wide ones 51 to
-    ``max_width`` (the bins of :meth:`Instance.bins <coflowopt.Instance.bins>`, so
-    every coflow lands in its class's bin). Every coflow has ``min_width`` to
+    ``max_length``] (none when ``max_length`` is 5 MB or less); narrow coflows have
+    1 to 50 flows, wide ones 51 to ``max_width`` (the bins of
+    :meth:`Instance.bins <coflowopt.Instance.bins>`, so every coflow lands in its
+    class's bin). Every coflow has ``min_width`` to
     ``max_width`` flows and a longest flow of at most ``max_length`` bytes: a bin
     left with no room (``max_width`` 50 or less: no wide coflows) is left out,
     its share going to the others in proportion, and a range that reaches past a
@@ -114,7 +115,8 @@ def facebook_bins(
             ("SW", 0.15, wide, short), ("LW", 0.17, wide, long))
     return tuple(WorkloadClass(name, share, width, length)
                  for name, share, width, length in bins
-                 if width[0] <= width[1] and length[0] <= length[1])
+                 if width[0] <= width[1] and length[0] <= length[1]
+                 and (length is short or max_length > SHORT_LENGTH))
 
 
 FACEBOOK_BINS: tuple[WorkloadClass, ...] = facebook_bins()

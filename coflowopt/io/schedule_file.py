@@ -44,6 +44,7 @@ from typing import IO, Any
 import numpy as np
 
 from .._files import parse_json, read_text
+from .._text import value_text
 from ..errors import InputError, ScheduleError
 from ..instance import Instance
 from ..schedule import Schedule, TiedPieces
@@ -196,9 +197,13 @@ def _read_json(p: str, instance: Instance) -> tuple[Schedule, dict[str, Any]]:
 def _check_metadata(meta: dict[str, Any], instance: Instance, p: str, where: str) -> None:
     rejected = meta.get("rejected", [])
     ids = set(instance.ids)
-    if not (isinstance(rejected, list) and all(isinstance(c, str) and c in ids for c in rejected)):
-        raise InputError("rejected must be an array of the instance's coflow ids", path=p,
-                         json_path=where)
+    if not isinstance(rejected, list):
+        raise InputError(f"rejected must be an array of the instance's coflow ids, got "
+                         f"{value_text(rejected)}", path=p, json_path=where)
+    for i, c in enumerate(rejected):
+        if not (isinstance(c, str) and c in ids):
+            raise InputError(f"rejected names coflow {value_text(c)}, which the instance does "
+                             "not have", path=p, json_path=f"{where}[{i}]")
 
 
 def _finite(x: float) -> bool:
@@ -307,7 +312,7 @@ def _read_npz(p: str, instance: Instance) -> tuple[Schedule, dict[str, Any]]:
             raise InputError("must be a JSON object (a 0-d string array)", path=p,
                              json_path="metadata")
         meta = doc
-        _check_metadata(meta, instance, p, "metadata")
+        _check_metadata(meta, instance, p, "metadata.rejected")
     # the arrays are this reader's own: adopted, not copied (10^7 pieces are 320 MB)
     return Schedule._adopt(flow, start, end, rate, tied), meta
 

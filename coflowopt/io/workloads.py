@@ -167,8 +167,10 @@ def creek(
     trace = facebook_trace() if trace is None else trace
     n = _count(num_coflows, trace)
     _check_hosts(num_hosts, host_rate)
-    if not (math.isfinite(min_size) and min_size >= 0):
-        raise InstanceError(f"min_size must be finite and >= 0, got {min_size!r}")
+    if not (math.isfinite(min_size) and min_size >= 0 and math.isfinite(min_size * n)):
+        # (the instance's total, every coflow raised to it, must be a float64 too)
+        raise InstanceError(f"min_size must be finite and >= 0, and {n} coflows of it must "
+                            f"sum to a finite number of bytes, got {min_size!r}")
     r_lo, r_hi = _range(receivers, "receivers")
     s_lo, s_hi = _range(senders, "senders")
     f_lo, f_hi = _range(fanin, "fanin")

@@ -285,3 +285,25 @@ def test_length_limits_keep_the_bins_apart():
 def test_facebook_bins_refuse_bad_limits(kwargs, message):
     with pytest.raises(InstanceError, match=message):
         gen.facebook_bins(**kwargs)
+
+
+@pytest.mark.parametrize(("max_mb", "long"), [(5.0, False), (4.0, False), (5.5, True)])
+def test_no_coflow_is_long_when_the_longest_flow_is_at_most_5_mb(max_mb, long):
+    # at exactly 5 MB the long bins were kept, a point range: a quarter of the coflows long
+    names = {c.name for c in gen.facebook_bins(max_length=max_mb * MB)}
+    assert ({"LN", "LW"} <= names) == long and not (names & {"LN", "LW"} and not long)
+    inst = gen.synthetic(40, 4, classes=gen.facebook_bins(max_length=max_mb * MB), seed=1)
+    bins = set(inst.bins())
+    assert bool(bins & {"LN", "LW"}) == long
+
+
+def test_a_creek_min_size_whose_total_overflows_is_refused(capsys):
+    from coflowopt.cli import main
+    from coflowopt.io import workloads as wl
+
+    with pytest.raises(InstanceError, match="must sum to a finite number of bytes"):
+        wl.creek("tpcds", min_size=1e307, num_coflows=100)
+    assert main(["generate", "creek", "--pattern", "tpcds", "--min-size-mb", "1e300", "-o",
+                 "/dev/null"]) == 2
+    err = capsys.readouterr().err
+    assert "--min-size-mb is too large" in err and "1e+300" in err

@@ -134,7 +134,10 @@ def _set(i: int, value: object):  # type: ignore[no-untyped-def]
     ({"extra": np.zeros(1)}, "at extra: unknown array 'extra'"),
     ({"format": np.array("coflowopt-schedule/1")}, 'at format: format must be "coflowopt-schedule-npz/1"'),
     ({"metadata": np.array("[1]")}, "at metadata: must be a JSON object"),
-    ({"metadata": np.array('{"rejected": ["zz"]}')}, "at metadata: rejected must be an array"),
+    ({"metadata": np.array('{"rejected": ["zz"]}')},
+     "at metadata.rejected[0]: rejected names coflow 'zz', which the instance does not have"),
+    ({"metadata": np.array('{"rejected": "zz"}')},
+     "at metadata.rejected: rejected must be an array of the instance's coflow ids, got 'zz'"),
     ({"tied_weight": np.array([object()] * 6, dtype=object)}, "at tied_weight: cannot be read"),
 ])
 def test_a_bad_archive_is_named_by_file_and_field(tmp_path, capsys, changes, message):
