@@ -15,6 +15,7 @@ import numpy as np
 import numpy.typing as npt
 
 from .errors import InputError, require
+from .schedule import check_schedule_of, schedule_of
 
 if TYPE_CHECKING:
     from .fairness import FairnessTimeline
@@ -347,22 +348,6 @@ def sweep_ratio_figure(runs: Any, *, x: str = "load", y: str | None = None,
     return fig
 
 
-def _schedule_of(value: Any, what: str = "schedule") -> Schedule:
-    """A schedule, or the schedule a result carries; a clear error for anything else."""
-    from .schedule import Schedule
-
-    if isinstance(value, Schedule):
-        return value
-    inner = getattr(value, "schedule", False)
-    if inner is None:
-        raise InputError(f"the {what} given, a {type(value).__name__}, has no schedule "
-                         "(simulate with record=True)")
-    if isinstance(inner, Schedule):
-        return inner
-    raise InputError(f"the {what} must be a Schedule or a result with one, "
-                     f"got {type(value).__name__}")
-
-
 def link_occupancy(instance: Instance, schedule: Schedule, link: int
                    ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
     """What each coflow uses of one link over time, as shares of its capacity.
@@ -373,8 +358,8 @@ def link_occupancy(instance: Instance, schedule: Schedule, link: int
     share ``A_fl`` of the link, summed) over the link's capacity. A result (of
     :func:`~coflowopt.sim.simulate` or ``solve``) stands for its schedule.
     """
-    schedule = _schedule_of(schedule)
-    _check_schedule(instance, schedule)
+    schedule = schedule_of(schedule)
+    check_schedule_of(instance, schedule)
     link = _link(instance, link)
     on = instance.routes[:, [link]].toarray()[:, 0]  # A_fl of every flow f
     flow, start, end, rate = schedule.flow, schedule.start, schedule.end, schedule.rate
@@ -390,19 +375,6 @@ def link_occupancy(instance: Instance, schedule: Schedule, link: int
         for i in range(flow.size):
             share[first[i]:last[i], coflow[i]] += load[i]
     return times, share
-
-
-def _check_schedule(instance: Any, schedule: Schedule) -> None:
-    """A clear error for an instance that is not one, or a schedule of another instance's
-    flows (more than it has)."""
-    from .instance import Instance
-
-    if not isinstance(instance, Instance):
-        raise InputError(f"the instance must be an Instance, got {type(instance).__name__}")
-    if len(schedule.flow) and int(schedule.flow.max()) >= instance.num_flows:
-        raise InputError(f"the schedule has pieces of flow {int(schedule.flow.max())}, but "
-                         f"the instance has {instance.num_flows} flows: it is another "
-                         "instance's")
 
 
 def _link(instance: Instance, link: Any) -> int:
@@ -435,12 +407,12 @@ def timeline_figure(instance: Instance, schedule: Schedule | Mapping[str, Schedu
     ``solve``) stands for its schedule. ``unit``: the time axis's unit, if any.
     """
     given = dict(schedule) if isinstance(schedule, Mapping) else {"": schedule}
-    schedules = {label: _schedule_of(s, f"schedule '{label}'" if label else "schedule")
+    schedules = {label: schedule_of(s, f"schedule '{label}'" if label else "schedule")
                  for label, s in given.items()}
     if not schedules:
         raise InputError("no schedule to draw")
     for sched in schedules.values():
-        _check_schedule(instance, sched)
+        check_schedule_of(instance, sched)
     if links is None:
         links = sorted(set().union(*(_crossed(instance, s) for s in schedules.values())))
         if len(links) > TIMELINE_MAX_LINKS:

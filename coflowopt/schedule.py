@@ -28,7 +28,7 @@ from ._files import finite_number
 from ._frozen import Frozen
 from ._frozen import readonly as _readonly
 from ._text import plural
-from .errors import ScheduleError
+from .errors import InputError, ScheduleError
 from .instance import Instance
 
 __all__ = [
@@ -1543,3 +1543,31 @@ def _tied_capacity(
                             float(w_t[i, 2]), describe, parts)
              for i in range(min(max_reports, w_link.size))]
     return float(peak), items, int(over)
+
+
+def schedule_of(value: Any, what: str = "schedule") -> Schedule:
+    """A schedule, or the schedule a result carries (``simulate(..., record=True)``,
+    ``solve``); a clear error for anything else (the figures and the fairness timeline
+    take either)."""
+    if isinstance(value, Schedule):
+        return value
+    inner = getattr(value, "schedule", False)
+    if inner is None:
+        raise InputError(f"the {what} given, a {type(value).__name__}, has no schedule "
+                         "(simulate with record=True)")
+    if isinstance(inner, Schedule):
+        return inner
+    raise InputError(f"the {what} must be a Schedule or a result with one, "
+                     f"got {type(value).__name__}")
+
+
+def check_schedule_of(instance: Any, schedule: Schedule) -> None:
+    """A clear error for an instance that is not one, or a schedule of another instance's
+    flows (more than it has; :func:`check_feasible` tells the rest)."""
+    if not isinstance(instance, Instance):
+        raise InputError(f"the instance must be an Instance, got {type(instance).__name__}")
+    if len(schedule.flow) and int(schedule.flow.max()) >= instance.num_flows:
+        raise InputError(f"the schedule has pieces of flow {int(schedule.flow.max())}, but "
+                         f"the instance has {instance.num_flows} flows: it is another "
+                         "instance's")
+

@@ -34,6 +34,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from ..errors import InstanceError
 from ._arith import as_float
 from .problem import FairnessProblem
 
@@ -157,7 +158,12 @@ class FairnessReport:
 
 def evaluate(alloc: FairAllocation, truth: FairnessProblem | None = None) -> FairnessReport:
     """All metrics of ``alloc`` when the coflows' true vectors are ``truth``."""
-    t = alloc.problem if truth is None else truth
+    from .problem import check_problem
+
+    if not isinstance(alloc, FairAllocation):
+        raise InstanceError(f"evaluate takes a FairAllocation (what drf, hug, allocate, ... "
+                            f"return), got {type(alloc).__name__}")
+    t = alloc.problem if truth is None else check_problem(truth, "evaluate's truth")
     if (t.num_coflows, t.num_links) != alloc.allocation.shape:
         raise ValueError("the true problem has a different shape than the allocation")
     a = alloc.allocation

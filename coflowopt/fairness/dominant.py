@@ -31,7 +31,7 @@ from ..errors import InstanceError
 from ._arith import as_float, full
 from ._maxmin import solve_max_min
 from .allocation import FairAllocation
-from .problem import FairnessProblem
+from .problem import FairnessProblem, check_problem
 
 __all__ = ["DRF_METHODS", "IncrementalDRF", "drf", "drf_level", "drf_progress"]
 
@@ -178,6 +178,7 @@ def drf(problem: FairnessProblem, *, method: str = "auto") -> FairAllocation:
     ``<0, 1, 0>``, ``<0, 1, 0>`` give the first coflow 1/2 of link 1;
     adding a coflow ``<0, 0, 1>`` bounded at 1/1000 gives it all of link 1.
     """
+    problem = check_problem(problem, "drf")
     name = method
     if method == "auto":
         name = "progressive" if problem.bounded else "closed_form"

@@ -24,7 +24,7 @@ from ..alloc import max_min
 from ..errors import InstanceError
 from ..instance import Instance
 from .allocation import FairAllocation
-from .problem import FairnessProblem
+from .problem import FairnessProblem, check_problem
 
 __all__ = ["per_endpoint", "per_flow"]
 
@@ -57,12 +57,14 @@ def _allocate(problem: FairnessProblem, name: str, flow_weights: npt.NDArray[np.
 
 def per_flow(problem: FairnessProblem) -> FairAllocation:
     """Max-min fairness among flows (every flow weight 1)."""
+    problem = check_problem(problem, "per_flow")
     inst = _instance(problem, "per-flow fairness")
     return _allocate(problem, "perflow", np.ones(inst.num_flows))
 
 
 def per_endpoint(problem: FairnessProblem) -> FairAllocation:
     """Max-min among flows, each coflow's sending endpoint sharing its weight equally."""
+    problem = check_problem(problem, "per_endpoint")
     inst = _instance(problem, "per-endpoint fairness")
     key = inst.flow_coflow * inst.num_ports + inst.flow_src
     _, inverse, counts = np.unique(key, return_inverse=True, return_counts=True)

@@ -52,7 +52,7 @@ from ._arith import as_float, full
 from ._maxmin import solve_max_min
 from .allocation import FairAllocation
 from .dominant import drf
-from .problem import FairnessProblem
+from .problem import FairnessProblem, check_problem
 
 __all__ = ["HUG_STAGE2", "hug", "hug_caps"]
 
@@ -153,6 +153,7 @@ def hug(
     method
         Stage-1 DRF method (see :func:`coflowopt.fairness.dominant.drf`).
     """
+    problem = check_problem(problem, "hug")
     if not isinstance(cooperative, (bool, np.bool_)):
         raise InstanceError(f"cooperative must be True or False, got {cooperative!r:.60}")
     try:

@@ -12,7 +12,7 @@ from .allocation import FairAllocation
 from .dominant import drf
 from .flowlevel import per_endpoint, per_flow
 from .guarantees import hug
-from .problem import FairnessProblem
+from .problem import FairnessProblem, check_problem
 from .sharing import equal_share, psp
 from .spare import SPARE_POLICIES, drf_work_conserving
 
@@ -63,6 +63,7 @@ MECHANISMS: dict[str, Mechanism] = _register(
 def allocate(problem: FairnessProblem, mechanism: str = "hug", **options: Any) -> FairAllocation:
     """Run a mechanism by name (default ``hug``, as ``coflowopt fair``); unknown names or
     options raise ``InstanceError``."""
+    problem = check_problem(problem, "allocate")
     try:
         mech = MECHANISMS[mechanism]
     except KeyError:

@@ -277,6 +277,9 @@ class FairnessProblem:
         set); on a network they are all its links, named by the fabric
         (``"link h0->leaf0"``), and ``num_ports`` is ``None`` (a general set of links).
         """
+        if not isinstance(instance, Instance):
+            raise InstanceError(f"from_instance takes an Instance (coflowopt.read(path) reads "
+                                f"one), got {type(instance).__name__}")
         if instance.num_coflows == 0:
             raise InstanceError("the instance has no coflows")
         fab = instance.fabric
@@ -402,4 +405,15 @@ def _flags(value: Any, M: int) -> npt.NDArray[np.bool_]:
         raise InstanceError(f"elastic must be true or false, for every coflow or one per coflow "
                             f"({plural(M, 'coflow')}), got {value!r:.60}")
     return np.broadcast_to(np.asarray(items, dtype=bool), (M,)).copy()
+
+
+def check_problem(value: Any, what: str) -> FairnessProblem:
+    """``value`` if it is a :class:`FairnessProblem`, else an :class:`InstanceError` naming
+    ``what`` takes one (an instance, say, which ``FairnessProblem.from_instance`` turns
+    into one)."""
+    if isinstance(value, FairnessProblem):
+        return value
+    hint = (" (FairnessProblem.from_instance(instance) makes one)"
+            if isinstance(value, Instance) else "")
+    raise InstanceError(f"{what} takes a FairnessProblem, got {type(value).__name__}{hint}")
 

@@ -55,7 +55,7 @@ from .._budget import TimeBudget, now
 from ..alloc import max_min
 from ._arith import as_float, full, rationalize
 from .allocation import FairAllocation
-from .problem import FairnessProblem
+from .problem import FairnessProblem, check_problem
 
 __all__ = ["equal_share", "psp", "wfq_equilibrium", "wfq_violations"]
 
@@ -64,6 +64,7 @@ Matrix = npt.NDArray[Any]
 
 def equal_share(problem: FairnessProblem) -> FairAllocation:
     """Per-link weighted equal division among the coflows that use the link (App. D.2.1)."""
+    problem = check_problem(problem, "equal_share")
     g = _link_shares(problem)
     return FairAllocation("equal-share", problem, g, g, exact=problem.exact)
 
@@ -123,6 +124,7 @@ def psp(
     and cost more (tens of seconds for 100 coflows of the Facebook trace),
     hence the limits.
     """
+    problem = check_problem(problem, "psp")
     budget = TimeBudget(time_limit)
     usage, fusage, w, u, own = _sessions(problem)
     r, info = wfq_equilibrium(

@@ -27,7 +27,7 @@ from ..errors import InstanceError
 from ._arith import as_float
 from .allocation import FairAllocation
 from .dominant import drf
-from .problem import FairnessProblem
+from .problem import FairnessProblem, check_problem
 
 __all__ = ["SPARE_POLICIES", "drf_work_conserving", "split_spare"]
 
@@ -111,6 +111,7 @@ def drf_work_conserving(
     problem: FairnessProblem, *, policy: str, method: str = "auto"
 ) -> FairAllocation:
     """DRF, then every link's spare capacity handed out by ``policy`` (App. D.2)."""
+    problem = check_problem(problem, "drf_work_conserving")
     base = drf(problem, method=method)
     extra = split_spare(problem, base.guarantee, policy)
     return FairAllocation(

@@ -38,7 +38,7 @@ from ..errors import InstanceError
 from ._arith import as_float, rationalize
 from .allocation import progress
 from .mechanisms import MECHANISMS, allocate
-from .problem import FairnessProblem
+from .problem import FairnessProblem, check_problem
 
 __all__ = ["LieSearchResult", "lie_search", "payoffs"]
 
@@ -171,6 +171,7 @@ def lie_search(
         the truthful progress and of a witness (exact problems) is made only while
         time is left (the last exact allocation started may still end after it).
     """
+    problem = check_problem(problem, "lie_search")
     for name, given in (("seed", seed), ("samples", samples), ("local_rounds", local_rounds),
                         ("starts", starts)):
         if not natural_number(given):

@@ -11,7 +11,7 @@ import numpy.typing as npt
 import scipy.sparse as sp
 
 from ..instance import Instance
-from ..schedule import Schedule
+from ..schedule import Schedule, check_schedule_of, schedule_of
 from .allocation import progress
 from .problem import FairnessProblem, correlation_vectors
 
@@ -49,7 +49,11 @@ def fairness_timeline(instance: Instance, schedule: Schedule) -> FairnessTimelin
 
     Each interval between rate changes costs a pass over the flows and their links: meant
     for instances of up to a few hundred coflows (a prefix of a trace), not whole traces.
+    A result (of :func:`~coflowopt.sim.simulate` with ``record=True``) stands for its
+    schedule.
     """
+    schedule = schedule_of(schedule)
+    check_schedule_of(instance, schedule)
     mine = schedule.end > schedule.start
     flow, start, end = schedule.flow[mine], schedule.start[mine], schedule.end[mine]
     rate = schedule.rate[mine]

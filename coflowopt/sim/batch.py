@@ -76,8 +76,9 @@ def simulate_many(
         process with the fraction of bytes delivered (below 1), and once with ``1.0``
         when a run's result is in (all that parallel runs report).
     **options
-        Passed to :func:`coflowopt.sim.simulate` (``batch_interval``, ``record``,
-        ``check``, ``compiled``, ``max_pieces``, ``jit``). With ``record=True`` every schedule
+        Passed to :func:`coflowopt.sim.simulate` (:data:`OPTIONS`: ``batch_interval``,
+        ``record``, ``check``, ``compiled``, ``max_pieces``, ``jit``, ``background``,
+        ``knowledge``). With ``record=True`` every schedule
         travels back from the worker: large traces are better run with ``record=False``.
 
     Returns
@@ -93,6 +94,9 @@ def simulate_many(
     if not isinstance(runs, Mapping):
         raise SimulationError(f"runs must map labels to schedulers, e.g. {{'varys': 'varys'}}, "
                               f"got {runs!r:.80}")
+    if executor is not None and not callable(getattr(executor, "submit", None)):
+        raise SimulationError(f"executor must be a concurrent.futures Executor (or one with "
+                              f"its submit), got {type(executor).__name__}")
     labels = list(runs)
     if executor is None and (jobs == 1 or len(labels) <= 1):
         out: dict[str, SimulationResult] = {}

@@ -282,3 +282,42 @@ def test_the_fairness_api_names_a_bad_argument():
     for call, message in bad:
         with pytest.raises(InstanceError, match=message):
             call()
+
+
+def test_an_instance_where_a_fairness_problem_is_taken_is_named():
+    import coflowopt as co
+    from coflowopt.fairness import (
+        FairnessProblem,
+        allocate,
+        drf,
+        evaluate,
+        fairness_timeline,
+        hug,
+        lie_search,
+        per_flow,
+        psp,
+    )
+
+    inst = co.Instance(co.Fabric.uniform(2, 1.0), (co.Coflow("a", [0], [1], [1.0]),
+                                                   co.Coflow("b", [1], [0], [2.0])))
+    prob = FairnessProblem.from_instance(inst)
+    res = co.sim.simulate(inst, "fair", record=True)
+    other = co.sim.simulate(inst.subset([0]), "fair", record=True)
+    for call in (lambda: allocate(inst, "hug"), lambda: hug(inst), lambda: drf(inst),
+                 lambda: psp(inst), lambda: per_flow(inst), lambda: lie_search(inst, "a")):
+        with pytest.raises(InstanceError, match=r"takes a FairnessProblem, got Instance "
+                                                r"\(FairnessProblem.from_instance"):
+            call()
+    with pytest.raises(InstanceError, match="evaluate takes a FairAllocation"):
+        evaluate(prob)
+    with pytest.raises(InstanceError, match="from_instance takes an Instance"):
+        FairnessProblem.from_instance(prob)
+    # a result stands for its schedule; another instance's, or none, is named
+    assert fairness_timeline(inst, res).times.size > 1
+    with pytest.raises(InputError, match="has no schedule"):
+        fairness_timeline(inst, co.sim.simulate(inst, "fair", record=False))
+    with pytest.raises(InputError, match="the instance must be an Instance"):
+        fairness_timeline(prob, res)
+    with pytest.raises(InputError, match="another instance's"):
+        fairness_timeline(inst.subset([0]), res)
+    assert fairness_timeline(inst.subset([0]), other).times.size > 1

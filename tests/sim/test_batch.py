@@ -105,6 +105,25 @@ def test_compare_with_jobs_prints_the_sequential_table(capsys):
     assert one == two
 
 
+def test_compare_with_jobs_says_which_schedulers_its_workers_may_compile(capsys, tmp_path,
+                                                                           monkeypatch):
+    # the notice came only with an empty cache: a scheduler new to the installation then
+    # compiled in the workers in silence
+    from coflowopt import _jit
+
+    monkeypatch.setattr(_jit, "cache_dir", lambda: tmp_path / "kernels")
+    monkeypatch.setattr(_jit, "INTERPRET_MAX_FLOWS", 0)  # as on the trace: compiled
+    args = ["compare", str(FIG51), "--schedulers", "varys,fifo", "--no-progress", "--jobs", "2"]
+    assert main(args) == 0
+    err = capsys.readouterr().err
+    assert "the worker processes compile the kernels of varys, fifo unless" in err
+    assert main([*args[:3], "varys,fair", *args[4:]]) == 0
+    err = capsys.readouterr().err
+    assert "the worker processes compile the kernels of fair unless" in err
+    assert main(args) == 0
+    assert "compile" not in capsys.readouterr().err
+
+
 def test_compare_rejects_a_negative_job_count(capsys):
     with pytest.raises(SystemExit) as exc:
         main(["compare", str(FIG51), "--jobs", "-1"])
@@ -262,3 +281,15 @@ def test_workers_end_when_their_parent_is_killed(tmp_path):
             break
         time.sleep(0.1)
     assert _gone(worker)
+
+
+def test_simulate_many_and_make_policy_name_a_bad_argument():
+    from coflowopt.sim import make_policy
+
+    inst = co.read(FIG51)
+    with pytest.raises(co.CoflowoptError, match="executor must be a concurrent.futures Executor"):
+        simulate_many(inst, {"varys": "varys"}, executor=5)
+    with pytest.raises(co.CoflowoptError, match="not the command line's key=value"):
+        make_policy("aalo", "sharing=strict")
+    with pytest.raises(co.CoflowoptError, match="params must be a mapping"):
+        make_policy("aalo", [("sharing", "strict"), 1])

@@ -63,6 +63,8 @@ def register(cls: type[Policy]) -> type[Policy]:
 
 
 def get_policy(name: str) -> PolicySpec:
+    """The registered scheduler ``name`` (:data:`POLICIES`): its policy class, parameters
+    class and summary; :class:`SimulationError` naming the known ones otherwise."""
     try:
         return POLICIES[name]
     except KeyError:
@@ -86,6 +88,11 @@ def make_policy(
                 f"scheduler '{name}' takes {spec.params.__name__}, got {type(params).__name__}"
             )
         return spec.cls(params)
+    if params is not None and not isinstance(params, Mapping):
+        hint = (" (not the command line's key=value: give {'sharing': 'strict'}, say)"
+                if isinstance(params, str) else "")
+        raise SimulationError(f"params must be a mapping of parameter names to values or a "
+                              f"Params object, got {type(params).__name__}{hint}")
     kwargs = dict(params or {})
     if strings:
         kwargs = params_from_strings(spec.params, kwargs)
