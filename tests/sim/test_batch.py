@@ -287,7 +287,7 @@ def test_simulate_many_and_make_policy_name_a_bad_argument():
     from coflowopt.sim import make_policy
 
     inst = co.read(FIG51)
-    with pytest.raises(co.CoflowoptError, match="executor must be a concurrent.futures Executor"):
+    with pytest.raises(co.CoflowoptError, match=r"executor must be a concurrent\.futures Executor"):
         simulate_many(inst, {"varys": "varys"}, executor=5)
     with pytest.raises(co.CoflowoptError, match="not the command line's key=value"):
         make_policy("aalo", "sharing=strict")
