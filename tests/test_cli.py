@@ -315,3 +315,30 @@ def test_importing_coflowopt_and_its_command_line_loads_nothing_heavy():
     code = "import coflowopt as co; print(co.Instance.__name__, co.sim.simulate.__name__)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["Instance", "simulate"]
+
+
+def test_an_error_that_follows_an_interrupt_is_the_interrupts(monkeypatch, capsys):
+    # llvmlite's callbacks swallow an interrupt while a kernel compiles, and Numba then
+    # fails with "no compiled object yet": exit 1 and a 100-line traceback
+    import signal
+
+    import coflowopt.cli as cli
+
+    def swallowed():
+        try:
+            signal.raise_signal(signal.SIGINT)
+        except KeyboardInterrupt:
+            pass  # as a ctypes callback does
+        raise RuntimeError("no compiled object yet for <Library 'greedy_backfill'>")
+
+    monkeypatch.setattr(cli, "build_parser", swallowed)
+    assert main(["info", str(TRACE)]) == 130
+    assert capsys.readouterr().err == "coflowopt: interrupted\n"
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+
+    def failing():
+        raise RuntimeError("not after an interrupt")
+
+    monkeypatch.setattr(cli, "build_parser", failing)
+    with pytest.raises(RuntimeError, match="not after an interrupt"):
+        main(["info", str(TRACE)])

@@ -10,13 +10,15 @@ import argparse
 import importlib
 import os
 import pkgutil
+import signal
 import sys
+import threading
 from collections.abc import Sequence
-from typing import NoReturn
+from typing import Any, NoReturn
 
 from ..errors import CoflowoptError, interrupted
 
-__all__ = ["build_parser", "main"]
+__all__ = ["build_parser", "main", "run"]
 
 # Preferred order in --help; other modules follow alphabetically.
 _ORDER = ["info", "convert", "generate", "solve", "simulate", "fair", "mcs", "sweep"]
@@ -79,12 +81,41 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI; returns the exit code (2 for bad input or options, 130 interrupted).
 
     Everything heavy (NumPy, SciPy, Numba, the commands) is imported in here, so that an
-    interrupt during the first second of a command is one line too."""
+    interrupt during the first second of a command is one line too. An error that follows
+    an interrupt is the interrupt's: a library can swallow the KeyboardInterrupt and fail
+    another way (llvmlite's callbacks while a kernel compiles: Numba then raises
+    "no compiled object yet")."""
+    seen: list[int] = []
+    previous = None
+    if (threading.current_thread() is threading.main_thread()
+            and signal.getsignal(signal.SIGINT) is signal.default_int_handler):
+        def on_interrupt(signum: int, frame: Any) -> None:
+            seen.append(signum)
+            raise KeyboardInterrupt
+
+        previous = signal.signal(signal.SIGINT, on_interrupt)
     try:
         return _main(argv)
     except KeyboardInterrupt:
         print("coflowopt: interrupted", file=sys.stderr)
         return 130
+    except Exception:
+        if not seen:
+            raise
+        print("coflowopt: interrupted", file=sys.stderr)
+        return 130
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGINT, previous)
+
+
+def run() -> NoReturn:
+    """The ``coflowopt`` command: :func:`main`, then exit. Once the work is done an
+    interrupt is ignored: it could only kill the process on its way out (exit status -2
+    instead of the work's)."""
+    code = main()
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    sys.exit(code)
 
 
 def _main(argv: Sequence[str] | None) -> int:

@@ -16,17 +16,20 @@ about 0.15 s for the Facebook trace); a caller's executor is sent it with every 
 their instance, and each gets the caller's ``instance`` again (one copy in this
 process, not one per run). The first run
 that fails raises its error at once: with ``jobs``, the other runs are stopped; a
-caller's executor is left to the caller (runs not started are cancelled).
+caller's executor is left to the caller (runs not started are cancelled, but on an
+:class:`InstancePool`, which its owner ends with :func:`stop_pool`).
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import multiprocessing
 import os
+import signal
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import FIRST_COMPLETED, BrokenExecutor, Executor, Future, ProcessPoolExecutor, wait
 from typing import Any, TypeVar
 
@@ -137,6 +140,33 @@ class InstancePool(ProcessPoolExecutor):
             return self.submit(_on_installed, fn, *args)
         return self.submit(fn, instance, *args)
 
+    def submit(self, fn: Callable[..., T], /, *args: Any, **kwargs: Any) -> Future[T]:
+        """As :meth:`ProcessPoolExecutor.submit`, which starts a worker when one is wanted:
+        an interrupt while the worker's start data (the instance) is being written to it
+        waits until it is written, as the worker would otherwise read a truncated pickle
+        and print its traceback."""
+        with _interrupt_deferred():
+            return super().submit(fn, *args, **kwargs)
+
+
+@contextlib.contextmanager
+def _interrupt_deferred() -> Iterator[None]:
+    """Inside: an interrupt (SIGINT) is held and given to the handler it was for on
+    leaving (main thread only, and only where a Python handler is installed: Python's own
+    raises KeyboardInterrupt)."""
+    handler = signal.getsignal(signal.SIGINT)
+    if threading.current_thread() is not threading.main_thread() or not callable(handler):
+        yield
+        return
+    held: list[int] = []
+    signal.signal(signal.SIGINT, lambda signum, frame: held.append(signum))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, handler)
+    if held:
+        handler(signal.SIGINT, None)
+
 
 def process_pool(workers: int, instance: Instance | None = None) -> InstancePool:
     """An :class:`InstancePool` of ``workers`` processes (each given ``instance``, if any)."""
@@ -179,15 +209,21 @@ def _on_installed(fn: Callable[..., T], *args: Any) -> T:
 
 
 def stop_pool(pool: ProcessPoolExecutor) -> None:
-    """Cancel what has not started and end the worker processes without waiting for them."""
+    """End the worker processes without waiting for them; what has not run fails with
+    ``BrokenProcessPool``.
+
+    Nothing is cancelled: once its workers end, the pool's own thread sets the broken
+    pool's exception on every future it holds, and on a cancelled one that raises
+    ``InvalidStateError`` in that thread, printed as a traceback (Python 3.11's
+    ``terminate_broken``; a pool to be stopped so is not given to
+    :func:`simulate_many` to cancel, see there)."""
     terminate = getattr(pool, "terminate_workers", None)  # Python 3.14+
     if terminate is not None:
         terminate()
         return
-    procs = list((getattr(pool, "_processes", None) or {}).values())  # shutdown() forgets them
-    pool.shutdown(wait=False, cancel_futures=True)
-    for proc in procs:
+    for proc in list((getattr(pool, "_processes", None) or {}).values()):
         proc.terminate()
+    pool.shutdown(wait=False)
 
 
 def cpu_count() -> int:
@@ -227,8 +263,9 @@ def _collect(
                 if progress is not None:
                     progress(label, 1.0)
     finally:
-        for fut in pending:
-            fut.cancel()
+        if not isinstance(pool, InstancePool):  # coflowopt's own pools end by stop_pool
+            for fut in pending:
+                fut.cancel()
     return {label: done[label] for label in runs}
 
 

@@ -293,3 +293,16 @@ def test_simulate_many_and_make_policy_name_a_bad_argument():
         make_policy("aalo", "sharing=strict")
     with pytest.raises(co.CoflowoptError, match="params must be a mapping"):
         make_policy("aalo", [("sharing", "strict"), 1])
+
+
+def test_an_interrupt_is_held_while_a_worker_gets_its_start_data():
+    import signal
+
+    from coflowopt.sim.batch import _interrupt_deferred
+
+    reached = False
+    with pytest.raises(KeyboardInterrupt):
+        with _interrupt_deferred():
+            signal.raise_signal(signal.SIGINT)
+            reached = True
+    assert reached and signal.getsignal(signal.SIGINT) is signal.default_int_handler
