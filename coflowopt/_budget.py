@@ -10,8 +10,12 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from typing import Any
 
-__all__ = ["TimeBudget", "now"]
+from ._files import finite_number
+from .errors import CoflowoptError
+
+__all__ = ["TimeBudget", "check_time_limit", "now"]
 
 _clock: Callable[[], float] = time.perf_counter
 
@@ -19,6 +23,14 @@ _clock: Callable[[], float] = time.perf_counter
 def now() -> float:
     """Seconds on the solvers' clock (:func:`time.perf_counter` unless a test replaced it)."""
     return _clock()
+
+
+def check_time_limit(value: Any, error: type[CoflowoptError] = CoflowoptError) -> float:
+    """``value`` as a time limit in seconds: a finite number > 0 (NumPy's too), else
+    ``error`` saying so."""
+    if not (finite_number(value) and value > 0):
+        raise error(f"time_limit must be a finite number > 0, got {value!r:.60}")
+    return float(value)
 
 
 class TimeBudget:

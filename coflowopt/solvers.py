@@ -30,7 +30,7 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-from ._budget import now
+from ._budget import check_time_limit, now
 from ._jit import for_instance
 from .bounds import check_options, compute_bound
 from .bounds.simple import makespan_bound
@@ -73,14 +73,6 @@ SOLVERS: dict[str, dict[str, SolverFn]] = {
 OBJECTIVES = tuple(SOLVERS)
 
 
-def _check_time_limit(time_limit: Any) -> float:
-    if isinstance(time_limit, bool) or not isinstance(time_limit, (int, float)) or not (
-        math.isfinite(time_limit) and time_limit > 0
-    ):
-        raise CoflowoptError(f"time_limit must be a finite number > 0, got {time_limit!r}")
-    return float(time_limit)
-
-
 def solve(
     instance: Instance, *, method: str = "exact", objective: str = "wcct", time_limit: float = 60.0,
     **options: Any,
@@ -98,7 +90,7 @@ def solve(
     """
     if not isinstance(instance, Instance):
         raise CoflowoptError(f"expected an Instance, got {type(instance).__name__}")
-    tl = _check_time_limit(time_limit)
+    tl = check_time_limit(time_limit)
     try:
         methods = SOLVERS[objective]
     except (KeyError, TypeError):
@@ -211,5 +203,5 @@ def bound(instance: Instance, *, method: str = "best", time_limit: float = 60.0,
     if not isinstance(instance, Instance):
         raise CoflowoptError(f"expected an Instance, got {type(instance).__name__}")
     with for_instance(instance.num_flows):  # kernels interpreted where compiling costs more
-        return compute_bound(instance, method, time_limit=_check_time_limit(time_limit),
+        return compute_bound(instance, method, time_limit=check_time_limit(time_limit),
                              progress=progress, **options)

@@ -63,6 +63,7 @@ from typing import Any, cast
 
 import numpy as np
 
+from .._budget import check_time_limit
 from .._files import finite_number
 from ..errors import CoflowoptError, InputError
 from ..instance import Coflow, Fabric, Instance
@@ -464,7 +465,7 @@ class BoundSpec:
 
         if self.name not in BOUNDS and self.name != "best":
             raise InputError(f"unknown bound '{self.name}' (known: {', '.join([*BOUNDS, 'best'])})")
-        tl = _time_limit(self.time_limit)
+        tl = check_time_limit(self.time_limit, InputError)
         options = dict(self.options)
         if self.name == "best" and options:
             raise InputError("bound 'best' takes no options")
@@ -494,12 +495,6 @@ def _checked(fn: Callable[..., Any], options: dict[str, Any], what: str) -> None
         check_options(fn, options, what, hidden=_NOT_OPTIONS)
     except CoflowoptError as exc:
         raise InputError(str(exc)) from None
-
-
-def _time_limit(tl: Any) -> float:
-    if isinstance(tl, bool) or not isinstance(tl, (int, float)) or not (math.isfinite(tl) and tl > 0):
-        raise InputError(f"time_limit must be a finite number > 0, got {tl!r:.60}")
-    return float(tl)
 
 
 _NOT_OPTIONS = {"progress": "a callback, not something a cell can hold",
@@ -535,7 +530,7 @@ class SolverSpec:
                 raise InputError(f"method '{self.method}' does not solve objective "
                                  f"'{self.objective}' (its methods: {', '.join(methods)})")
             raise InputError(f"unknown method {self.method!r:.60} (known: {', '.join(known)})")
-        tl = _time_limit(self.time_limit)
+        tl = check_time_limit(self.time_limit, InputError)
         options = {k: tuple(v) if isinstance(v, list) else v for k, v in self.options.items()}
         for key in options:
             if key in _NOT_OPTIONS:

@@ -24,8 +24,7 @@ import numpy.typing as npt
 import scipy.sparse as sp
 from scipy.optimize import linprog
 
-from .._budget import now
-from .._files import finite_number
+from .._budget import check_time_limit, now
 from ..errors import InstanceError
 from ..result import Result, Status
 from ._arith import as_float
@@ -71,7 +70,8 @@ def _level_lp(
     time_limit: float | None,
 ) -> tuple[Any, int, int]:
     """``max t`` s.t. links, ``w_k t <= p_k`` (free k), ``p_k = fixed_k`` (others)."""
-    _check_limit(time_limit)
+    if time_limit is not None:  # (SciPy would warn, on the terminal, and ignore any other)
+        check_time_limit(time_limit, InstanceError)
     M = problem.num_coflows
     w = as_float(problem.weights)
     ub = as_float(problem.bounds)
@@ -231,7 +231,8 @@ def hug_stage2_lp(
     if g.shape != (M, L) or p.shape != (M,):
         raise InstanceError(f"the guarantee must be coflows x links ({M} x {L}) and the progress "
                             f"one per coflow, got shapes {g.shape} and {p.shape}")
-    _check_limit(time_limit)
+    if time_limit is not None:  # (SciPy would warn, on the terminal, and ignore any other)
+        check_time_limit(time_limit, InstanceError)
     link_cap, prog_cap = (as_float(x) for x in hug_caps(problem, p, cooperative=cooperative))
     el = np.asarray(problem.elastic)
     ks, ls = np.nonzero(el[:, None] & (d > 0))
@@ -266,11 +267,4 @@ def hug_stage2_lp(
         objective_name="utilization", sense="max",
         info={"extra": extra, "variables": n, "constraints": int(A.shape[0])},
     )
-
-
-def _check_limit(time_limit: Any) -> None:
-    """A time limit is ``None`` or a finite number > 0 (SciPy would warn, on the terminal,
-    and ignore any other)."""
-    if time_limit is not None and not (finite_number(time_limit) and time_limit > 0):
-        raise InstanceError(f"time_limit must be a finite number > 0, got {time_limit!r:.60}")
 

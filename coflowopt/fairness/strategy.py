@@ -32,8 +32,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from .._budget import now
-from .._files import finite_number, natural_number
+from .._budget import check_time_limit, now
+from .._files import natural_number
 from ..errors import InstanceError
 from ._arith import as_float, rationalize
 from .allocation import progress
@@ -176,8 +176,8 @@ def lie_search(
                         ("starts", starts)):
         if not natural_number(given):
             raise InstanceError(f"{name} must be an integer >= 0, got {given!r:.60}")
-    if time_limit is not None and not (finite_number(time_limit) and time_limit > 0):
-        raise InstanceError(f"time_limit must be a finite number > 0, got {time_limit!r:.60}")
+    if time_limit is not None:
+        check_time_limit(time_limit, InstanceError)
     opts = dict(options or {})
     if mechanism not in MECHANISMS:
         raise InstanceError(f"unknown mechanism '{mechanism}' (known: {', '.join(MECHANISMS)})")
