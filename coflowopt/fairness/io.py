@@ -41,6 +41,7 @@ import numpy as np
 
 from .. import io as instance_io
 from .._files import parse_json, read_text
+from .._text import value_text
 from ..errors import InputError, InstanceError
 from ..instance import TINY
 from ..io._common import atomic_writer
@@ -160,12 +161,12 @@ def parse_demands(doc: Any, *, path: str = "<input>") -> FairnessProblem:
         L = len(row)
         if any(float(v) < 0 for v in row) or not any(float(v) > 0 for v in row):
             raise InputError(f"{key} needs non-negative entries and at least one positive one, "
-                             f"got {_shown(c[key])}", path=path, json_path=f"{where}.{key}")
+                             f"got {value_text(c[key])}", path=path, json_path=f"{where}.{key}")
         bound = c.get("bound")
         if bound is not None:
             bound = _number(bound, path, f"{where}.bound", "bound")
             if float(bound) <= 0:
-                raise InputError(f"bound must be > 0, got {_shown(c['bound'])}", path=path,
+                raise InputError(f"bound must be > 0, got {value_text(c['bound'])}", path=path,
                                  json_path=f"{where}.bound")
         if key == "demand":
             top = max(row, key=float)
@@ -175,7 +176,7 @@ def parse_demands(doc: Any, *, path: str = "<input>") -> FairnessProblem:
             bound = top if bound is None else min(bound, top, key=float)
         w = _number(c.get("weight", 1), path, f"{where}.weight", "weight")
         if float(w) <= 0:
-            raise InputError(f"weight must be > 0, got {_shown(c['weight'])}", path=path,
+            raise InputError(f"weight must be > 0, got {value_text(c['weight'])}", path=path,
                              json_path=f"{where}.weight")
         # a bounded demand "cannot elastically scale up" (dissertation §7.6.3): inelastic
         # unless said otherwise; a correlation vector is elastic unless said otherwise
@@ -191,7 +192,7 @@ def parse_demands(doc: Any, *, path: str = "<input>") -> FairnessProblem:
     cap = _numbers(doc["capacity"], path, "$.capacity", "capacity", L) if "capacity" in doc else None
     for i, c in enumerate(cap or []):
         if not float(c) > 0:
-            raise InputError(f"capacity must be > 0, got {_shown(doc['capacity'][i])}", path=path,
+            raise InputError(f"capacity must be > 0, got {value_text(doc['capacity'][i])}", path=path,
                              json_path=f"$.capacity[{i}]")
     exact = doc.get("exact")
     if exact is not None and not isinstance(exact, bool):
@@ -297,10 +298,4 @@ def load_problem(
     else:
         inst, _ = instance_io.loads(text, path=p, format=format, port_rate=port_rate)
     return FairnessProblem.from_instance(inst, elastic=elastic, exact=exact)
-
-
-def _shown(value: Any) -> str:
-    """A value as the file wrote it (JSON), for a message."""
-    text = json.dumps(value)
-    return text if len(text) <= 60 else text[:57] + "..."
 

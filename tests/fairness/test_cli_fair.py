@@ -130,7 +130,7 @@ def test_lie_search_and_time_limit_are_named_where_they_do_not_apply(tmp_path, c
     path.write_text(json.dumps({"format": "coflowopt-demands/1", "capacity": [1, "0/1"],
                                 "coflows": [{"id": "A", "vector": [1, 1]}]}))
     code, _, err = run(capsys, "fair", path)
-    assert code == 2 and err.strip().endswith('capacity must be > 0, got "0/1"')
+    assert code == 2 and err.strip().endswith("capacity must be > 0, got '0/1'")
     path.write_text(json.dumps({"format": "coflowopt-demands/1",
                                 "coflows": [{"id": "A", "vector": [1, 1]},
                                             {"id": "B", "vector": [1, 1]}]}))
