@@ -57,8 +57,9 @@ def _colours(n: int) -> list[Any]:
         return [f"C{k}" for k in range(n)]
     from matplotlib import colormaps
 
-    cmap = colormaps["tab20"] if n <= 20 else colormaps["turbo"]
-    return [cmap(k) if n <= 20 else cmap(k / (n - 1)) for k in range(n)]
+    if n <= 20:
+        return [colormaps["tab20"](k) for k in range(n)]
+    return [colormaps["turbo"](k / (n - 1)) for k in range(n)]
 
 
 def _figure(width: float, height: float) -> Any:
