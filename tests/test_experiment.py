@@ -157,6 +157,11 @@ BAD = [
      "exp.toml: solvers[0]: the same label as schedulers[0] ('sincronia')"),
     ('solvers = ["exact", {method = "exact", time_limit = 60}]\n',
      "exp.toml: solvers[1]: the same label as solvers[0]"),
+    # the file's positions, not those of the expanded grids
+    ('schedulers = [{name = "aalo", sharing = ["strict", "weighted"]}, "varys"]\n'
+     'solvers = [{method = "exact", time_limit = [1, 2], label = "x"}, '
+     '{method = "permutation", label = "varys"}]\n',
+     "exp.toml: solvers[1]: the same label as schedulers[1] ('varys'): give it a label of its own"),
 ]
 INSTANCE = '\n[[instances]]\ngenerator = "synthetic"\nnum_coflows = 4\nnum_ports = 2\n'
 

@@ -825,8 +825,8 @@ class Experiment:
         named = {s.label: i for i, s in enumerate(scheds)}
         for i, sol in enumerate(solvers):
             if sol.label in named:
-                raise InputError(f"solvers[{i}]: the same label as schedulers[{named[sol.label]}] "
-                                 f"('{sol.label}'): give it a label of its own")
+                raise _Duplicate("solvers", i, named[sol.label], "label", sol.label, "schedulers",
+                                 ": give it a label of its own")
         _unique("fabrics", [f.label for f in fabrics],
                 [canonical_json([f.topology, f.params, f.routing, f.routing_seed]) for f in fabrics])
         _unique("backgrounds", [str(b) for b in backgrounds], [str(b) for b in backgrounds])
@@ -994,25 +994,29 @@ def _check_options(options: Mapping[str, Any]) -> None:
 
 
 class _Duplicate(InputError):
-    """Two entries of list ``key`` (positions ``i`` > ``j`` once grids are expanded) with
-    the same label or configuration; a file's reader names the entries it wrote."""
+    """Entry ``i`` of list ``key`` with the same label or configuration as entry ``j`` of
+    list ``other`` (``key`` itself unless given; positions once grids are expanded); a
+    file's reader names the entries it wrote."""
 
-    def __init__(self, key: str, i: int, j: int, what: str, label: str) -> None:
-        super().__init__(f"{key}[{i}]: the same {what} as {key}[{j}] ('{label}')")
+    def __init__(self, key: str, i: int, j: int, what: str, label: str,
+                 other: str | None = None, advice: str = "") -> None:
         self.key, self.i, self.j, self.what, self.label = key, i, j, what, label
+        self.other, self.advice = other or key, advice
+        super().__init__(self._text(i, j))
+
+    def _text(self, i: int, j: int) -> str:
+        if self.other == self.key and i == j:
+            return f"{self.key}[{i}]: its grid gives the same {self.what} twice ('{self.label}')"
+        return (f"{self.key}[{i}]: the same {self.what} as {self.other}[{j}] ('{self.label}')"
+                + self.advice)
 
     def in_file(self, origins: Mapping[str, Sequence[int]]) -> InputError:
         """The error with the file's positions (``origins[key][i]``: the entry that
         expanded to position ``i``)."""
-        at = origins.get(self.key)
-        if at is None:
+        at, at_other = origins.get(self.key), origins.get(self.other)
+        if at is None or at_other is None:
             return InputError(self.message)
-        a, b = at[self.i], at[self.j]
-        if a == b:
-            return InputError(f"{self.key}[{a}]: its grid gives the same {self.what} twice "
-                              f"('{self.label}')")
-        return InputError(f"{self.key}[{a}]: the same {self.what} as {self.key}[{b}] "
-                          f"('{self.label}')")
+        return InputError(self._text(at[self.i], at_other[self.j]))
 
 
 def _unique(key: str, labels: list[str], configs: list[str]) -> None:
