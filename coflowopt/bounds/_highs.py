@@ -88,8 +88,16 @@ def run(h: highspy.Highs, *, min_nnz: int = INTERRUPTIBLE_NNZ) -> Any:
     interrupt from Python until its own time limit ended. Outside the main thread (which
     alone receives interrupts), for models below ``min_nnz`` nonzeros, or without
     highspy's callbacks, it is ``h.run()``. Returns what ``run`` returns (HiGHS's status).
+
+    A second interrupt does not wait for HiGHS to stop: its thread then ends the run by
+    itself, and a next ``run`` of the same object waits for that first.
     """
     plain = type(h).run  # the class's: a caller may have made h.run this function
+    earlier = _RUNNING.get(id(h))  # (it holds h: the id is not another object's)
+    if earlier is not None:
+        # a run that a second interrupt left stopping (below): HiGHS ends it at its next
+        # check and then takes its callbacks off; this run starts after that
+        earlier[1].wait()
     types = getattr(getattr(highspy, "cb", None), "HighsCallbackType", None)
     if (types is None or not hasattr(h, "setCallback") or h.getNumNz() < min_nnz
             or threading.current_thread() is not threading.main_thread()):
@@ -109,7 +117,12 @@ def run(h: highspy.Highs, *, min_nnz: int = INTERRUPTIBLE_NNZ) -> Any:
         except BaseException as exc:  # raised again in the caller's thread, below
             failed.append(exc)
         finally:
-            done.set()
+            try:
+                for kind in kinds:
+                    h.stopCallback(kind)
+            finally:
+                _RUNNING.pop(id(h), None)
+                done.set()
 
     # waits on an event, not on Thread.join: a join that an interrupt broke off can
     # report the thread ended while it runs (CPython's threading, 3.11)
@@ -117,6 +130,7 @@ def run(h: highspy.Highs, *, min_nnz: int = INTERRUPTIBLE_NNZ) -> Any:
     h.setCallback(check, None)
     for kind in kinds:
         h.startCallback(kind)
+    _RUNNING[id(h)] = (h, done)
     solver = threading.Thread(target=solve, name="HiGHS", daemon=True)
     try:
         solver.start()
@@ -124,18 +138,24 @@ def run(h: highspy.Highs, *, min_nnz: int = INTERRUPTIBLE_NNZ) -> Any:
             pass
     except KeyboardInterrupt:
         stop.set()
-        # HiGHS stops at its next check; a second interrupt does not wait for it, and
-        # leaves the object stopped (its interrupt checks on): not to be run again
+        # HiGHS stops at its next check; a second interrupt does not wait for it (the
+        # thread then ends the run by itself, and a next run of h waits for that)
         done.wait()
         raise
     finally:
-        if done.is_set():
-            solver.join()
+        if not solver.is_alive() and not done.is_set():  # it never started
+            _RUNNING.pop(id(h), None)
             for kind in kinds:
                 h.stopCallback(kind)
+        if done.is_set():
+            solver.join()
     if failed:
         raise failed[0]
     return status[0] if status else None
+
+
+_RUNNING: dict[int, tuple[Any, threading.Event]] = {}
+"""HiGHS objects whose interruptible run has not ended, by ``id``: ``(object, ended)``."""
 
 
 def bound_status(bound: float, timed_out: bool) -> Status:

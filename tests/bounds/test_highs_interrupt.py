@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import _thread
+import signal
 import threading
 import time
 
@@ -84,3 +85,72 @@ def test_an_error_in_highs_thread_reaches_the_caller():
     failing.passModel(lp.getLp())
     with pytest.raises(MemoryError, match="bad_alloc"):
         run(failing)
+
+
+def _small_lp(cls: type = highspy.Highs) -> highspy.Highs:
+    """An LP of 60 columns that takes HiGHS's simplex some iterations (presolve off)."""
+    n = 60
+    rng = np.random.default_rng(2)
+    a = (sp.random(n, n, density=0.3, random_state=3, format="csc") + sp.eye(n, format="csc"))
+    a = a.tocsc()
+    lp = highspy.HighsLp()
+    lp.num_col_, lp.num_row_ = n, n
+    lp.col_cost_ = -rng.random(n)
+    lp.col_lower_, lp.col_upper_ = np.zeros(n), np.full(n, highspy.kHighsInf)
+    lp.row_lower_, lp.row_upper_ = np.full(n, -highspy.kHighsInf), np.ones(n)
+    lp.a_matrix_.format_ = highspy.MatrixFormat.kColwise
+    lp.a_matrix_.start_, lp.a_matrix_.index_, lp.a_matrix_.value_ = a.indptr, a.indices, a.data
+    h = cls()
+    h.setOptionValue("output_flag", False)
+    h.setOptionValue("presolve", "off")
+    h.passModel(lp)
+    return h
+
+
+def test_after_a_second_interrupt_the_object_runs_again(request):
+    # A second interrupt leaves HiGHS stopping in its thread. The object was left with
+    # its interrupt checks on, so its next run stopped at once; now the thread takes
+    # them off when HiGHS returns, and a next run waits for that.
+    import sys
+
+    reference = _small_lp()
+    reference.run()
+    assert reference.getInfo().simplex_iteration_count > 1
+    gate = threading.Event()
+
+    class Held(highspy.Highs):
+        def run(self):
+            gate.wait()
+            return super().run()
+
+    h = _small_lp(Held)
+    main = threading.main_thread().ident
+
+    def stopping() -> bool:  # the interrupted run is waiting for HiGHS to stop
+        frame = sys._current_frames().get(main)
+        while frame is not None:
+            if frame.f_code is run.__code__:
+                stop = frame.f_locals.get("stop")
+                return stop is not None and stop.is_set()
+            frame = frame.f_back
+        return False
+
+    def interrupt_twice() -> None:
+        while not any(t.name == "HiGHS" for t in threading.enumerate()):
+            time.sleep(0.001)
+        _thread.interrupt_main()
+        while not stopping():
+            time.sleep(0.001)
+        # a signal, as Ctrl-C sends: it wakes a wait that interrupt_main() does not
+        signal.pthread_kill(main, signal.SIGINT)
+
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    request.addfinalizer(lambda: signal.signal(signal.SIGINT, previous))
+    threading.Thread(target=interrupt_twice, daemon=True).start()
+    with pytest.raises(KeyboardInterrupt):
+        run(h, min_nnz=0)
+    assert any(t.name == "HiGHS" for t in threading.enumerate())  # still held at the gate
+    threading.Timer(0.2, gate.set).start()
+    run(h)  # (below the threshold: HiGHS in this thread, once the earlier run ended)
+    assert h.getModelStatus() == highspy.HighsModelStatus.kOptimal
+    assert h.getInfo().objective_function_value == reference.getInfo().objective_function_value
