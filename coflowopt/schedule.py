@@ -1563,11 +1563,21 @@ def schedule_of(value: Any, what: str = "schedule") -> Schedule:
 
 def check_schedule_of(instance: Any, schedule: Schedule) -> None:
     """A clear error for an instance that is not one, or a schedule of another instance's
-    flows (more than it has; :func:`check_feasible` tells the rest)."""
+    flows: more flows than it has, or a flow served more than its size by over
+    :data:`MAX_TOL` (:func:`check_feasible` tells the rest)."""
     if not isinstance(instance, Instance):
         raise InputError(f"the instance must be an Instance, got {type(instance).__name__}")
-    if len(schedule.flow) and int(schedule.flow.max()) >= instance.num_flows:
+    n = instance.num_flows
+    if len(schedule.flow) and int(schedule.flow.max()) >= n:
         raise InputError(f"the schedule has pieces of flow {int(schedule.flow.max())}, but "
-                         f"the instance has {instance.num_flows} flows: it is another "
-                         "instance's")
+                         f"the instance has {n} flows: it is another instance's")
+    size = instance.flow_size
+    served = schedule.served(n)
+    # (a margin for the pieces' rounding: a millionth of the largest amount)
+    over = np.flatnonzero(served > size * (1 + MAX_TOL) + 1e-6 * max(served.max(initial=0.0),
+                                                                      size.max(initial=0.0)))
+    if over.size:
+        f = int(over[0])
+        raise InputError(f"the schedule serves flow {f} {served[f]:.6g} bytes, but its size "
+                         f"in the instance is {size[f]:.6g}: it is another instance's")
 

@@ -573,6 +573,12 @@ def test_plot_functions_name_what_is_wrong_with_their_arguments():
     small = inst.subset([0])
     with pytest.raises(co.InputError, match="another instance's"):
         timeline_figure(small, sched)
+    # ... or the same flows with other sizes (a larger instance's first coflows)
+    halved = co.Instance(inst.fabric, (co.Coflow("x", [0], [0], [1.0]),
+                                       co.Coflow("y", [0], [1], [1.0])))
+    with pytest.raises(co.InputError, match="serves flow 0 2 bytes, but its size in the "
+                                            "instance is 1"):
+        timeline_figure(halved, sched)
 
 
 def test_an_unwritable_figure_fails_before_any_output(tmp_path, capsys, monkeypatch):
