@@ -22,7 +22,6 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 import scipy.sparse as sp
-from scipy.optimize import linprog
 
 from .._budget import check_time_limit, now
 from ..errors import InstanceError
@@ -46,6 +45,8 @@ def _solve(
     options: dict[str, Any] = {"presolve": True}
     if time_limit is not None:
         options["time_limit"] = float(time_limit)
+    from scipy.optimize import linprog  # (a quarter second to import: only when solved)
+
     return linprog(c, A_ub=A, b_ub=b, bounds=bounds, method="highs", options=options)
 
 
