@@ -36,7 +36,7 @@ from .bounds import check_options, compute_bound
 from .bounds.simple import makespan_bound
 from .errors import CoflowoptError
 from .exact.certified import cheap_bounds, pairwise_order, sincronia_greedy
-from .exact.deadlines import max_deadlines
+from .exact.deadlines import check_admitted, max_deadlines
 from .exact.lns import lns
 from .exact.local_search import local_search
 from .exact.makespan import min_makespan
@@ -164,7 +164,7 @@ def _with_cheap_bound(inst: Instance, res: Result, rel_gap: float) -> Result:
 
 _GUARDED = {("wcct", "exact"), ("wcct", "exact-milp"), ("wcct", "time-indexed"),
             ("wcct", "permutation"), ("wcct", "local-search"), ("wcct", "lns"), ("wcct", "best"),
-            ("makespan", "exact")}
+            ("makespan", "exact"), ("deadlines", "exact")}
 """The methods whose schedules come from LPs or MILPs solved in floating point, or (the
 local search's and the portfolio's) from a schedule builder other than the simulator."""
 
@@ -179,15 +179,18 @@ def _guard(inst: Instance, objective: str, res: Result) -> Result:
     """
     if res.schedule is None:
         return res
-    report = check_feasible(inst, res.schedule)
+    if objective == "deadlines":  # admitted coflows by their deadlines, the others served
+        report = check_admitted(inst, res)
+    else:
+        report = check_feasible(inst, res.schedule)
     if report and math.isfinite(res.objective):
         return res
     if objective == "wcct":
         bound = cheap_wcct_bound(inst)[0]
     elif objective == "makespan":
         bound = makespan_bound(inst)
-    else:
-        bound = math.nan
+    else:  # the LP relaxation's (an admission the MILP's tolerance let in is not counted)
+        bound = res.info.get("lp_relaxation", math.nan)
     return Result(Status.NO_SOLUTION, math.nan, bound, res.runtime, res.method,
                   info={**res.info, "claimed": res.status.value,
                         "note": "numerical trouble: the schedule failed the feasibility check",

@@ -27,10 +27,10 @@ import numpy as np
 
 from .._budget import now
 from ..bounds._highs import LPBuilder
-from ..errors import CoflowoptError
+from ..errors import CoflowoptError, InstanceError
 from ..instance import Instance
 from ..result import Result, Status
-from ..schedule import Schedule
+from ..schedule import FeasibilityReport, Schedule, check_feasible
 from ._groups import (
     back_from_origin,
     build_groups,
@@ -41,7 +41,7 @@ from ._groups import (
 )
 from .permutation import reject_dependencies
 
-__all__ = ["max_deadlines"]
+__all__ = ["check_admitted", "max_deadlines"]
 
 DEADLINE_OPTIONS = {"mip_feasibility_tolerance": 1e-8, "primal_feasibility_tolerance": 1e-8,
                     "presolve": "off"}
@@ -75,7 +75,8 @@ def _max_deadlines(
     name = "weight of coflows meeting deadlines" if weighted else "coflows meeting deadlines"
     has_d = np.isfinite(inst.deadline)
     if not has_d.any():
-        raise CoflowoptError("objective='deadlines' needs at least one coflow with a deadline")
+        raise InstanceError("objective='deadlines' needs at least one coflow with a deadline "
+                            "(none has one)")
     g = build_groups(inst)
     tu = g.time_unit
     dl = np.where(has_d, inst.deadline / tu, np.inf)
@@ -91,8 +92,12 @@ def _max_deadlines(
     xg, xj = spread(j0, n)
     ks = np.flatnonzero(has_d)
     value = inst.weight[ks] if weighted else np.ones(ks.size)
+    # a coflow with data that is not there before its deadline cannot meet it (its row
+    # sum x = s a_k would have no x: a tiny s met it within HiGHS's tolerance at a_k = 1)
+    late = np.zeros(K, bool)
+    late[gk[cand & (n == 0)]] = True
     lp = LPBuilder(sense="max")
-    A = lp.add_cols(ks.size, cost=value, lo=0.0, hi=1.0, integer=True)
+    A = lp.add_cols(ks.size, cost=value, lo=0.0, hi=np.where(late[ks], 0.0, 1.0), integer=True)
     acol = np.full(K, -1)
     acol[ks] = A
     X = lp.add_cols(xg.size, lo=0.0, hi=g.size[xg])
@@ -146,6 +151,26 @@ def _max_deadlines(
               "lp_relaxation": lp_bound, "rejected_policy": rejected,
               "breakpoints": int(pts.size)},
     )
+
+
+def check_admitted(inst: Instance, res: Result) -> FeasibilityReport:
+    """:func:`check_feasible` of a deadlines result: its admitted coflows (with their flows
+    renumbered) each meet its deadline, and with ``rejected="after"`` the whole schedule
+    serves every coflow."""
+    sched = res.schedule
+    assert sched is not None
+    if res.info.get("rejected_policy") == "after":
+        whole = check_feasible(inst, sched)
+        if not whole:
+            return whole
+    admit = np.sort(np.array([inst.index(k) for k in res.info["admitted"]], np.int64))
+    sub = inst.subset(admit, drop_dependencies=True)
+    mine = np.isin(inst.flow_coflow[sched.flow], admit)
+    renumber = np.full(inst.num_flows, -1, np.int64)
+    renumber[np.isin(inst.flow_coflow, admit)] = np.arange(sub.num_flows)
+    part = Schedule(renumber[sched.flow[mine]], sched.start[mine], sched.end[mine],
+                    sched.rate[mine])
+    return check_feasible(sub, part, deadlines=True)
 
 
 def _serve_after(

@@ -194,3 +194,49 @@ def test_rejected_after_does_not_wait_a_delay_twice():
     assert res.info["admitted"] == ["a"]
     assert res.completion.tolist() == [4.0, 5.0]
     assert check_feasible(inst, res.schedule)
+
+
+def test_a_coflow_whose_data_arrives_after_its_deadline_is_never_admitted():
+    # a's only flow is there from t = 1, after a's deadline 0.5; its 5e-5 bytes met the
+    # amount row "sum x = s a" within HiGHS's tolerance with no x at all, so a was counted
+    # (2 coflows, above the LP relaxation's 1) and never served
+    fab = Fabric.uniform(2, 1.0)
+    a = Coflow("a", [0], [1], [5e-5], release=0.0, deadline=0.5, delay=[1.0])
+    b = Coflow("b", [0], [1], [20000.0], release=0.0, deadline=40000.0)
+    c = Coflow("c", [1], [0], [3.0], release=0.0)
+    for rejected in ("drop", "after"):  # (after: served past the admitted, at a finite time)
+        res = solve(Instance(fab, (a, b, c)), objective="deadlines", rejected=rejected)
+        assert res.status is Status.OPTIMAL and res.objective == 1 == res.bound
+        assert res.info["admitted"] == ["b"]
+        assert np.isfinite(res.completion).all() == (rejected == "after")
+
+
+def test_a_schedule_that_misses_an_admitted_deadline_is_not_returned():
+    # Sizes from 1e-4 to 2e4: HiGHS fills intervals over capacity within its tolerance, and
+    # the schedule lengthens them, which moved every admitted coflow 2e-5 past its deadline;
+    # it was returned as optimal. Now the schedule is checked as validate --deadlines does
+    from pathlib import Path
+
+    import coflowopt as co
+    from coflowopt.exact.deadlines import max_deadlines
+
+    inst = co.read(Path(__file__).parents[1] / "data" / "deadlines_milp_tolerance_late.json")
+    raw = max_deadlines(inst)
+    assert raw.objective == 4 and raw.schedule is not None  # what the MILP admits
+    res = solve(inst, objective="deadlines")
+    assert res.status is Status.NO_SOLUTION and res.schedule is None
+    assert "deadline" in res.info["feasibility"]
+    assert res.bound >= 4  # the relaxation's bound still holds
+
+
+def test_an_instance_without_deadlines_is_refused_as_the_instances_fault(tmp_path, capsys):
+    import coflowopt as co
+    from coflowopt.cli import main
+
+    path = tmp_path / "none.json"
+    co.write(Instance(Fabric.uniform(2, 1.0), (Coflow("a", [0], [1], [1.0]),)), path)
+    with pytest.raises(CoflowoptError, match="needs at least one coflow with a deadline"):
+        solve(co.read(path), objective="deadlines")
+    assert main(["solve", str(path), "--objective", "deadlines"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"coflowopt: error: {path}: objective='deadlines' needs")
