@@ -25,7 +25,7 @@ from ..bounds.simple import makespan_bound
 from ..errors import CoflowoptError
 from ..instance import Instance
 from ..metrics import utilization
-from ..result import Result, Status
+from ..result import Result, Status, proves_optimal
 from ..schedule import Schedule, ScheduleBuilder
 from ._groups import FEASIBILITY_TOL, build_groups, check_size, from_origin, link_rows, spread
 from .permutation import reject_dependencies
@@ -33,6 +33,10 @@ from .permutation import reject_dependencies
 __all__ = ["check_crossbar", "crossbar_schedule", "min_makespan"]
 
 FloatArray = npt.NDArray[np.float64]
+
+PROVEN_GAP = 1e-9
+"""A time-limited run's incumbent within this relative gap of its bound is optimal (the two
+are computed apart and meet only to rounding)."""
 
 
 def min_makespan(
@@ -78,8 +82,9 @@ def min_makespan(
     info["utilization"] = utilization(inst, comp)
     if status is Status.OPTIMAL:
         info["lp_makespan"] = T
-    elif value <= bound:  # the incumbent reaches the bound: proven optimal after all
-        status = Status.OPTIMAL
+    elif proves_optimal(value, bound, PROVEN_GAP):
+        # the incumbent reaches the bound (to rounding): proven optimal after all
+        status, bound = Status.OPTIMAL, min(bound, value)
     if crossbar:
         xs = crossbar_schedule(inst, sched)
         info["crossbar_schedule"] = xs

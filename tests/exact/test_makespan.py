@@ -244,3 +244,19 @@ def test_a_tiny_first_interval_does_not_stretch_the_schedule():
     assert res.status is Status.OPTIMAL
     assert res.objective == pytest.approx(26.0, rel=1e-12) and res.bound <= res.objective
     assert check_feasible(inst, res.schedule)
+
+
+def test_an_incumbent_that_meets_the_bound_to_rounding_is_optimal():
+    # At a time limit the LP is not solved: the dense greedy schedule (110.08333333333333)
+    # meets the cheap bound (110.08333333333331) but for the last bits; that is a proof,
+    # as an exact tie was (the status said time_limit, with a gap of 1.3e-16)
+    from pathlib import Path
+
+    import coflowopt as co
+
+    inst = co.read(Path(__file__).parents[1] / "data" / "makespan_dense_meets_bound.json")
+    res = min_makespan(inst, time_limit=1e-6)
+    assert res.info["incumbent"].startswith("pfp")
+    assert abs(res.objective - makespan_bound(inst)) <= 1e-12 * res.objective
+    assert res.status is Status.OPTIMAL
+    assert res.bound <= res.objective
