@@ -46,7 +46,7 @@ def schedules(draw: st.DrawFn, num_flows: int) -> Schedule:
 
 
 @settings(max_examples=60, deadline=None,
-          suppress_health_check=[HealthCheck.function_scoped_fixture])
+          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(instances(max_coflows=3, max_flows=3), st.data())
 def test_both_formats_give_back_the_schedule(tmp_path, inst, data):
     sched = data.draw(schedules(inst.num_flows))

@@ -112,7 +112,7 @@ def _fresh_kernel(tmp_path: Path):
 
 def _module(tmp_path: Path, stem: str, source: str, tag: int | None = None):
     """A module of kernels written for the test, under a new name (``stem_tag``, a random
-    tag by default): a new entry in the kernel cache."""
+    tag by default): a new entry in the kernel cache, which the test's end removes."""
     import importlib.util
 
     if tag is None:
@@ -123,7 +123,32 @@ def _module(tmp_path: Path, stem: str, source: str, tag: int | None = None):
     module = importlib.util.module_from_spec(spec)
     sys.modules[path.stem] = module  # (machine code loaded from the cache names its module)
     spec.loader.exec_module(module)
+    _made.append(module)
     return module
+
+
+_made: list = []
+"""The modules :func:`_module` made in the current test."""
+
+
+@pytest.fixture(autouse=True)
+def _no_cache_entries_left(tmp_path):
+    """The kernels of a test's own modules leave nothing in the caches outside ``tmp_path``:
+    their compile locks (in :func:`coflowopt._jit.cache_dir`) and, under ``NUMBA_CACHE_DIR``,
+    Numba's directory of their machine code."""
+    import shutil
+
+    yield
+    locks = _jit.cache_dir() / "locks"
+    for module in _made:
+        for kernel in [v for v in vars(module).values() if isinstance(v, _jit.Kernel)]:
+            (locks / f"{module.__name__}.{kernel.py_func.__qualname__}.lock").unlink(
+                missing_ok=True)
+            where = Path(kernel._cache._cache_path)
+            if tmp_path not in where.parents and where != tmp_path:
+                shutil.rmtree(where, ignore_errors=True)
+        sys.modules.pop(module.__name__, None)
+    _made.clear()
 
 
 def test_adaptive_mode_interprets_what_would_compile_and_compiles_once_the_rent_is_spent(
