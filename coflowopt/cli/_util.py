@@ -275,10 +275,10 @@ def check_outputs(args: argparse.Namespace, outputs: Sequence[tuple[str, str | N
             raise InputError(f"{option}: an empty file name: name a file to write")
         if path is None or path == "-":
             continue
-        if option == "--schedule":
-            schedule_format(path)  # the suffix names a format
         try:
             check_writable(path)
+            if option == "--schedule":
+                schedule_format(path)  # the suffix names a format
         except InputError as exc:
             raise InputError(f"{option} {exc}") from None
         real = os.path.realpath(path)

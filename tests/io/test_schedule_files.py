@@ -211,3 +211,11 @@ def test_json_is_refused_for_more_pieces_than_it_is_written_for(tmp_path, capsys
     assert "the most written as JSON" in err and ".npz" in err and not out.exists()
     assert main(["simulate", SHUFFLE, "-s", "fair", "--schedule", str(tmp_path / "s.npz"),
                  "--no-progress"]) == 0
+
+
+def test_a_schedule_into_a_directory_names_the_option(tmp_path, capsys):
+    # it said "cannot tell the schedule format from the file name", without --schedule
+    (tmp_path / "d").mkdir()
+    assert main(["simulate", SHUFFLE, "-s", "varys", "--schedule", str(tmp_path / "d")]) == 2
+    err = capsys.readouterr().err
+    assert err == f"coflowopt: error: --schedule {tmp_path / 'd'}: is a directory, not a file to write\n"
