@@ -619,6 +619,13 @@ def test_report_keeps_the_sweeps_own_tables_and_refuses_foreign_ones(swept, tmp_
     err = capsys.readouterr().err
     assert code == 2 and "would overwrite the sweep's own table runs.csv" in err
     assert (swept / "runs.csv").read_bytes() == before
+    # nor its record of what was asked, nor a cell's results (which --resume would trust)
+    cell = next((swept / "cells").iterdir())
+    for target, message in ((swept / "experiment.json", "own record experiment.json"),
+                            (cell, "would write into the sweep's results (cells/)")):
+        kept = target.read_bytes()
+        assert main(["report", str(swept), "--csv", str(target)]) == 2
+        assert message in capsys.readouterr().err and target.read_bytes() == kept
     other = tmp_path / "other"
     other.mkdir()
     (other / "runs.csv").write_text("a,b\n1,2\n")

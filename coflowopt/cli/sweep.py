@@ -13,6 +13,7 @@ from typing import Any, TextIO
 from ..errors import InputError
 from ..experiment import SweepError, SweepProgress, load, load_experiment, report, sweep
 from ..experiment.report import SETTING, TABLES
+from ..experiment.run import CELLS, check_folder
 from ..instance import BINS
 from ..io._common import atomic_writer
 from ..sim.batch import cpu_count
@@ -155,6 +156,10 @@ def run_sweep(args: argparse.Namespace) -> int:
     jobs = args.jobs or cpu_count()
     engine = (f"Dask ({args.dask})" if args.dask else
               "this process" if jobs == 1 else f"{plural(jobs, 'process', 'processes')}")
+    try:
+        check_folder(out)
+    except InputError as exc:
+        raise InputError(f"--out {exc}") from None
     line = _Line(engine, out, not args.no_progress)
     try:
         res = sweep(exp, out, jobs=jobs, dask=args.dask, resume=args.resume,
@@ -223,12 +228,18 @@ def run_report(args: argparse.Namespace) -> int:
     args.x = args.x or "load"
     outputs = [("--csv", args.csv if args.csv != "-" else None), ("--plot", args.plot)]
     check_outputs(args, outputs)
-    tables = {os.path.realpath(Path(args.dir) / f"{name}.{ext}"): f"{name}.{ext}"
-              for name in TABLES for ext in ("csv", "parquet")}
+    own = {os.path.realpath(Path(args.dir) / f"{name}.{ext}"): f"table {name}.{ext}"
+           for name in TABLES for ext in ("csv", "parquet")}
+    own[os.path.realpath(Path(args.dir) / "experiment.json")] = "record experiment.json"
+    cells = os.path.realpath(Path(args.dir) / CELLS)
     for option, path in outputs:
-        if path and os.path.realpath(path) in tables:
-            raise InputError(f"{option} {path} would overwrite the sweep's own table "
-                             f"{tables[os.path.realpath(path)]}")
+        if not path:
+            continue
+        real = os.path.realpath(path)
+        if real in own:
+            raise InputError(f"{option} {path} would overwrite the sweep's own {own[real]}")
+        if os.path.commonpath([real, cells]) == cells:
+            raise InputError(f"{option} {path} would write into the sweep's results ({CELLS}/)")
     check_plot(args.plot, "--plot", "report --plot")
     table = report(args.dir, baseline=args.baseline, level=args.level)
     if args.plot:

@@ -31,7 +31,7 @@ import numpy as np
 
 from ..errors import CoflowoptError, InputError, interrupted, require
 from ..instance import Instance
-from ..io._common import atomic_writer
+from ..io._common import atomic_writer, check_writable
 from .spec import GENERATORS, Cell, Experiment, canonical_json, source_key
 
 __all__ = ["SweepError", "SweepProgress", "SweepResult", "run_cell", "sweep"]
@@ -93,6 +93,23 @@ class SweepResult:
         return load(self.out, "coflows")
 
 
+def check_folder(root: Path) -> None:
+    """An :class:`InputError` unless the folder ``root`` (and its ``cells`` folder, where
+    they exist) can hold a sweep's files: made where it does not exist, written into."""
+    top = root
+    while not top.exists() and top.parent != top:  # the part of the path that exists
+        top = top.parent
+    if not top.is_dir():
+        raise InputError("is not a directory" if top == root else
+                         f"cannot be made: {top} is not a directory", path=str(root))
+    for folder in (top, root / CELLS):
+        if folder.is_dir():
+            try:
+                check_writable(folder / "experiment.json")  # (a file tried there, removed)
+            except InputError:
+                raise InputError(f"no file can be made in {folder}", path=str(root)) from None
+
+
 def sweep(
     experiment: Experiment,
     out: str | os.PathLike[str],
@@ -140,8 +157,7 @@ def sweep(
     root = Path(out)
     folder = root / CELLS
     cells = experiment.cells()
-    if root.exists() and not root.is_dir():
-        raise InputError("is not a directory", path=str(root))
+    check_folder(root)
     if not resume and folder.is_dir() and any(folder.glob("*.json")):
         raise InputError("holds the results of a sweep: resume to reuse them (a cell whose "
                          "configuration changed is computed again), or choose another directory",
