@@ -8,7 +8,7 @@ command line writes them with ``--plot OUT`` (PNG, SVG or PDF by the suffix).
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -78,7 +78,8 @@ def compare_figure(rows: Sequence[Mapping[str, Any]], *, baseline: str, title: s
     ``scheduler``, ``norm_mean``, ``norm_SN`` ... ``norm_LW``, ``cct_vs_bound``).
     Ratios are on a log scale: schedulers differ by orders of magnitude in some bins.
     """
-    if isinstance(rows, Mapping) or not all(isinstance(r, Mapping) for r in rows):
+    if (isinstance(rows, (Mapping, str, bytes)) or not isinstance(rows, Iterable)
+            or not all(isinstance(r, Mapping) for r in rows)):
         raise InputError("compare_figure takes a sequence of rows (mappings with keys "
                          "scheduler, norm_mean, norm_SN ... norm_LW), as compare makes them")
     if not rows:
@@ -161,6 +162,8 @@ def _cdf_lines(ax: Any, ccts: Mapping[str, npt.ArrayLike], unit: str) -> None:
             raise InputError(f"no CCTs for '{label}'")
         if not np.isfinite(c).all():
             raise InputError(f"CCTs of '{label}' must be finite")
+        if c[0] < 0:
+            raise InputError(f"CCTs of '{label}' must be >= 0, got {c[0]:g}")
         frac = np.arange(1, c.size + 1) / c.size
         keep = c > 0
         if keep.any():
@@ -296,6 +299,7 @@ def sweep_ratio_figure(runs: Any, *, x: str = "load", y: str | None = None,
     from .experiment.report import SETTING, report
 
     what = "the ratio figure"
+    _need(runs, [], what)
     # the instance's own column first: a run's summary has some of the same names, and
     # no value where the run failed
     col = f"instance_{x}" if f"instance_{x}" in runs.columns else x

@@ -541,6 +541,7 @@ def test_plot_functions_name_what_is_wrong_with_their_arguments():
         link_occupancy,
         sweep_bins_figure,
         sweep_cdf_figure,
+        sweep_ratio_figure,
         thresholds_figure,
         timeline_figure,
     )
@@ -565,6 +566,9 @@ def test_plot_functions_name_what_is_wrong_with_their_arguments():
         (lambda: sweep_cdf_figure([1, 2]), "takes a data frame"),
         (lambda: sweep_bins_figure([1, 2]), "takes a data frame"),
         (lambda: thresholds_figure([1]), "takes a threshold_sweep table"),
+        (lambda: sweep_ratio_figure(None), "the ratio figure takes a data frame"),
+        (lambda: compare_figure(None, baseline="varys"), "takes a sequence of rows"),
+        (lambda: cct_cdf_figure({"a": [-1.0, 1.0]}), "CCTs of 'a' must be >= 0, got -1"),
     ]
     for call, message in bad:
         with pytest.raises(co.InputError, match=message.replace(".", "\\.").replace("(", "\\(")):

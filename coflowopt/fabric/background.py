@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import csv
 import math
+import os
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -35,7 +36,7 @@ from .._frozen import Frozen
 from .._frozen import readonly as _readonly
 from .._text import value_text
 from ..errors import CoflowoptError, InputError, InstanceError
-from ..instance import TINY
+from ..instance import TINY, Instance
 
 __all__ = [
     "CDFS",
@@ -113,8 +114,11 @@ def load_cdf(spec: str, *, unit: float = 1.0) -> SizeCDF:
     starting with ``#`` and a header row are skipped. ``unit`` multiplies the sizes (the
     shipped ones are bytes). Errors name the file, the line and the value.
     """
-    path = CDFS.get(spec)
-    name = spec if path is not None else Path(spec).name
+    if not isinstance(spec, (str, os.PathLike)):
+        raise InputError(f"a size distribution is a name ({', '.join(CDFS)}) or a CSV file, "
+                         f"got {spec!r:.60}")
+    path = CDFS.get(os.fspath(spec))
+    name = os.fspath(spec) if path is not None else Path(spec).name
     path = path or Path(spec)
     try:
         text = read_text(path)
@@ -604,6 +608,8 @@ def parse_background(text: str, capacity: FloatArray, link_names: Sequence[str],
     of :func:`background_from_json`, its flows' hosts checked against ``num_hosts``).
     Every error names the option and the spec's kind.
     """
+    if not isinstance(text, str):
+        raise InputError(f"--background: a text such as 'share:0.3', got {text!r:.60}")
     try:
         return _parse_background(text, capacity, link_names, num_hosts)
     except CoflowoptError as exc:
@@ -676,6 +682,8 @@ def coflows_to_background(instance: Any, share: float, seed: int = 0, *,
                          f"[0, 1), got {share!r}")
     if not natural_number(seed):
         raise InputError(f"the seed must be an integer >= 0, got {seed!r}")
+    if not isinstance(instance, Instance):
+        raise InputError(f"the instance must be an Instance, got {type(instance).__name__}")
     if by not in ("bytes", "coflows"):
         raise InputError(f"by must be 'bytes' or 'coflows', got {by!r}")
     K = instance.num_coflows

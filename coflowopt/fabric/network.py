@@ -78,6 +78,13 @@ def flow_hash(ids: Sequence[str], ptr: IntArray, src: IntArray, dst: IntArray,
     Stable across processes and machines; a flow keeps its hash when other coflows are
     added or removed (``Instance.subset``), since it names the flow, not its position.
     """
+    src, dst = _hosts(src, "src"), _hosts(dst, "dst")
+    if src.size != dst.size:
+        raise InstanceError(f"src and dst must be one host each per flow, got {src.size} and "
+                            f"{dst.size}")
+    _check_names(ids, ptr, src.size)
+    if not natural_number(seed):
+        raise InstanceError(f"the routing seed must be an integer >= 0, got {seed!r:.60}")
     K = len(ids)
     width = np.diff(np.asarray(ptr, dtype=np.int64)).astype(np.int64)
     k = np.repeat(np.arange(K, dtype=np.int64), width)

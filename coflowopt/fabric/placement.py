@@ -105,12 +105,21 @@ def _period(src: IntArray, dst: IntArray) -> int | None:
     return None
 
 
+def _check_instance(inst: Any) -> None:
+    if not isinstance(inst, Instance):
+        raise InstanceError(f"the instance must be an Instance, got {type(inst).__name__}")
+
+
 def spread(inst: Instance, num_hosts: int, seed: int) -> tuple[IntArray, IntArray]:
     """Hosts of each flow's sender and receiver when the ``P`` ports (racks) spread over
     ``num_hosts`` hosts: rack ``r`` owns hosts ``floor(r H / P)`` up to
     ``floor((r+1) H / P) - 1``, and each task (:func:`shuffle_tasks`) goes to one of its
     rack's hosts, drawn uniformly with ``numpy.random.default_rng(seed)``, senders first,
     in task order."""
+    _check_instance(inst)
+    for name, value in (("num_hosts", num_hosts), ("seed", seed)):
+        if not natural_number(value):
+            raise InstanceError(f"{name} must be an integer >= 0, got {value!r:.60}")
     P, H = inst.num_ports, int(num_hosts)
     if H < P:
         raise InstanceError(f"{H} hosts cannot hold the instance's {P} ports")
@@ -135,6 +144,7 @@ def place(inst: Instance, topology: str, params: dict[str, Any], *, routing: str
     numbers), plus ``oversub`` for spine-leaf and ``seed`` (placement) for the fat-tree;
     ``graph``: the topology of ``graph`` (read from its file by the caller).
     """
+    _check_instance(inst)
     if topology not in TOPOLOGIES:
         raise InstanceError(f"unknown topology '{topology}' (known: {', '.join(TOPOLOGIES)})")
     if not isinstance(params, Mapping):

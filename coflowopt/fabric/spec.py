@@ -191,6 +191,8 @@ def network_to_json(net: Network, ids: Collection[str] | None = None) -> dict[st
 def parse_topology(text: str) -> tuple[str, dict[str, str]]:
     """``--topology NAME[:KEY=VALUE[,KEY=VALUE...]]`` as (name, parameters);
     ``graph:FILE`` gives ``{"file": FILE}``."""
+    if not isinstance(text, str):
+        raise InputError(f"--topology: a text such as 'spine-leaf:spines=4', got {text!r:.60}")
     name, _, rest = text.partition(":")
     name = name.strip()
     if name not in TOPOLOGIES:

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -447,6 +447,11 @@ class GraphTopology(Topology):
         if not isinstance(self.directed, (bool, np.bool_)):
             raise InstanceError(f"directed must be true or false, got {self.directed!r:.60}",
                                 field="directed")
+        for given_name in ("nodes", "hosts", "links"):
+            value = getattr(self, given_name)
+            if isinstance(value, (str, bytes)) or not isinstance(value, Iterable):
+                raise InstanceError(f"{given_name} must be a list, got {value!r:.60}",
+                                    field=given_name)
         nodes = tuple(str(n) for n in self.nodes)
         seen: dict[str, int] = {}
         for i, name in enumerate(nodes):

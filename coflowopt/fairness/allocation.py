@@ -36,7 +36,7 @@ import numpy.typing as npt
 
 from ..errors import InstanceError
 from ._arith import as_float
-from .problem import FairnessProblem
+from .problem import FairnessProblem, check_problem
 
 __all__ = [
     "AllocationViolation",
@@ -83,7 +83,11 @@ def progress(
     allocation: npt.NDArray[Any], truth: FairnessProblem
 ) -> npt.NDArray[Any]:
     """``P_k = min(bound_k, min_{i: d^i_k > 0} a^i_k / d^i_k)`` under the true vectors."""
+    truth = check_problem(truth, "progress")
     d = truth.vectors
+    if np.shape(allocation) != d.shape:
+        raise InstanceError(f"the allocation must have the problem's shape {d.shape} (coflows x "
+                            f"links), got {np.shape(allocation)}")
     used = as_float(d) > 0
     safe = np.where(used, d, 1)
     ratio = np.where(used, allocation / safe, math.inf)

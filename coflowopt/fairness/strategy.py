@@ -176,8 +176,13 @@ def lie_search(
                         ("starts", starts)):
         if not natural_number(given):
             raise InstanceError(f"{name} must be an integer >= 0, got {given!r:.60}")
+    if grid is not None and not natural_number(grid):
+        raise InstanceError(f"grid must be an integer >= 0 (0: no grid), got {grid!r:.60}")
     if time_limit is not None:
         check_time_limit(time_limit, InstanceError)
+    if options is not None and not isinstance(options, Mapping):
+        raise InstanceError(f"options must be a mapping of the mechanism's options (say "
+                            f"{{'cooperative': True}}), got {options!r:.60}")
     opts = dict(options or {})
     if mechanism not in MECHANISMS:
         raise InstanceError(f"unknown mechanism '{mechanism}' (known: {', '.join(MECHANISMS)})")

@@ -171,7 +171,7 @@ def test_bad_networks():
 
 
 def test_the_fabric_api_names_a_bad_argument():
-    from coflowopt.fabric import GraphTopology, place
+    from coflowopt.fabric import GraphTopology, flow_hash, place, spread
 
     inst = Instance(Fabric.uniform(4, 1.0), (Coflow("a", [0, 1], [2, 3], [1.0, 1.0]),))
     ft = FatTree(4)
@@ -186,9 +186,29 @@ def test_the_fabric_api_names_a_bad_argument():
         (lambda: net.routes([0, 1], [2, 3], ids=["a"], ptr=[0, 1]), "from 0 to the 2 flows"),
         (lambda: net.routes([0], [2], ids=[5], ptr=[0, 1]), "ids must be a sequence"),
         (lambda: net.routes([0.5], [2], ids=["a"], ptr=[0, 1]), "whole numbers"),
+        (lambda: flow_hash(["a"], [0, 2], [0], [1], 0), "from 0 to the 1 flows"),
+        (lambda: flow_hash(["a"], [0, 1], [0], [1], "s"), "routing seed must be an integer"),
+        (lambda: flow_hash(["a"], [0, 1], [0], [1, 2], 0), "one host each per flow"),
+        (lambda: spread(inst, 8, -1), "seed must be an integer >= 0"),
+        (lambda: spread(inst, "8", 0), "num_hosts must be an integer >= 0"),
+        (lambda: place(None, "spine-leaf", {}), "must be an Instance"),
+        (lambda: GraphTopology(None, ("a",), ()), "nodes must be a list"),
+        (lambda: GraphTopology(("a", "b"), 3, ()), "hosts must be a list"),
     ]
     for call, message in bad:
         with pytest.raises(InstanceError, match=message):
+            call()
+    from coflowopt import InputError
+    from coflowopt.fabric import parse_topology
+    from coflowopt.fabric.background import coflows_to_background, load_cdf, parse_background
+
+    for call, message in [
+        (lambda: parse_topology(None), "--topology: a text such as"),
+        (lambda: parse_background(None, np.ones(1), ["l"]), "--background: a text such as"),
+        (lambda: load_cdf(None), "a size distribution is a name"),
+        (lambda: coflows_to_background(None, 0.1), "the instance must be an Instance"),
+    ]:
+        with pytest.raises(InputError, match=message):
             call()
     graph = GraphTopology(("h0", "h1", "s"), ("h0", "h1"), (("h0", "s", 1.0), ("s", "h1", 1.0)),
                           directed=False)

@@ -249,7 +249,7 @@ def test_capacities_near_the_float_limit_keep_a_utilization_fraction(tmp_path) -
 def test_the_fairness_api_names_a_bad_argument():
     import scipy.sparse as sp
 
-    from coflowopt.fairness import FairnessProblem, IncrementalDRF, hug, lie_search
+    from coflowopt.fairness import FairnessProblem, IncrementalDRF, hug, lie_search, progress
     from coflowopt.fairness.dominant import drf_level
     from coflowopt.fairness.lp import hug_stage2_lp, max_min_progress_lp
     from coflowopt.fairness.problem import correlation_vectors
@@ -278,6 +278,11 @@ def test_the_fairness_api_names_a_bad_argument():
         (lambda: hug(p, cooperative="no"), "cooperative must be True or False"),
         (lambda: max_min_progress_lp(p, time_limit=-1), "time_limit must be a finite number"),
         (lambda: hug_stage2_lp(p, np.zeros((3, 2)), np.zeros(2)), "the guarantee must be"),
+        (lambda: lie_search(p, 0, "hug", options="cooperative=1"), "options must be a mapping"),
+        (lambda: lie_search(p, 0, "drf", grid=2.5), "grid must be an integer >= 0"),
+        (lambda: lie_search(p, 0, "drf", grid=-3), "grid must be an integer >= 0"),
+        (lambda: progress(np.ones(5), p), r"the problem's shape \(2, 2\)"),
+        (lambda: progress(np.ones((2, 2)), None), "progress takes a FairnessProblem"),
     ]
     for call, message in bad:
         with pytest.raises(InstanceError, match=message):
