@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import replace
+from typing import Any
 
 import numpy as np
 
@@ -32,6 +33,7 @@ from ..instance import Instance
 from ..result import Result, Status
 from ..schedule import FeasibilityReport, Schedule, check_feasible
 from ._groups import (
+    FEASIBILITY_TOL,
     back_from_origin,
     build_groups,
     check_size,
@@ -96,21 +98,8 @@ def _max_deadlines(
     # sum x = s a_k would have no x: a tiny s met it within HiGHS's tolerance at a_k = 1)
     late = np.zeros(K, bool)
     late[gk[cand & (n == 0)]] = True
-    lp = LPBuilder(sense="max")
-    A = lp.add_cols(ks.size, cost=value, lo=0.0, hi=np.where(late[ks], 0.0, 1.0), integer=True)
-    acol = np.full(K, -1)
-    acol[ks] = A
-    X = lp.add_cols(xg.size, lo=0.0, hi=g.size[xg])
-    # amounts: sum_j x_gj - s_g a_k = 0
-    gid = np.flatnonzero(cand)
-    rowg = np.full(g.num_groups, -1)
-    rowg[gid] = np.arange(gid.size)
-    lp.add_rows(np.concatenate([rowg[xg], rowg[gid]]), np.concatenate([X, acol[gk[gid]]]),
-                np.concatenate([np.ones(xg.size), -g.size[gid]]), 0.0, 0.0, num=gid.size)
-    # capacity
-    row, col, val, rj, rl = link_rows(g, xg, xj)
-    if rj.size:
-        lp.add_rows(row, X[col], val, -math.inf, g.cap[rl] * np.diff(pts)[rj], num=rj.size)
+    lp, A, X = _model(g, pts, xg, xj, ks, value, lo=np.zeros(ks.size),
+                      hi=np.where(late[ks], 0.0, 1.0), integer=True)
     # the relaxation (a bound) with at most half of the time left, the MILP with the rest
     relax = lp.solve(relax=True, time_limit=max(time_limit - (now() - start), 0.0) / 2)
     left = max(time_limit - (now() - start), 0.01)
@@ -134,6 +123,19 @@ def _max_deadlines(
     admit_k = ks[sol.x[A] > 0.5]
     amounts = g.amounts(J, xj, xg, sol.x[X], keep=np.isin(gk[xg], admit_k))
     sched = g.schedule(pts, amounts) if J > 0 else Schedule.empty()
+    refit = False
+    if admit_k.size and J > 0 and not _meets_deadlines(inst, sched, admit_k):
+        # the MILP's amounts overfill short intervals within its tolerance, and lengthening
+        # them moved deadlines' breakpoints: the admitted coflows' LP alone, solved again
+        fixed = np.isin(ks, admit_k).astype(np.float64)
+        again, _, X2 = _model(g, pts, xg, xj, ks, value, lo=fixed, hi=fixed, integer=False)
+        fit = again.solve(time_limit=max(time_limit - (now() - start), 0.01),
+                          options={"primal_feasibility_tolerance": FEASIBILITY_TOL,
+                                   "presolve": "off"})
+        if fit.x is not None:
+            sched = g.schedule(pts, g.amounts(J, xj, xg, fit.x[X2],
+                                              keep=np.isin(gk[xg], admit_k)))
+            refit = True
     comp = np.full(K, np.inf)
     if admit_k.size:
         comp[admit_k] = sched.coflow_completion(inst)[admit_k]
@@ -149,8 +151,44 @@ def _max_deadlines(
         info={"admitted": [inst.ids[k] for k in admit_k],
               "rejected": [inst.ids[k] for k in others],
               "lp_relaxation": lp_bound, "rejected_policy": rejected,
-              "breakpoints": int(pts.size)},
+              "breakpoints": int(pts.size), "refit": refit},
     )
+
+
+def _model(g: Any, pts: np.ndarray, xg: np.ndarray, xj: np.ndarray, ks: np.ndarray,
+           value: np.ndarray, *, lo: np.ndarray, hi: np.ndarray,
+           integer: bool) -> tuple[LPBuilder, np.ndarray, np.ndarray]:
+    """The model of the module docstring over the groups of coflows ``ks`` (those with a
+    deadline), ``a_k`` within ``lo`` and ``hi``: the builder and the columns of ``a`` and
+    ``x``."""
+    lp = LPBuilder(sense="max")
+    A = lp.add_cols(ks.size, cost=value, lo=lo, hi=hi, integer=integer)
+    acol = np.full(g.coflow.max(initial=-1) + 1, -1)
+    acol[ks] = A
+    X = lp.add_cols(xg.size, lo=0.0, hi=g.size[xg])
+    # amounts: sum_j x_gj - s_g a_k = 0
+    gid = np.flatnonzero(np.isin(g.coflow, ks))
+    rowg = np.full(g.num_groups, -1)
+    rowg[gid] = np.arange(gid.size)
+    lp.add_rows(np.concatenate([rowg[xg], rowg[gid]]), np.concatenate([X, acol[g.coflow[gid]]]),
+                np.concatenate([np.ones(xg.size), -g.size[gid]]), 0.0, 0.0, num=gid.size)
+    # capacity
+    row, col, val, rj, rl = link_rows(g, xg, xj)
+    if rj.size:
+        lp.add_rows(row, X[col], val, -math.inf, g.cap[rl] * np.diff(pts)[rj], num=rj.size)
+    return lp, A, X
+
+
+def _meets_deadlines(inst: Instance, sched: Schedule, admit: np.ndarray) -> FeasibilityReport:
+    """:func:`check_feasible` with deadlines of the admitted coflows ``admit`` (sorted) and
+    their pieces of ``sched``, their flows renumbered for ``inst.subset(admit)``."""
+    sub = inst.subset(admit, drop_dependencies=True)
+    mine = np.isin(inst.flow_coflow[sched.flow], admit)
+    renumber = np.full(inst.num_flows, -1, np.int64)
+    renumber[np.isin(inst.flow_coflow, admit)] = np.arange(sub.num_flows)
+    part = Schedule(renumber[sched.flow[mine]], sched.start[mine], sched.end[mine],
+                    sched.rate[mine])
+    return check_feasible(sub, part, deadlines=True)
 
 
 def check_admitted(inst: Instance, res: Result) -> FeasibilityReport:
@@ -163,14 +201,8 @@ def check_admitted(inst: Instance, res: Result) -> FeasibilityReport:
         whole = check_feasible(inst, sched)
         if not whole:
             return whole
-    admit = np.sort(np.array([inst.index(k) for k in res.info["admitted"]], np.int64))
-    sub = inst.subset(admit, drop_dependencies=True)
-    mine = np.isin(inst.flow_coflow[sched.flow], admit)
-    renumber = np.full(inst.num_flows, -1, np.int64)
-    renumber[np.isin(inst.flow_coflow, admit)] = np.arange(sub.num_flows)
-    part = Schedule(renumber[sched.flow[mine]], sched.start[mine], sched.end[mine],
-                    sched.rate[mine])
-    return check_feasible(sub, part, deadlines=True)
+    return _meets_deadlines(inst, sched, np.sort(np.array(
+        [inst.index(k) for k in res.info["admitted"]], np.int64)))
 
 
 def _serve_after(

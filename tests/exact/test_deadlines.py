@@ -211,22 +211,40 @@ def test_a_coflow_whose_data_arrives_after_its_deadline_is_never_admitted():
         assert np.isfinite(res.completion).all() == (rejected == "after")
 
 
-def test_a_schedule_that_misses_an_admitted_deadline_is_not_returned():
+def test_a_schedule_that_misses_an_admitted_deadline_is_solved_again_or_not_returned(
+        monkeypatch):
     # Sizes from 1e-4 to 2e4: HiGHS fills intervals over capacity within its tolerance, and
     # the schedule lengthens them, which moved every admitted coflow 2e-5 past its deadline;
-    # it was returned as optimal. Now the schedule is checked as validate --deadlines does
+    # it was returned as optimal. The admitted coflows' LP alone, solved again, fits them
+    # (4 is the optimum: a brute force over subsets, each an LP)
     from pathlib import Path
 
     import coflowopt as co
-    from coflowopt.exact.deadlines import max_deadlines
+    from coflowopt.exact import deadlines
+    from coflowopt.exact.deadlines import check_admitted
 
     inst = co.read(Path(__file__).parents[1] / "data" / "deadlines_milp_tolerance_late.json")
-    raw = max_deadlines(inst)
-    assert raw.objective == 4 and raw.schedule is not None  # what the MILP admits
+    for rejected in ("drop", "after"):
+        res = solve(inst, objective="deadlines", rejected=rejected)
+        assert res.status is Status.OPTIMAL and res.objective == 4 == res.bound
+        assert res.info["refit"] and check_admitted(inst, res)
+    # without that second LP the late schedule is checked as validate --deadlines does,
+    # and not returned
+    monkeypatch.setattr(deadlines, "_model", _without_refit(deadlines._model))
     res = solve(inst, objective="deadlines")
     assert res.status is Status.NO_SOLUTION and res.schedule is None
     assert "deadline" in res.info["feasibility"]
     assert res.bound >= 4  # the relaxation's bound still holds
+
+
+def _without_refit(model):
+    """``deadlines._model`` whose second, fixed-admission LP has no solution."""
+    def made(*args, **kwargs):
+        lp, a, x = model(*args, **kwargs)
+        if not kwargs["integer"]:
+            lp.add_rows([0], a[:1], [1.0], 2.0, 2.0, num=1)  # a_k = 2: infeasible
+        return lp, a, x
+    return made
 
 
 def test_an_instance_without_deadlines_is_refused_as_the_instances_fault(tmp_path, capsys):
