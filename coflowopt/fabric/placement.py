@@ -37,6 +37,7 @@ import numpy as np
 import numpy.typing as npt
 
 from .._files import natural_number
+from .._text import plural
 from ..errors import InstanceError
 from ..instance import Instance
 from .network import Network
@@ -186,8 +187,8 @@ def place(inst: Instance, topology: str, params: dict[str, Any], *, routing: str
                                 f"graph:FILE), got {type(graph).__name__}")
         topo = graph
     if P > topo.num_hosts:
-        raise InstanceError(f"the instance has {P} ports but the {topo.kind} fabric only "
-                            f"{topo.num_hosts} hosts")
+        raise InstanceError(f"the instance has {P} ports but the {topo.kind} fabric has only "
+                            f"{plural(topo.num_hosts, 'host')}")
     net = Network(topo, routing, routing_seed)
     coflows = []
     for k, c in enumerate(inst.coflows):

@@ -226,5 +226,5 @@ def test_cli_searches_on_a_topology_and_refuses_a_bad_one(capsys, tmp_path):
     code = main(["search", "gap", "--bound", "free", "--topology", "fat-tree:k=4", "--ports", "17",
                  "--out", str(bad)])
     err = capsys.readouterr().err
-    assert code == 2 and "the instance has 17 ports but the fat-tree fabric only 16 hosts" in err
+    assert code == 2 and "the instance has 17 ports but the fat-tree fabric has only 16 hosts" in err
     assert not bad.exists() and "Traceback" not in err

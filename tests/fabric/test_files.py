@@ -193,7 +193,7 @@ def test_simulate_and_convert_on_a_topology(capsys, tmp_path):
     (["--topology", "torus:k=4"], "unknown topology 'torus'"),
     (["--topology", "fat-tree"], "the fat-tree needs k"),
     (["--topology", "fat-tree:k=5"], "must be even"),
-    (["--topology", "fat-tree:k=2"], "the instance has 150 ports but the fat-tree fabric only 2 hosts"),
+    (["--topology", "fat-tree:k=2"], "the instance has 150 ports but the fat-tree fabric has only 2 hosts"),
     (["--topology", "spine-leaf:spine=4"], "unknown parameter 'spine'"),
     (["--topology", "spine-leaf:oversub=0"], "oversubscription ratio must be finite and > 0"),
     (["--routing", "spray"], "--routing and --routing-seed go with --topology"),
