@@ -446,29 +446,18 @@ def test_report_matches_a_hand_computation():
 
 
 def test_a_sweep_folder_that_cannot_be_written_is_refused_before_the_work(tmp_path, capsys,
-                                                                          monkeypatch):
+                                                                          locked_dir):
     # under a file: every cell was called damaged (Not a directory), then exit 1; into a
-    # folder where no file can be made (a read-only file system refuses even root): exit 1
-    import os
-
+    # folder where no file can be made: exit 1
     (tmp_path / "afile").write_text("")
     code, _, err = run(capsys, "sweep", EXAMPLE, "--out", tmp_path / "afile" / "S", "--jobs", "1")
     assert code == 2 and err == (f"coflowopt: error: --out {tmp_path / 'afile' / 'S'}: cannot "
                                  f"be made: {tmp_path / 'afile'} is not a directory\n")
-    locked = tmp_path / "locked"
-    locked.mkdir()
-    real_open = os.open
-
-    def refuse(path, *args, **kwargs):
-        if str(path).startswith(str(locked)):
-            raise PermissionError(13, "Permission denied", str(path))
-        return real_open(path, *args, **kwargs)
-
-    monkeypatch.setattr(os, "open", refuse)
-    for out in (locked, locked / "S"):
+    for out in (locked_dir, locked_dir / "S"):
         code, _, err = run(capsys, "sweep", EXAMPLE, "--out", out, "--jobs", "1")
-        assert code == 2 and err == f"coflowopt: error: --out {out}: no file can be made in {locked}\n"
-    assert not any(locked.iterdir())
+        assert code == 2 and err == (f"coflowopt: error: --out {out}: no file can be made in "
+                                     f"{locked_dir}\n")
+    assert not any(locked_dir.iterdir())
 
 
 def test_the_cli_sweeps_the_example_and_reports_it(tmp_path, capsys):

@@ -585,21 +585,10 @@ def test_plot_functions_name_what_is_wrong_with_their_arguments():
         timeline_figure(halved, sched)
 
 
-def test_an_unwritable_figure_fails_before_any_output(tmp_path, capsys, monkeypatch):
-    # a directory where no file can be created (as a read-only file system refuses even
-    # root): refused with the option before the run, and the --csv beside it not written
-    import os
-
-    locked = tmp_path / "locked"
-    locked.mkdir()
-    real_open = os.open
-
-    def refuse(path, *args, **kwargs):
-        if str(path).startswith(str(locked)):
-            raise PermissionError(13, "Permission denied", str(path))
-        return real_open(path, *args, **kwargs)
-
-    monkeypatch.setattr(os, "open", refuse)
+def test_an_unwritable_figure_fails_before_any_output(tmp_path, capsys, locked_dir):
+    # a directory where no file can be created: refused with the option before the run, and
+    # the --csv beside it not written
+    locked = locked_dir
     code = main(["simulate", str(SHUFFLE), "-s", "varys", "--csv", str(tmp_path / "t.csv"),
                  "--timeline", str(locked / "x.png")])
     err = capsys.readouterr().err

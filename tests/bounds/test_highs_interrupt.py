@@ -15,13 +15,12 @@ import scipy.sparse as sp
 from coflowopt.bounds._highs import INTERRUPTIBLE_NNZ, quiet_highs, run
 
 
-def _large_lp() -> highspy.Highs:
-    """An LP of about 110,000 nonzeros that HiGHS needs tens of seconds for."""
-    n = 3000
-    rng = np.random.default_rng(0)
-    a = (sp.random(n, n, density=0.012, random_state=1, format="csc")
+def _random_lp(n: int, density: float, seed: int, make=quiet_highs) -> highspy.Highs:
+    """max c x, A x <= 1, x >= 0 over a random sparse ``A`` (its diagonal set), presolve
+    off, in ``make()`` (a HiGHS object without output)."""
+    rng = np.random.default_rng(seed)
+    a = (sp.random(n, n, density=density, random_state=seed + 1, format="csc")
          + sp.eye(n, format="csc")).tocsc()
-    assert a.nnz >= INTERRUPTIBLE_NNZ
     lp = highspy.HighsLp()
     lp.num_col_, lp.num_row_ = n, n
     lp.col_cost_ = -rng.random(n)
@@ -29,9 +28,17 @@ def _large_lp() -> highspy.Highs:
     lp.row_lower_, lp.row_upper_ = np.full(n, -highspy.kHighsInf), np.ones(n)
     lp.a_matrix_.format_ = highspy.MatrixFormat.kColwise
     lp.a_matrix_.start_, lp.a_matrix_.index_, lp.a_matrix_.value_ = a.indptr, a.indices, a.data
-    h = quiet_highs()
-    h.passModel(lp)
+    h = make()
+    h.setOptionValue("output_flag", False)
     h.setOptionValue("presolve", "off")
+    h.passModel(lp)
+    return h
+
+
+def _large_lp() -> highspy.Highs:
+    """An LP of about 110,000 nonzeros that HiGHS needs tens of seconds for."""
+    h = _random_lp(3000, 0.012, 0)
+    assert h.getNumNz() >= INTERRUPTIBLE_NNZ
     return h
 
 
@@ -87,33 +94,13 @@ def test_an_error_in_highs_thread_reaches_the_caller():
         run(failing)
 
 
-def _small_lp(cls: type = highspy.Highs) -> highspy.Highs:
-    """An LP of 60 columns that takes HiGHS's simplex some iterations (presolve off)."""
-    n = 60
-    rng = np.random.default_rng(2)
-    a = (sp.random(n, n, density=0.3, random_state=3, format="csc") + sp.eye(n, format="csc"))
-    a = a.tocsc()
-    lp = highspy.HighsLp()
-    lp.num_col_, lp.num_row_ = n, n
-    lp.col_cost_ = -rng.random(n)
-    lp.col_lower_, lp.col_upper_ = np.zeros(n), np.full(n, highspy.kHighsInf)
-    lp.row_lower_, lp.row_upper_ = np.full(n, -highspy.kHighsInf), np.ones(n)
-    lp.a_matrix_.format_ = highspy.MatrixFormat.kColwise
-    lp.a_matrix_.start_, lp.a_matrix_.index_, lp.a_matrix_.value_ = a.indptr, a.indices, a.data
-    h = cls()
-    h.setOptionValue("output_flag", False)
-    h.setOptionValue("presolve", "off")
-    h.passModel(lp)
-    return h
-
-
 def test_after_a_second_interrupt_the_object_runs_again(request):
     # A second interrupt leaves HiGHS stopping in its thread. The object was left with
     # its interrupt checks on, so its next run stopped at once; now the thread takes
     # them off when HiGHS returns, and a next run waits for that.
     import sys
 
-    reference = _small_lp()
+    reference = _random_lp(60, 0.3, 2)  # (its simplex takes some iterations)
     reference.run()
     assert reference.getInfo().simplex_iteration_count > 1
     gate = threading.Event()
@@ -123,7 +110,7 @@ def test_after_a_second_interrupt_the_object_runs_again(request):
             gate.wait()
             return super().run()
 
-    h = _small_lp(Held)
+    h = _random_lp(60, 0.3, 2, Held)
     main = threading.main_thread().ident
 
     def stopping() -> bool:  # the interrupted run is waiting for HiGHS to stop
