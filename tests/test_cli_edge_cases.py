@@ -374,8 +374,11 @@ def test_validate_refuses_a_tolerance_that_accepts_anything(tmp_path, capsys):
     (["--size-thresholds", "5,1"], "expected strictly increasing values, got '5,1'"),
     (["--size-thresholds", "1e308"], "whose bytes (x 1048576) are finite, got '1e308'"),
     # 10^i MB for 1,000 classes: the message listed all 999 thresholds, most of them inf
-    (["--classes", "1000"], "1000 classes need size thresholds up to 10^999 x 1.04858e+06 bytes, "
-                            "beyond float64 from T_303"),
+    (["--classes", "1000"], "--classes 1000: 1000 classes need size thresholds up to 10^999 x "
+                            "1.04858e+06 bytes, beyond float64 from T_303"),
+    # the options named (the library's words, "step", or none, were printed)
+    (["--classes", "3", "--size-thresholds", "10"], "--classes 3 needs 2 --size-thresholds, got 1"),
+    (["--step", "1.0000001"], "--step 1.0000001 is too close to 1"),
 ])
 def test_mcs_classify_reports_thresholds_in_the_unit_given(argv, message, capsys):
     with pytest.raises(SystemExit) if argv[0] == "--size-thresholds" else contextlib.nullcontext():
@@ -395,6 +398,23 @@ def test_mcs_sweep_factors_and_scales_are_no_sizes(argv, message, capsys):
     with pytest.raises(SystemExit) as stop:
         main(["mcs", "sweep", str(GAP), *argv])
     assert stop.value.code == 2 and message in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("command", ["thresholds", "validate", "sweep"])
+def test_mcs_queues_beyond_the_limit_name_the_option(command, capsys):
+    with pytest.raises(SystemExit) as stop:
+        main(["mcs", command, str(GAP), "--queues", "100000"])
+    err = capsys.readouterr().err
+    assert stop.value.code == 2 and "argument --queues: at most 64 queues, got 100000" in err
+
+
+def test_mcs_validate_refuses_arrivals_all_at_once_once(capsys):
+    # it asked for --load, which then refused to rescale such an instance
+    for extra in ([], ["--load", "0.5"]):  # (GAP's three coflows arrive at 0)
+        code, _, err = run(capsys, "mcs", "validate", GAP, *extra)
+        assert code == 2 and err == (f"coflowopt: error: {GAP}: mcs validate simulates the "
+                                     "instance's own arrivals, and its coflows all arrive at once: "
+                                     "give an instance whose coflows arrive over time\n")
 
 
 def test_a_long_integer_in_a_trace_is_shown_short(tmp_path, capsys):

@@ -69,7 +69,7 @@ def _scale_list(text: str) -> list[float]:
     return _increasing(text, lambda v: math.isfinite(v) and v > 0, "finite numbers > 0")
 
 
-def _int_list(text: str) -> list[int]:
+def _queue_counts(text: str) -> list[int]:
     try:
         values = [int(x) for x in _items(text)]
     except ValueError:
@@ -78,7 +78,17 @@ def _int_list(text: str) -> list[int]:
         raise argparse.ArgumentTypeError(f"expected integers >= 1, got '{text}'")
     if len(set(values)) < len(values):
         raise argparse.ArgumentTypeError(f"a value listed twice in '{text}'")
+    if max(values) > mcs_thr.MAX_QUEUES:
+        raise argparse.ArgumentTypeError(f"at most {mcs_thr.MAX_QUEUES} queues, got {max(values)}")
     return values
+
+
+def _queue_count(text: str) -> int:
+    """``--queues K``: an integer from 1 to :data:`~coflowopt.mcs.thresholds.MAX_QUEUES`."""
+    values = _queue_counts(text)
+    if len(values) != 1:
+        raise argparse.ArgumentTypeError(f"expected one integer, got '{text}'")
+    return values[0]
 
 
 def _load(inst: Instance, value: float | None) -> float:
@@ -136,7 +146,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     t = msub.add_parser("thresholds", help="demotion thresholds under the M/M/1 model (Eqs. 4-5)")
     add_input_arguments(t)
     add_json_argument(t)
-    t.add_argument("--queues", type=positive_int, required=True, metavar="K", help="number of queues")
+    t.add_argument("--queues", type=_queue_count, required=True, metavar="K", help="number of queues")
     t.add_argument("--load", type=positive_float, default=None, metavar="RHO", help="default: offered load")
     t.add_argument("--scheme", choices=list(mcs_thr.SCHEMES), default="single", help="default: single")
     t.add_argument("--solver", choices=list(mcs_thr.SOLVERS), default="optimize", help="default: optimize")
@@ -168,7 +178,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_input_arguments(v)
     add_json_argument(v)
     v.add_argument(
-        "--queues", type=positive_int, default=10, metavar="K", help="number of queues (default 10)"
+        "--queues", type=_queue_count, default=10, metavar="K", help="number of queues (default 10)"
     )
     v.add_argument("--load", type=positive_float, default=None, metavar="RHO",
                    help="the model's load; the simulations run on the instance with its arrivals "
@@ -196,7 +206,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_json_argument(w)
     w.add_argument("--kind", choices=["aalo", "linear", "mcs"], default="aalo", help="default: aalo")
     w.add_argument("--load", type=positive_float, default=None, metavar="RHO", help="default: offered load")
-    w.add_argument("--queues", type=_int_list, default=None, metavar="K,...", help="queue counts")
+    w.add_argument("--queues", type=_queue_counts, default=None, metavar="K,...", help="queue counts")
     w.add_argument("--factors", type=_factor_list, default=None, metavar="E,...",
                    help="aalo: spacing factors E")
     w.add_argument("--first", type=_mb_list, default=None, metavar="MB,...", help="aalo: Q1 values in MB")
@@ -269,14 +279,29 @@ def _class_rows(cls: mcs_classify.Classification) -> list[list[object]]:
 def run_classify(args: argparse.Namespace) -> int:
     if not args.step > 1:  # Algorithm 1 multiplies the width threshold by Step
         raise InputError(f"--step must be > 1, got {args.step:g}")
+    given = args.size_thresholds
+    if given is not None and args.classes is not None and len(given) + 1 != args.classes:
+        raise InputError(f"--classes {args.classes} needs {args.classes - 1} --size-thresholds, "
+                         f"got {len(given)}")
+    if given is None and args.classes is not None:
+        try:
+            mcs_classify.default_size_thresholds(args.classes)
+        except CoflowoptError as exc:
+            raise InputError(f"--classes {args.classes}: {exc}") from None
     inst = load_instance(args)
-    sizes = None if args.size_thresholds is None else np.array(args.size_thresholds) * MB
+    sizes = None if given is None else np.array(given) * MB
     common = {"size_thresholds": sizes, "classes": args.classes}
     options = {
         "published": {**common, "step": args.step, "compare": args.compare},
         "exact": common,
     }
-    results = {name: mcs_classify.classify(inst, name, **opts) for name, opts in options.items()}
+    try:
+        results = {name: mcs_classify.classify(inst, name, **opts)
+                   for name, opts in options.items()}
+    except CoflowoptError as exc:
+        if str(exc).startswith("step "):  # (Algorithm 1's count of steps, from the widths)
+            raise InputError(f"--{exc}") from None
+        raise
     chosen = results[args.method]
     if args.json:
         emit_json(
@@ -414,7 +439,6 @@ def run_validate(args: argparse.Namespace) -> int:
     from ..mcs import validate as mcs_validate  # imports the simulator
 
     inst = load_instance(args)
-    rho = _load(inst, args.load)
     configs = tuple(c.strip() for c in args.configs.split(","))
     if not any(configs):
         raise InputError(f"--configs names no configuration, got '{args.configs}'")
@@ -422,6 +446,12 @@ def run_validate(args: argparse.Namespace) -> int:
         raise InputError(f"--configs '{args.configs}' has an empty entry (a comma too many)")
     if len(set(configs)) < len(configs):
         raise InputError(f"--configs '{args.configs}' names a configuration twice")
+    if inst.num_coflows < 2 or np.ptp(inst.release) == 0:
+        # (no offered load to take, and --load rescales arrival times, which it cannot here)
+        raise InputError("mcs validate simulates the instance's own arrivals, and its coflows "
+                         f"all arrive at once{' (--offline)' if args.offline else ''}: give an "
+                         "instance whose coflows arrive over time", path=args.file)
+    rho = _load(inst, args.load)
     if args.load is not None:  # simulate at the load the model assumes
         inst = rescale_load(inst, rho)
     from ..sim.batch import cpu_count
