@@ -207,12 +207,14 @@ def _meets_deadlines(inst: Instance, sched: Schedule, admit: np.ndarray) -> Feas
 
 
 def _late(inst: Instance, sched: Schedule, admit: np.ndarray) -> np.ndarray:
-    """The coflows of ``admit`` with a flow that ``sched`` serves more than
-    :func:`check_feasible`'s tolerance (1e-6 of its size) after the coflow's deadline."""
+    """The coflows of ``admit`` with a flow that ``sched`` does not serve by the coflow's
+    deadline, but for :func:`check_feasible`'s tolerance (1e-6 of its size): served late,
+    in part or not at all."""
     f = sched.flow
     d = inst.deadline[inst.flow_coflow[f]]
-    after = sched.rate * np.maximum(sched.end - np.maximum(sched.start, d), 0.0)
-    late_f = np.bincount(f, weights=after, minlength=inst.num_flows) > 1e-6 * inst.flow_size
+    before = sched.rate * np.maximum(np.minimum(sched.end, d) - sched.start, 0.0)
+    got = np.bincount(f, weights=before, minlength=inst.num_flows)
+    late_f = got < (1 - 1e-6) * inst.flow_size
     return np.intersect1d(admit, inst.flow_coflow[late_f])
 
 

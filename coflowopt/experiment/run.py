@@ -97,8 +97,10 @@ def check_folder(root: Path) -> None:
     """An :class:`InputError` unless the folder ``root`` (and its ``cells`` folder, where
     they exist) can hold a sweep's files: made where it does not exist, written into."""
     top = root
-    while not top.exists() and top.parent != top:  # the part of the path that exists
-        top = top.parent
+    while not top.exists() and not top.is_symlink() and top.parent != top:
+        top = top.parent  # the part of the path that exists
+    if top.is_symlink() and not top.exists():
+        raise InputError(f"cannot be made: {top} is a link to nothing", path=str(root))
     if not top.is_dir():
         raise InputError("is not a directory" if top == root else
                          f"cannot be made: {top} is not a directory", path=str(root))

@@ -85,6 +85,7 @@ def flow_hash(ids: Sequence[str], ptr: IntArray, src: IntArray, dst: IntArray,
     _check_names(ids, ptr, src.size)
     if not natural_number(seed):
         raise InstanceError(f"the routing seed must be an integer >= 0, got {seed!r:.60}")
+    seed = int(seed)
     K = len(ids)
     width = np.diff(np.asarray(ptr, dtype=np.int64)).astype(np.int64)
     k = np.repeat(np.arange(K, dtype=np.int64), width)

@@ -253,6 +253,29 @@ def test_a_schedule_that_misses_an_admitted_deadline_is_solved_again_or_not_retu
     assert res.info["turned_away"] == ["c1"] and check_admitted(inst, res)
 
 
+def test_a_tiny_flow_the_milp_leaves_unserved_is_served_or_its_coflow_turned_away(monkeypatch):
+    # c1's 1.07e-6-byte flow beside 1,024 bytes: the MILP admits c1 and leaves that flow at
+    # 0 (its amount row met within HiGHS's tolerance); with rejected="after" the infinite
+    # completion became c0's release and raised an InstanceError
+    from pathlib import Path
+
+    import coflowopt as co
+    from coflowopt.exact import deadlines
+    from coflowopt.exact.deadlines import check_admitted
+
+    inst = co.read(Path(__file__).parents[1] / "data" / "deadlines_tiny_flow_unserved.json")
+    for rejected in ("drop", "after"):
+        res = solve(inst, objective="deadlines", rejected=rejected)
+        assert res.status is Status.OPTIMAL and res.objective == 1 == res.bound
+        assert res.info["admitted"] == ["c1"] and check_admitted(inst, res)
+    # without the second LP, the unserved flow's coflow is turned away, not left at inf
+    monkeypatch.setattr(deadlines, "_model", _without_refit(deadlines._model))
+    for rejected in ("drop", "after"):
+        res = solve(inst, objective="deadlines", rejected=rejected)
+        assert res.status is Status.FEASIBLE and res.objective == 0 and res.bound == 1
+        assert res.info["turned_away"] == ["c1"] and check_admitted(inst, res)
+
+
 def _without_refit(model):
     """``deadlines._model`` whose second, fixed-admission LP has no solution."""
     def made(*args, **kwargs):

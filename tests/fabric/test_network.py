@@ -198,6 +198,8 @@ def test_the_fabric_api_names_a_bad_argument():
     for call, message in bad:
         with pytest.raises(InstanceError, match=message):
             call()
+    # a NumPy integer seed is a seed (it raised OverflowError inside)
+    assert flow_hash(["a"], [0, 1], [0], [1], np.int64(3)) == flow_hash(["a"], [0, 1], [0], [1], 3)
     from coflowopt import InputError
     from coflowopt.fabric import parse_topology
     from coflowopt.fabric.background import coflows_to_background, load_cdf, parse_background
