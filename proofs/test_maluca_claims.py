@@ -265,7 +265,7 @@ def test_reservation_serves_every_flow_whose_downlink_has_room(inst: Instance, a
             assert ((rate > 0) | down)[live].all(), (rule, t0)
 
 
-def test_without_reservation_a_flow_waits_with_its_links_free() -> None:
+def test_without_reservation_a_flow_waits_with_its_downlink_free() -> None:
     inst = Instance(Fabric.uniform(2), (Coflow.from_flows("c0", [(0, 0, 1.0)]),
                                        Coflow.from_flows("c1", [(0, 1, 1.0)])))
     res = maluca(inst, 0.0)
