@@ -190,7 +190,7 @@ def _guard(inst: Instance, objective: str, res: Result) -> Result:
     elif objective == "makespan":
         bound = makespan_bound(inst)
     else:  # the LP relaxation's (an admission the MILP's tolerance let in is not counted)
-        bound = res.info.get("lp_relaxation", math.nan)
+        bound = res.info.get("lp_relaxation", math.nan) + 0.0  # (no negative zero)
     return Result(Status.NO_SOLUTION, math.nan, bound, res.runtime, res.method,
                   info={**res.info, "claimed": res.status.value,
                         "note": "numerical trouble: the schedule failed the feasibility check",

@@ -456,7 +456,11 @@ def test_a_sweep_folder_that_cannot_be_written_is_refused_before_the_work(tmp_pa
     (tmp_path / "link").symlink_to(tmp_path / "nowhere")  # (it failed after the work)
     code, _, err = run(capsys, "sweep", EXAMPLE, "--out", tmp_path / "link", "--jobs", "1")
     assert code == 2 and err == (f"coflowopt: error: --out {tmp_path / 'link'}: cannot be made: "
-                                 f"{tmp_path / 'link'} is a link to nothing\n")
+                                 f"{tmp_path / 'link'} is a link to nothing (or a loop)\n")
+    (tmp_path / "S").mkdir()  # its cells folder a link to nothing (it failed after the work)
+    (tmp_path / "S" / "cells").symlink_to(tmp_path / "nowhere")
+    code, _, err = run(capsys, "sweep", EXAMPLE, "--out", tmp_path / "S", "--jobs", "1")
+    assert code == 2 and f"{tmp_path / 'S' / 'cells'} is a link to nothing" in err
     for out in (locked_dir, locked_dir / "S"):
         code, _, err = run(capsys, "sweep", EXAMPLE, "--out", out, "--jobs", "1")
         assert code == 2 and err == (f"coflowopt: error: --out {out}: no file can be made in "

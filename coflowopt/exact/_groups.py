@@ -88,11 +88,16 @@ def from_origin(inst: Instance) -> tuple[Instance, float]:
     o = float(inst.release.min()) if inst.num_coflows else 0.0
     if o == 0.0:
         return inst, 0.0
-    moved = tuple(
-        replace(c, release=c.release - o, deadline=None if c.deadline is None else c.deadline - o)
-        for c in inst.coflows
-    )
-    return inst.replace(coflows=moved), o
+    moved = []
+    for c in inst.coflows:
+        r = c.release - o
+        # each flow there when it was, moved: (release + delay) - o, not the rounding of
+        # (release - o) + delay (a flow 1e-5 after a release near 5.6e5 came 4e-11 later
+        # moved, and a coflow due exactly then was ruled out)
+        delay = None if c.delay is None else np.maximum((c.release + c.delay - o) - r, 0.0)
+        moved.append(replace(c, release=r, delay=delay,
+                             deadline=None if c.deadline is None else c.deadline - o))
+    return inst.replace(coflows=tuple(moved)), o
 
 
 def back_from_origin(res: Result, o: float) -> Result:
@@ -203,15 +208,26 @@ class Groups:
         self, n: int, interval: IntArray, group: IntArray, values: FloatArray,
         keep: npt.NDArray[np.bool_] | None = None,
     ) -> FloatArray:
-        """``(n, G)`` matrix of LP amounts, each served group scaled to exactly its size.
+        """``(n, G)`` matrix of LP amounts, each group with entries scaled to exactly its size.
 
         An LP meets ``sum = size`` rows only up to its tolerance; rescaling
-        makes every flow receive exactly its size (``keep`` selects entries).
+        makes every flow receive exactly its size (``keep`` selects entries). A group far
+        smaller than the rest can get nothing at all (3.7e-6 bytes beside 1e4 in the
+        makespan LP); it is served in the last interval it has an entry in, which
+        :meth:`schedule` stretches where the extra data need it.
         """
         out = np.zeros((n, self.num_groups))
-        sel = slice(None) if keep is None else keep
+        sel = np.ones(group.size, bool) if keep is None else np.asarray(keep, bool)
         np.add.at(out, (interval[sel], group[sel]), np.maximum(values[sel], 0.0))
         tot = out.sum(axis=0)
+        listed = np.zeros(self.num_groups, bool)
+        listed[group[sel]] = True
+        lost = np.flatnonzero(listed & ~(tot > 0))
+        if lost.size:
+            last = np.full(self.num_groups, -1, np.int64)
+            np.maximum.at(last, group[sel], interval[sel])
+            out[last[lost], lost] = self.size[lost]
+            tot[lost] = self.size[lost]
         ok = tot > 0
         out[:, ok] *= self.size[ok] / tot[ok]
         return out

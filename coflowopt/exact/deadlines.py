@@ -115,7 +115,7 @@ def _max_deadlines(
     # without presolve 156 and no late schedule: DEADLINE_OPTIONS
     sol = lp.solve(time_limit=left, options={"mip_rel_gap": rel_gap, **DEADLINE_OPTIONS})
     runtime = now() - start
-    lp_bound = float(relax.bound) if relax.ok else math.nan
+    lp_bound = float(relax.bound) + 0.0 if relax.ok else math.nan  # (no negative zero)
     # the smallest finite of the MILP's bound, the relaxation's and admitting everything
     # (``min`` with a nan first returned nan: no bound at a time limit)
     upper = float(min(b for b in (sol.bound, lp_bound, float(value.sum())) if math.isfinite(b)))
@@ -156,8 +156,12 @@ def _max_deadlines(
     if rejected == "after" and others.size:
         sched, comp = _serve_after(inst, sched, comp, admit_k, others)
     obj = float(value[np.isin(ks, admit_k)].sum())
+    if not weighted:  # a count: no more than the whole number below the bound
+        upper = math.floor(upper + 1e-6)
     bound = max(upper, obj) + 0.0  # no negative zero
     status = Status.OPTIMAL if sol.status == "optimal" else Status.TIME_LIMIT
+    if status is Status.OPTIMAL and bound - obj <= rel_gap * max(1.0, abs(obj)):
+        bound = obj  # (HiGHS's optimum: its dual bound within mip_rel_gap, 7.0000000017)
     if dropped and status is Status.OPTIMAL and obj < bound:
         status = Status.FEASIBLE
     return Result(

@@ -99,8 +99,10 @@ def check_folder(root: Path) -> None:
     top = root
     while not top.exists() and not top.is_symlink() and top.parent != top:
         top = top.parent  # the part of the path that exists
-    if top.is_symlink() and not top.exists():
-        raise InputError(f"cannot be made: {top} is a link to nothing", path=str(root))
+    for link in (top, root / CELLS):
+        if link.is_symlink() and not link.exists():
+            raise InputError(f"cannot be made: {link} is a link to nothing (or a loop)",
+                             path=str(root))
     if not top.is_dir():
         raise InputError("is not a directory" if top == root else
                          f"cannot be made: {top} is not a directory", path=str(root))

@@ -268,12 +268,13 @@ def test_a_tiny_flow_the_milp_leaves_unserved_is_served_or_its_coflow_turned_awa
         res = solve(inst, objective="deadlines", rejected=rejected)
         assert res.status is Status.OPTIMAL and res.objective == 1 == res.bound
         assert res.info["admitted"] == ["c1"] and check_admitted(inst, res)
-    # without the second LP, the unserved flow's coflow is turned away, not left at inf
+    # the flow the MILP leaves at 0 is served in its last interval before the deadline,
+    # without the second LP too
     monkeypatch.setattr(deadlines, "_model", _without_refit(deadlines._model))
     for rejected in ("drop", "after"):
         res = solve(inst, objective="deadlines", rejected=rejected)
-        assert res.status is Status.FEASIBLE and res.objective == 0 and res.bound == 1
-        assert res.info["turned_away"] == ["c1"] and check_admitted(inst, res)
+        assert res.status is Status.OPTIMAL and res.objective == 1 and not res.info["refit"]
+        assert check_admitted(inst, res)
 
 
 def _without_refit(model):
@@ -297,3 +298,43 @@ def test_an_instance_without_deadlines_is_refused_as_the_instances_fault(tmp_pat
     assert main(["solve", str(path), "--objective", "deadlines"]) == 2
     err = capsys.readouterr().err
     assert err.startswith(f"coflowopt: error: {path}: objective='deadlines' needs")
+
+
+def _data(name):
+    from pathlib import Path
+
+    import coflowopt as co
+
+    return co.read(Path(__file__).parents[1] / "data" / name)
+
+
+def test_a_coflow_due_exactly_when_its_delayed_flow_can_end_is_admitted():
+    # c0's one flow comes 1e-5 after a release near 5.6e5 and its deadline is its end alone
+    # (3.5e-11 s to spare): moved to the origin, (release - o) + delay rounded later than
+    # (release + delay) - o, the moved coflow did not fit, and the result said 1 = bound
+    from coflowopt.exact.deadlines import check_admitted
+
+    inst = _data("deadlines_due_exactly_after_a_delay.json")
+    for rejected in ("drop", "after"):
+        res = solve(inst, objective="deadlines", rejected=rejected)
+        assert res.status is Status.OPTIMAL and res.objective == 2 == res.bound
+        assert check_admitted(inst, res)
+
+
+def test_rejected_coflows_with_a_tiny_flow_are_all_served_after():
+    # the makespan LP left a 3.7e-6-byte flow at 0 beside flows of 1e4: no schedule, for
+    # objective="makespan" too; it is served in its last interval now
+    inst = _data("makespan_tiny_flow_beside_large.json")
+    res = solve(inst, objective="deadlines", rejected="after")
+    assert res.status is Status.OPTIMAL and res.objective == 0 == res.bound
+    assert check_feasible(inst, res.schedule)
+    res = solve(inst, objective="makespan")
+    assert res.status is Status.OPTIMAL and check_feasible(inst, res.schedule)
+
+
+def test_optimal_means_the_value_is_the_bound():
+    # weighted: HiGHS's dual bound 7.0000000017 within its mip_rel_gap was the bound of an
+    # "optimal" 7
+    res = solve(_data("deadlines_weighted_bound_within_gap.json"), objective="deadlines",
+                weighted=True)
+    assert res.status is Status.OPTIMAL and res.bound == res.objective == 7
