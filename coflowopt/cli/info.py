@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
 
 import numpy as np
@@ -228,11 +229,17 @@ def run_validate(args: argparse.Namespace) -> int:
     if args.schedule:
         sched, meta = read_schedule_file(args.schedule, inst)
         rejected = meta.get("rejected", [])
+        after = set(meta.get("served_after", []))
         checked, sched = _without(inst, sched, rejected, args.schedule)
+        if after:  # served once the admitted coflows are done: their deadlines do not count
+            checked = checked.replace(coflows=tuple(
+                dataclasses.replace(c, deadline=None) if c.id in after else c
+                for c in checked.coflows))
         report = check_feasible(checked, sched, args.tol, deadlines=args.deadlines)
         result["schedule"] = {
             "file": args.schedule,
             "rejected": rejected,
+            "served_after": sorted(after),
             "feasible": report.ok,
             "counts": {k: v for k, v in report.counts.items() if v},
             "violations": [
@@ -259,6 +266,10 @@ def run_validate(args: argparse.Namespace) -> int:
             print(f"{args.schedule}: checked on the {plural(checked.num_coflows, 'coflow')} it "
                   f"serves; the {len(rejected)} it rejects (its _rejected) "
                   f"{'is' if len(rejected) == 1 else 'are'} left out")
+        if after and args.deadlines:
+            print(f"{args.schedule}: the {len(after)} it serves after the admitted ones (its "
+                  f"_served_after) {'is' if len(after) == 1 else 'are'} checked without "
+                  f"{'its deadline' if len(after) == 1 else 'their deadlines'}")
         print(f"{args.schedule}: {report}")
     return code
 

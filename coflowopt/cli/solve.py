@@ -210,12 +210,16 @@ def run_solve(args: argparse.Namespace) -> int:
               f"{res.status.value} without one", file=sys.stderr)
     elif args.schedule and res.schedule is not None:
         meta = {"method": res.method, "objective": res.objective_name, "value": res.objective}
-        # a deadline schedule that drops the rejected coflows says which (validate reads it)
-        left_out = res.info.get("rejected", []) if res.info.get("rejected_policy") == "drop" else []
-        if left_out:
-            meta["rejected"] = list(left_out)
+        # a deadline schedule says which coflows it drops, or serves after the admitted ones
+        # past their deadlines (validate reads it)
+        policy = res.info.get("rejected_policy")
+        others = list(res.info.get("rejected", [])) if policy in ("drop", "after") else []
+        if others and policy == "drop":
+            meta["rejected"] = others
             print(f"coflowopt: note: {args.schedule} serves only the admitted coflows; the "
-                  f"{len(left_out)} rejected ones are listed in its _rejected", file=sys.stderr)
+                  f"{len(others)} rejected ones are listed in its _rejected", file=sys.stderr)
+        elif others:
+            meta["served_after"] = others
         sched = res.schedule
         crossbar = res.info.get("crossbar_schedule")
         if crossbar is not None:  # crossbar=true asked for the matchings: those are written

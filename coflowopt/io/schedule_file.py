@@ -190,20 +190,25 @@ def _read_json(p: str, instance: Instance) -> tuple[Schedule, dict[str, Any]]:
                                  json_path=f"{where}[{2 + j}]")
             vals[i, j] = x
     meta = {k[1:]: v for k, v in doc.items() if k.startswith("_")}
-    _check_metadata(meta, instance, p, "$._rejected")
+    _check_metadata(meta, instance, p, "$._")
     return Schedule(flow, vals[:, 0], vals[:, 1], vals[:, 2]), meta
 
 
-def _check_metadata(meta: dict[str, Any], instance: Instance, p: str, where: str) -> None:
-    rejected = meta.get("rejected", [])
+def _check_metadata(meta: dict[str, Any], instance: Instance, p: str, prefix: str) -> None:
+    """The coflow lists of a deadline schedule's metadata (``rejected``: left out;
+    ``served_after``: served once the admitted coflows are done) name coflows of
+    ``instance``; ``prefix`` locates a key (``$._`` in JSON, ``metadata.`` in npz)."""
     ids = set(instance.ids)
-    if not isinstance(rejected, list):
-        raise InputError(f"rejected must be an array of the instance's coflow ids, got "
-                         f"{value_text(rejected)}", path=p, json_path=where)
-    for i, c in enumerate(rejected):
-        if not (isinstance(c, str) and c in ids):
-            raise InputError(f"rejected names coflow {value_text(c)}, which the instance does "
-                             "not have", path=p, json_path=f"{where}[{i}]")
+    for key in ("rejected", "served_after"):
+        listed = meta.get(key, [])
+        where = f"{prefix}{key}"
+        if not isinstance(listed, list):
+            raise InputError(f"{key} must be an array of the instance's coflow ids, got "
+                             f"{value_text(listed)}", path=p, json_path=where)
+        for i, c in enumerate(listed):
+            if not (isinstance(c, str) and c in ids):
+                raise InputError(f"{key} names coflow {value_text(c)}, which the instance does "
+                                 "not have", path=p, json_path=f"{where}[{i}]")
 
 
 def _finite(x: float) -> bool:
@@ -312,7 +317,7 @@ def _read_npz(p: str, instance: Instance) -> tuple[Schedule, dict[str, Any]]:
             raise InputError("must be a JSON object (a 0-d string array)", path=p,
                              json_path="metadata")
         meta = doc
-        _check_metadata(meta, instance, p, "metadata.rejected")
+        _check_metadata(meta, instance, p, "metadata.")
     # the arrays are this reader's own: adopted, not copied (10^7 pieces are 320 MB)
     return Schedule._adopt(flow, start, end, rate, tied), meta
 

@@ -338,3 +338,38 @@ def test_optimal_means_the_value_is_the_bound():
     res = solve(_data("deadlines_weighted_bound_within_gap.json"), objective="deadlines",
                 weighted=True)
     assert res.status is Status.OPTIMAL and res.bound == res.objective == 7
+
+
+@pytest.mark.parametrize("suffix", [".json", ".npz"])
+def test_a_schedule_serving_rejected_coflows_after_validates_with_deadlines(tmp_path, capsys,
+                                                                             suffix):
+    # validate --deadlines flagged c2, served after the admitted coflows (past its deadline,
+    # as rejected="after" says): the file now lists it in _served_after
+    from pathlib import Path
+
+    from coflowopt.cli import main
+
+    inst = str(Path(__file__).parents[1] / "data" / "deadlines_one_served_after.json")
+    out = tmp_path / f"s{suffix}"
+    assert main(["solve", inst, "--objective", "deadlines", "--param", "rejected=after",
+                 "--schedule", str(out)]) == 0
+    capsys.readouterr()
+    assert main(["validate", inst, "--schedule", str(out), "--deadlines"]) == 0
+    text = capsys.readouterr().out
+    assert "the 1 it serves after the admitted ones (its _served_after) is checked without its " \
+           "deadline" in text and ": feasible" in text
+
+
+def test_served_after_must_name_the_instances_coflows(tmp_path, capsys):
+    import json
+    from pathlib import Path
+
+    from coflowopt.cli import main
+
+    inst = str(Path(__file__).parents[1] / "data" / "deadlines_one_served_after.json")
+    bad = tmp_path / "s.json"
+    bad.write_text(json.dumps({"format": "coflowopt-schedule/1", "_served_after": ["zz"],
+                               "pieces": []}))
+    assert main(["validate", inst, "--schedule", str(bad), "--deadlines"]) == 2
+    err = capsys.readouterr().err
+    assert "$._served_after[0]" in err and "served_after names coflow 'zz'" in err
