@@ -1561,6 +1561,26 @@ def schedule_of(value: Any, what: str = "schedule") -> Schedule:
                      f"got {type(value).__name__}")
 
 
+def subset_schedule(instance: Instance, schedule: Schedule,
+                    keep: npt.ArrayLike) -> tuple[Instance, Schedule]:
+    """``instance.subset(keep)`` (``keep``: coflow positions, increasing; dependencies
+    dropped) and the pieces of ``schedule`` that serve its flows, renumbered for it (the
+    others left out; tied pieces stay tied)."""
+    keep = np.asarray(keep, np.int64)
+    sub = instance.subset(keep, drop_dependencies=True)
+    new_k = np.full(instance.num_coflows, -1, np.int64)
+    new_k[keep] = np.arange(keep.size)
+    k = instance.flow_coflow
+    mine = new_k[k] >= 0
+    mapping = sub.ptr[np.maximum(new_k[k], 0)] + np.arange(instance.num_flows) - instance.ptr[k]
+    f, s, e, r = schedule._direct
+    sel = mine[f]
+    tied = schedule.tied
+    if tied is not None:
+        tied = tied._select(np.flatnonzero(mine[tied.flow])).renumbered(mapping)
+    return sub, Schedule(mapping[f[sel]], s[sel], e[sel], r[sel], tied=tied)
+
+
 def check_schedule_of(instance: Any, schedule: Schedule) -> None:
     """A clear error for an instance that is not one, or a schedule of another instance's
     flows: more flows than it has, or a flow served more than its size by over

@@ -14,7 +14,7 @@ from ..fabric import Network
 from ..instance import BINS, MB, Instance
 from ..io.generate import offered_load
 from ..io.schedule_file import read_schedule_file
-from ..schedule import MAX_TOL, Schedule, check_feasible
+from ..schedule import MAX_TOL, Schedule, check_feasible, subset_schedule
 from ._util import (
     add_input_arguments,
     add_json_argument,
@@ -287,9 +287,4 @@ def _without(inst: Instance, sched: Schedule, rejected: list[str],
     served = [inst.ids[k] for k in np.unique(k_of) if inst.ids[k] in out]
     if served:
         raise InputError(f"coflow '{served[0]}' is listed in _rejected but has pieces", path=path)
-    sub = inst.subset(keep, drop_dependencies=True)
-    new_k = np.full(inst.num_coflows, -1)
-    new_k[keep] = np.arange(len(keep))
-    k = inst.flow_coflow
-    return sub, sched.renumbered(sub.ptr[np.maximum(new_k[k], 0)] + np.arange(inst.num_flows)
-                                 - inst.ptr[k])
+    return subset_schedule(inst, sched, keep)

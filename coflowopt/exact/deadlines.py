@@ -31,7 +31,7 @@ from ..bounds._highs import LPBuilder
 from ..errors import CoflowoptError, InstanceError
 from ..instance import Instance
 from ..result import Result, Status
-from ..schedule import FeasibilityReport, Schedule, check_feasible
+from ..schedule import FeasibilityReport, Schedule, check_feasible, subset_schedule
 from ._groups import (
     FEASIBILITY_TOL,
     back_from_origin,
@@ -182,7 +182,7 @@ def _model(g: Any, pts: np.ndarray, xg: np.ndarray, xj: np.ndarray, ks: np.ndarr
     ``x``."""
     lp = LPBuilder(sense="max")
     A = lp.add_cols(ks.size, cost=value, lo=lo, hi=hi, integer=integer)
-    acol = np.full(g.coflow.max(initial=-1) + 1, -1)
+    acol = np.full(g.num_coflows, -1)
     acol[ks] = A
     X = lp.add_cols(xg.size, lo=0.0, hi=g.size[xg])
     # amounts: sum_j x_gj - s_g a_k = 0
@@ -201,13 +201,7 @@ def _model(g: Any, pts: np.ndarray, xg: np.ndarray, xj: np.ndarray, ks: np.ndarr
 def _meets_deadlines(inst: Instance, sched: Schedule, admit: np.ndarray) -> FeasibilityReport:
     """:func:`check_feasible` with deadlines of the admitted coflows ``admit`` (sorted) and
     their pieces of ``sched``, their flows renumbered for ``inst.subset(admit)``."""
-    sub = inst.subset(admit, drop_dependencies=True)
-    mine = np.isin(inst.flow_coflow[sched.flow], admit)
-    renumber = np.full(inst.num_flows, -1, np.int64)
-    renumber[np.isin(inst.flow_coflow, admit)] = np.arange(sub.num_flows)
-    part = Schedule(renumber[sched.flow[mine]], sched.start[mine], sched.end[mine],
-                    sched.rate[mine])
-    return check_feasible(sub, part, deadlines=True)
+    return check_feasible(*subset_schedule(inst, sched, admit), deadlines=True)
 
 
 def _late(inst: Instance, sched: Schedule, admit: np.ndarray) -> np.ndarray:

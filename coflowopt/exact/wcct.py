@@ -123,7 +123,9 @@ def _node_schedule(elp: EventLP, node: NodeLP) -> Schedule:
     # would be dropped), and a small successor no data in its last interval (it would
     # complete before its predecessors). Such a group is served in its last interval (its
     # coflow's completion), which keeps releases and dependencies; g.schedule stretches
-    # the interval where the extra data need it, and the value is read from the schedule
+    # the interval where the extra data need it, and the value is read from the schedule.
+    # (g.amounts serves a group left at 0 so too; it is set here first because the
+    # finishes-before tails below count it.)
     order = np.lexsort((node.x_interval, node.x_group))  # by group, then interval
     grp = node.x_group[order]
     ends = order[np.r_[grp[1:] != grp[:-1], True]]  # each group's entry in its last interval
