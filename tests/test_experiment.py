@@ -484,7 +484,7 @@ def test_the_cli_sweeps_the_example_and_reports_it(tmp_path, capsys):
     assert code == 0 and "48 cells: 1 computed, 47 found in" in text
     assert f"coflowopt: {cut}: damaged, not a cell's JSON (" in err
     code, _, err = run(capsys, "sweep", EXAMPLE, "--out", out)
-    assert code == 2 and f"coflowopt: error: {out}: holds the results of a sweep" in err
+    assert code == 2 and f"coflowopt: error: --out {out}: holds the results of a sweep" in err
 
     code, text, _ = run(capsys, "report", out, "--json")
     rep = json.loads(text)

@@ -13,7 +13,7 @@ from typing import Any, TextIO
 from ..errors import InputError
 from ..experiment import SweepError, SweepProgress, load, load_experiment, report, sweep
 from ..experiment.report import SETTING, TABLES
-from ..experiment.run import CELLS, check_folder
+from ..experiment.run import CELLS
 from ..instance import BINS
 from ..io._common import atomic_writer
 from ..sim.batch import cpu_count
@@ -156,14 +156,14 @@ def run_sweep(args: argparse.Namespace) -> int:
     jobs = args.jobs or cpu_count()
     engine = (f"Dask ({args.dask})" if args.dask else
               "this process" if jobs == 1 else f"{plural(jobs, 'process', 'processes')}")
-    try:
-        check_folder(out)
-    except InputError as exc:
-        raise InputError(f"--out {exc}") from None
     line = _Line(engine, out, not args.no_progress)
     try:
         res = sweep(exp, out, jobs=jobs, dask=args.dask, resume=args.resume,
                     fail_fast=args.fail_fast, progress=line)
+    except InputError as exc:
+        if exc.path != str(out):
+            raise
+        raise InputError(f"--out {exc}") from None  # (the folder, refused before any work)
     except SweepError as exc:
         line.close()
         print(f"coflowopt: error: {exc} (the cells done are kept: --resume goes on)",
