@@ -26,6 +26,7 @@ from ._util import (
     emit_json,
     format_table,
     load_instance,
+    naming,
     nonnegative_int,
     plural,
     positive_float,
@@ -91,16 +92,17 @@ def _queue_count(text: str) -> int:
     return values[0]
 
 
-def _load(inst: Instance, value: float | None) -> float:
+def _load(inst: Instance, args: argparse.Namespace) -> float:
+    """``--load``, else the offered load of the instance (the file ``args.file``)."""
+    value = args.load
     if value is not None:
         if not 0 < value < 1:
             raise CoflowoptError(f"--load must be in (0, 1) for the M/M/1 model, got {value:g}")
         return value
     rho = offered_load(inst)
     if not (math.isfinite(rho) and 0 < rho < 1):
-        raise CoflowoptError(
-            f"the instance's offered load is {rho:g}, not in (0, 1); pass --load RHO for the M/M/1 model"
-        )
+        raise InputError(f"the offered load is {rho:g}, not in (0, 1); pass --load RHO for the "
+                         "M/M/1 model", path=str(args.file))
     return rho
 
 
@@ -223,8 +225,9 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run_stats(args: argparse.Namespace) -> int:
     inst = load_instance(args)
-    corr = mcs_stats.correlations(inst)
-    joint = mcs_stats.joint_distribution(inst)
+    with naming(str(args.file)):
+        corr = mcs_stats.correlations(inst)
+        joint = mcs_stats.joint_distribution(inst)
     if args.json:
         emit_json(
             {
@@ -349,7 +352,7 @@ def run_thresholds(args: argparse.Namespace) -> int:
     args.seed = 0 if args.seed is None else args.seed
     args.wide_width = 50 if args.wide_width is None else args.wide_width
     inst = load_instance(args)
-    rho = _load(inst, args.load)
+    rho = _load(inst, args)
     options: dict[str, object] = {"queues": args.queues, "load": rho, "numerator": args.numerator}
     initial = args.initial or ("top" if args.scheme == "single" else "paper")
     if args.scheme == "per-class":
@@ -366,7 +369,11 @@ def run_thresholds(args: argparse.Namespace) -> int:
         solver_opts["seed"] = args.seed
     if args.solver == "grid" and args.grid is not None:
         solver_opts["grid"] = args.grid
-    sol = mcs_thr.solve_thresholds(model, args.solver, **solver_opts)
+    try:
+        sol = mcs_thr.solve_thresholds(model, args.solver, **solver_opts)
+    except mcs_thr.DPTooLarge as exc:
+        raise CoflowoptError(f"--solver dp: {exc.what}; use --solver optimize, or --solver grid "
+                             "with few points (--grid G)") from None
     check = skipped = None
     if not args.no_check and sol.status is not Status.OPTIMAL:
         check, skipped = _exact_check(model)
@@ -451,7 +458,7 @@ def run_validate(args: argparse.Namespace) -> int:
         raise InputError("mcs validate simulates the instance's own arrivals, and its coflows "
                          f"all arrive at once{' (--offline)' if args.offline else ''}: give an "
                          "instance whose coflows arrive over time", path=args.file)
-    rho = _load(inst, args.load)
+    rho = _load(inst, args)
     if args.load is not None:  # simulate at the load the model assumes
         inst = rescale_load(inst, rho)
     from ..sim.batch import cpu_count
@@ -484,7 +491,7 @@ def run_sweep(args: argparse.Namespace) -> int:
     inst = load_instance(args)
     check_outputs(args, [("--plot", args.plot)])
     check_plot(args.plot, "--plot", "mcs sweep --plot")  # before the sweep
-    rho = _load(inst, args.load)
+    rho = _load(inst, args)
     if args.kind == "aalo":
         opts: dict[str, object] = {}
         if args.queues:

@@ -277,11 +277,18 @@ class JointDistribution:
 
 def decade_edges(values: npt.ArrayLike, *, unit: float = 1.0) -> FloatArray:
     """Powers of ten (times ``unit``) from below the smallest to above the largest value."""
-    v = np.asarray(values, dtype=np.float64) / unit
-    if v.size == 0:
+    raw = np.asarray(values, dtype=np.float64)
+    if raw.size == 0:
         return np.array([unit, 10 * unit])
+    v = raw / unit
     lo = math.floor(math.log10(float(v.min())))
     hi = math.floor(math.log10(float(v.max()))) + 1
+    # log10 rounds up just below a power of ten (log10(99.99999999999999) is 2.0), and
+    # so can the product with the unit: widen until the edges hold every value
+    while 10.0 ** lo * unit > raw.min():
+        lo -= 1
+    while 10.0 ** hi * unit <= raw.max():
+        hi += 1
     return np.asarray(10.0 ** np.arange(lo, hi + 1) * unit, dtype=np.float64)
 
 

@@ -65,6 +65,7 @@ __all__ = [
     "SCHEMES",
     "SOLVERS",
     "TB",
+    "DPTooLarge",
     "ThresholdModel",
     "ThresholdSolution",
     "aalo_thresholds",
@@ -152,6 +153,15 @@ def linear_thresholds(queues: int, *, maximum: float = 10 * TB) -> FloatArray:
 
 
 # --------------------------------------------------------------------------- model
+
+
+class DPTooLarge(CoflowoptError):
+    """:func:`dp_thresholds` would visit more than ``max_cells`` cells (``what`` says how
+    many, without the advice of the message)."""
+
+    def __init__(self, what: str) -> None:
+        super().__init__(f"{what}; raise max_cells, or use grid_search or optimize_thresholds")
+        self.what = what
 
 
 @dataclass(frozen=True, slots=True)
@@ -776,11 +786,8 @@ def dp_thresholds(
     states = math.prod(model.candidates(f).size + 1 for f in active)
     cells = max(model.num_queues - 2, 1) * states**2 if active else 0
     if cells > max_cells:
-        raise CoflowoptError(
-            f"the exact DP would visit {cells:.3g} cells ({len(active)} active families with "
-            f"{states} joint threshold positions); raise max_cells, or use grid_search or "
-            "optimize_thresholds"
-        )
+        raise DPTooLarge(f"the exact DP would visit {cells:.3g} cells ({len(active)} active "
+                         f"families with {states} joint threshold positions)")
     theta = base
     if active:
         pos = model.positions(base)

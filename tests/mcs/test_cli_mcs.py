@@ -74,6 +74,29 @@ def test_bad_load_is_a_clean_error(capsys):
     assert code == 2 and "--load must be in (0, 1)" in err and "Traceback" not in err
 
 
+@pytest.mark.parametrize("command", [["stats"], ["thresholds", "--queues", "3"], ["sweep"]])
+def test_an_instance_the_tools_cannot_use_is_named(capsys, tmp_path, command):
+    # one coflow (no correlations, no offered load), and two that arrive at once
+    one = tmp_path / "one.json"
+    one.write_text(json.dumps({"format": "coflowopt-instance/1", "ports": {
+        "ingress": [1, 1], "egress": [1, 1]}, "coflows": [
+            {"id": "a", "release": 0, "flows": [[0, 1, 5]]}]}))
+    same = tmp_path / "same.txt"
+    same.write_text("150 2\n1 0 1 22 1 65:1.0\n2 0 1 23 1 66:5.0\n")
+    for path in (one, same):
+        if command == ["stats"] and path == same:
+            continue  # two coflows have correlations
+        code, out, err = run(capsys, "mcs", command[0], path, *command[1:])
+        assert code == 2 and out == "" and err.startswith(f"coflowopt: error: {path}: "), err
+
+
+def test_a_dp_too_large_names_the_options(capsys):
+    code, _, err = run(capsys, "mcs", "thresholds", TRACE, "--queues", "5", "--scheme", "per-class",
+                       "--solver", "dp")
+    assert code == 2 and err.startswith("coflowopt: error: --solver dp: the exact DP would visit")
+    assert "--solver optimize" in err and "max_cells" not in err
+
+
 def test_per_class_rejects_top_initial_queues(capsys):
     code, _, err = run(
         capsys, "mcs", "thresholds", TRACE, "--queues", "2", "--scheme", "per-class", "--initial", "top"

@@ -10,6 +10,7 @@ import pytest
 from hypothesis import given, settings
 
 import coflowopt as co
+from coflowopt.instance import MB
 from coflowopt.mcs import Workload, correlations, joint_distribution
 from coflowopt.mcs.stats import as_workload, decade_edges
 
@@ -73,6 +74,19 @@ def test_decade_edges_cover_the_values():
     edges = decade_edges([3.0, 10.0, 999.0])
     np.testing.assert_allclose(edges, [1, 10, 100, 1000])
     assert edges[0] <= 3 and edges[-1] > 999
+
+
+@pytest.mark.parametrize("x", [99.99999999999999, 999.9999999999999, 1000.0, 0.09999999999999999])
+@pytest.mark.parametrize("unit", [1.0, MB])
+def test_decade_edges_hold_a_value_just_below_a_power_of_ten(x, unit):
+    # log10(99.99999999999999) rounds to 2.0: the default edges started at 100 and the
+    # joint table left out the smallest coflow (0.1 + 64.6 + 35.3 MB in a trace)
+    values = np.array([x, 5 * x]) * unit
+    edges = decade_edges(values, unit=unit)
+    assert edges[0] <= values.min() and edges[-1] > values.max()
+    w = Workload([1, 2], values, values, values)
+    if unit == MB:
+        assert joint_distribution(w).counts.sum() == 2
 
 
 def test_constant_attribute_gives_nan_without_warnings():
