@@ -8,12 +8,12 @@ import sys
 
 import numpy as np
 
-from .._text import bin_rule
+from .._text import bin_rule, value_text
 from ..errors import InputError
-from ..fabric import Network
+from ..fabric import ROUTINGS, Network, parse_topology
 from ..instance import BINS, MB, Instance
 from ..io.generate import offered_load
-from ..io.schedule_file import read_schedule_file
+from ..io.schedule_file import read_schedule_file, schedule_format
 from ..schedule import MAX_TOL, Schedule, check_feasible, subset_schedule
 from ._util import (
     add_input_arguments,
@@ -22,9 +22,12 @@ from ._util import (
     emit_json,
     format_table,
     load_instance,
+    placement_options,
+    placement_record,
     plural,
     positive_float,
     positive_int,
+    same_placement,
     size_text,
     size_unit,
     time_unit,
@@ -62,6 +65,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
     v = sub.add_parser("validate", help="check an instance file (and optionally a schedule for it)")
     add_input_arguments(v)
+    add_topology_arguments(v)
     add_json_argument(v)
     v.add_argument("--schedule", metavar="SCHEDULE",
                    help="a schedule file to verify: SCHEDULE.json (coflowopt-schedule/1) or "
@@ -228,6 +232,7 @@ def run_validate(args: argparse.Namespace) -> int:
     code = 0
     if args.schedule:
         sched, meta = read_schedule_file(args.schedule, inst)
+        made_on = _made_on(meta, args, inst)
         rejected = meta.get("rejected", [])
         after = set(meta.get("served_after", []))
         checked, sched = _without(inst, sched, rejected, args.schedule)
@@ -256,12 +261,18 @@ def run_validate(args: argparse.Namespace) -> int:
             ],
             "peak_link_utilization": report.max_link_utilization,
         }
+        if made_on is not None:
+            result["schedule"]["made_on"] = made_on
         code = 0 if report.ok else 1
     if args.json:
         emit_json(result)
         return code
     print(f"{args.file}: valid instance ({size_text(inst)})")
     if args.schedule:
+        here = placement_record(args)
+        if made_on is not None and here is not None and not same_placement(made_on, here):
+            print(f"coflowopt: note: {args.schedule} was made on {placement_options(made_on)}; "
+                  f"checked here on {placement_options(here)}", file=sys.stderr)
         if rejected:
             print(f"{args.schedule}: checked on the {plural(checked.num_coflows, 'coflow')} it "
                   f"serves; the {len(rejected)} it rejects (its _rejected) "
@@ -272,6 +283,32 @@ def run_validate(args: argparse.Namespace) -> int:
                   f"{'its deadline' if len(after) == 1 else 'their deadlines'}")
         print(f"{args.schedule}: {report}")
     return code
+
+
+def _made_on(meta: dict, args: argparse.Namespace, inst: Instance) -> dict | None:
+    """The network a schedule file says it was made on (its ``placement``: the options of
+    :func:`placement_record`), checked; a schedule made on a network is not checked on the
+    big switch, where that network's links would go unchecked."""
+    made = meta.get("placement")
+    if made is None:
+        return None
+    where = "$._placement" if schedule_format(args.schedule).name == "json" else "metadata.placement"
+    seed = made.get("routing_seed", 0) if isinstance(made, dict) else None
+    if not (isinstance(made, dict) and isinstance(made.get("topology"), str)
+            and made.get("routing") in ROUTINGS[:2] and set(made) <= {"topology", "routing", "routing_seed"}
+            and isinstance(seed, int) and not isinstance(seed, bool) and seed >= 0):
+        raise InputError('a placement is {"topology": SPEC, "routing": "ecmp" or "spray", '
+                         f'"routing_seed": N}}, got {value_text(made)}', path=args.schedule,
+                         json_path=where)
+    try:
+        parse_topology(made["topology"])
+    except InputError as exc:
+        raise InputError(exc.message, path=args.schedule, json_path=f"{where}.topology") from None
+    if placement_record(args) is None and not isinstance(inst.fabric, Network):
+        raise InputError(f"was made on a network ({placement_options(made)}): give those options "
+                         "to check it there (on the big switch, that network's links would go "
+                         "unchecked)", path=args.schedule)
+    return made
 
 
 def _without(inst: Instance, sched: Schedule, rejected: list[str],

@@ -40,6 +40,7 @@ from ._util import (
     naming,
     nonnegative_int,
     parse_params,
+    placement_record,
     plural,
     positive_float,
     save_plot,
@@ -266,7 +267,9 @@ def run_simulate(args: argparse.Namespace) -> int:
             elif opt == "--summary-csv":
                 res.summary_csv(fh)
             elif res.schedule is not None and fmt is not None:
-                write_schedule(res.schedule, inst, fh, format=fmt.name)
+                made_on = placement_record(args)  # validate checks it on the same network
+                write_schedule(res.schedule, inst, fh, format=fmt.name,
+                               metadata=None if made_on is None else {"placement": made_on})
     if args.timeline and res.schedule is not None:
         save_plot(timeline_figure(inst, res.schedule, unit=time_unit(args),
                                   title=f"{inst.name or args.file}: {args.scheduler}"),

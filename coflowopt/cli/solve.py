@@ -30,6 +30,7 @@ from ._util import (
     load_instance,
     naming,
     parse_params,
+    placement_record,
     plural,
     positive_float,
     size_text,
@@ -210,6 +211,9 @@ def run_solve(args: argparse.Namespace) -> int:
               f"{res.status.value} without one", file=sys.stderr)
     elif args.schedule and res.schedule is not None:
         meta = {"method": res.method, "objective": res.objective_name, "value": res.objective}
+        made_on = placement_record(args)
+        if made_on is not None:  # validate checks it on the same network
+            meta["placement"] = made_on
         # a deadline schedule says which coflows it drops, or serves after the admitted ones
         # past their deadlines (validate reads it)
         policy = res.info.get("rejected_policy")

@@ -7,7 +7,9 @@ JSON, for schedules of up to a few million pieces::
 
 Flows are named by their coflow's id and their 0-based position in that
 coflow's flow list, so a schedule file stays valid for any file holding the
-same instance. Keys starting with ``_`` are metadata. Tied pieces
+same instance. Keys starting with ``_`` are metadata (the command line's: ``_method``,
+``_objective``, ``_value``; a deadline schedule's ``_rejected`` and ``_served_after``; a
+schedule made with ``--topology`` the options in ``_placement``). Tied pieces
 (:class:`coflowopt.schedule.TiedPieces`) are written out as the pieces they stand for.
 
 ``.npz`` (``coflowopt-schedule-npz/1``), for schedules at trace scale: uncompressed NumPy

@@ -220,3 +220,55 @@ def test_compare_runs_every_default_policy_on_a_network(capsys):
     # interpreting allowance is spent, which depends on what ran before)
     assert code == 0 and all(line.startswith("coflowopt: compil") for line in err.splitlines())
     assert "varys" in out and "maluca" in out
+
+
+def test_a_schedule_made_on_a_network_is_checked_there(capsys, tmp_path):
+    # validate had no --topology: a spray schedule of a graph fabric was checked on the big
+    # switch and called feasible, while it overloads s1-s3 under ECMP's routes
+    doc = {"format": "coflowopt-instance/1", "ports": {"ingress": [1] * 4, "egress": [1] * 4},
+           "coflows": [{"id": "a", "flows": [[0, 2, 1.0], [1, 3, 1.5], [0, 3, 0.5]]},
+                       {"id": "b", "release": 0.5, "flows": [[3, 0, 1.0], [2, 1, 0.75]]},
+                       {"id": "c", "release": 1, "flows": [[1, 2, 2.0]]}]}
+    path = tmp_path / "in.json"
+    path.write_text(json.dumps(doc))
+    graph = tmp_path / "g.json"
+    graph.write_text(json.dumps({
+        "topology": "graph", "nodes": ["h0", "h1", "h2", "h3", "s0", "s1", "s2", "s3"],
+        "hosts": ["h0", "h1", "h2", "h3"], "directed": False,
+        "links": [["h0", "s0", 2], ["h1", "s0", 1], ["h2", "s3", 1], ["h3", "s3", 2],
+                  ["s0", "s1", 1], ["s0", "s2", 0.5], ["s1", "s3", 0.5], ["s2", "s3", 1]]}))
+    spray = ["--topology", f"graph:{graph}", "--routing", "spray"]
+    sched = tmp_path / "s.json"
+    assert _run(capsys, "solve", path, *spray, "--objective", "makespan", "--schedule", sched)[0] == 0
+    assert json.loads(sched.read_text())["_placement"] == {"topology": f"graph:{graph}",
+                                                          "routing": "spray"}
+    code, out, err = _run(capsys, "validate", path, "--schedule", sched)
+    assert code == 2 and out == "" and err.startswith(
+        f"coflowopt: error: {sched}: was made on a network (--topology graph:{graph} --routing spray)")
+    code, out, err = _run(capsys, "validate", path, "--schedule", sched, *spray)
+    assert code == 0 and "feasible" in out and err == ""
+    code, out, err = _run(capsys, "validate", path, "--schedule", sched, "--topology", f"graph:{graph}")
+    assert code == 1 and "infeasible" in out and "[capacity] link s1->s3" in out
+    assert "was made on --topology" in err and "checked here on" in err and "--routing ecmp" in err
+    # the simulator's schedules say so too, in both formats
+    for name in ("v.json", "v.npz"):
+        out_file = tmp_path / name
+        assert _run(capsys, "simulate", path, "-s", "varys", *spray, "--schedule", out_file)[0] == 0
+        assert _run(capsys, "validate", path, "--schedule", out_file)[0] == 2
+        code, out, _ = _run(capsys, "validate", path, "--schedule", out_file, *spray, "--json")
+        assert code == 0 and json.loads(out)["schedule"]["made_on"]["routing"] == "spray"
+
+
+@pytest.mark.parametrize("placement", [
+    "spine-leaf", {"topology": "torus"}, {"topology": "spine-leaf", "routing": "given"},
+    {"topology": "spine-leaf", "routing": "ecmp", "routing_seed": -1},
+    {"topology": "spine-leaf", "routing": "ecmp", "seed": 1}])
+def test_a_bad_placement_in_a_schedule_file_is_named(capsys, tmp_path, placement):
+    path = tmp_path / "in.json"
+    path.write_text(json.dumps({"format": "coflowopt-instance/1", "ports": {
+        "ingress": [1, 1], "egress": [1, 1]}, "coflows": [{"id": "a", "flows": [[0, 1, 1.0]]}]}))
+    sched = tmp_path / "s.json"
+    sched.write_text(json.dumps({"format": "coflowopt-schedule/1", "_placement": placement,
+                                 "pieces": [["a", 0, 0.0, 1.0, 1.0]]}))
+    code, out, err = _run(capsys, "validate", path, "--schedule", sched)
+    assert code == 2 and out == "" and err.startswith(f"coflowopt: error: {sched}: at $._placement")
