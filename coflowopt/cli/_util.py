@@ -352,6 +352,9 @@ def parse_params(items: Sequence[str] | None) -> dict[str, str]:
         key, sep, value = item.partition("=")
         if not sep or not key:
             raise InputError(f"--param expects key=value, got '{item}'")
+        if key.strip() in out:  # (the last would win unseen)
+            raise InputError(f"--param sets {key.strip()} twice: {key.strip()}={out[key.strip()]} "
+                             f"and {item.strip()}")
         out[key.strip()] = value.strip()
     return out
 

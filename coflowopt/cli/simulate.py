@@ -216,7 +216,10 @@ def background_options(inst: Instance, args: argparse.Namespace) -> dict[str, An
         fab = inst.fabric
         names = [fab.link_name(link) for link in range(fab.num_links)]
         cached = parse_background(spec, fab.capacity, names, num_hosts=inst.num_ports)
-        cached.check(fab.capacity, inst.num_ports)
+        try:
+            cached.check(fab.capacity, inst.num_ports, fab)
+        except InputError as exc:  # the background does not fit the file's (or --topology's) fabric
+            raise InputError(f"--background {spec}: on {args.file}: {exc.message}") from None
         args._background = cached
     return {"background": cached, "knowledge": args.knowledge}
 

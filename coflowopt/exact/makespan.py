@@ -22,7 +22,7 @@ from .._budget import now
 from .._text import plural
 from ..bounds._highs import LPBuilder
 from ..bounds.simple import makespan_bound
-from ..errors import CoflowoptError
+from ..errors import InstanceError
 from ..instance import Instance
 from ..metrics import utilization
 from ..result import Result, Status, proves_optimal
@@ -209,7 +209,7 @@ def _check_crossbar_routes(inst: Instance) -> None:
     P = inst.num_ports
     cap = inst.fabric.capacity[: 2 * P]
     if not np.all(cap == cap[0]):
-        raise CoflowoptError("the crossbar decomposition needs equal capacities on all ports")
+        raise InstanceError("the crossbar decomposition needs equal capacities on all ports")
     A = inst.routes
     F = inst.num_flows
     if F == 0:
@@ -223,7 +223,7 @@ def _check_crossbar_routes(inst: Instance) -> None:
         k = int(inst.flow_coflow[f])
         links = A.indices[A.indptr[f]: A.indptr[f + 1]]
         where = ", ".join(inst.fabric.link_name(int(j)) for j in links[:6])
-        raise CoflowoptError(
+        raise InstanceError(
             f"the crossbar decomposition applies only where every flow crosses just its two host "
             f"links (a big switch, or a network whose flows stay within one switch); flow "
             f"{f - int(inst.ptr[k])} of coflow '{inst.coflows[k].id}' crosses "

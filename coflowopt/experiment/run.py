@@ -505,7 +505,7 @@ def _simulate(inst: Instance, config: Mapping[str, Any]) -> dict[str, Any]:
         background = parse_background(bg["spec"], fab.capacity,
                                       [fab.link_name(link) for link in range(fab.num_links)],
                                       num_hosts=inst.num_ports)
-        background.check(fab.capacity, inst.num_ports)
+        background.check(fab.capacity, inst.num_ports, fab)
         options["background"] = background
     res = simulate(inst, make_policy(sched["name"], params), record=False, **options)
     row = res.summary_row()

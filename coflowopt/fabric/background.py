@@ -312,8 +312,11 @@ class Background(Frozen):
     def is_empty(self) -> bool:
         return self.share == 0 and self.times.size == 0 and not self.has_flows
 
-    def check(self, capacity: FloatArray, num_hosts: int) -> None:
-        """Refuse a background that does not fit the fabric (links, hosts, capacities)."""
+    def check(self, capacity: FloatArray, num_hosts: int, fabric: Any = None) -> None:
+        """Refuse a background that does not fit the fabric (links, hosts, capacities); with
+        ``fabric`` (the instance's), also Poisson flows it cannot carry
+        (:func:`poisson_overload`, or a pair of hosts it does not join) and background flows
+        on ``given`` routes, which name paths for the instance's flows only."""
         L = capacity.size
         if self.times.size:
             if self.load.shape[1] != L:
@@ -331,6 +334,13 @@ class Background(Frozen):
             if bad.size:
                 raise InputError(f"background flow {int(bad[0])}: {name} host {int(hosts[bad[0]])} "
                                  f"does not exist (hosts 0..{num_hosts - 1})")
+        if fabric is None:
+            return
+        if self.poisson is not None and (why := poisson_overload(fabric, self.share, self.poisson.load)):
+            raise InputError(why)
+        if self.has_flows and getattr(fabric, "routing", "") == "given":
+            raise InputError("background flows follow the fabric's routing, and 'given' names paths "
+                             "only for the instance's flows: use routing ecmp or spray")
 
     def inelastic(self, t: float, capacity: FloatArray) -> FloatArray:
         """The inelastic background load on every link at time ``t``."""
@@ -587,7 +597,7 @@ def poisson_overload(fabric: Any, share: float, load: float) -> str:
         if ratio[worst] < 1:
             return ""
         offered, cap = float(per_link[worst]), float(fabric.capacity[worst])
-        where = f"link {fabric.link_name(worst)}"
+        where = fabric.link_name(worst)
     else:
         return ""
     if offered < left * cap:

@@ -57,7 +57,7 @@ import scipy.sparse as sp
 
 from ..alloc import greedy, max_min
 from ..errors import InputError
-from ..fabric.background import Background, poisson_overload, poisson_routes
+from ..fabric.background import Background, poisson_routes
 from ..fabric.feedback import FeedbackReport, SwitchFeedback, dre_advance
 from ..schedule import LinkLoad
 from .engine import Allocation, Engine, PolicyError, SimView, joined, time_resolution
@@ -201,12 +201,7 @@ class UnderBackground(Policy):
         self.cap = np.asarray(view.capacity, dtype=np.float64)
         bg = self.background
         H = view.num_ports
-        bg.check(self.cap, H)
-        if bg.poisson is not None and (why := poisson_overload(fabric, bg.share, bg.poisson.load)):
-            raise InputError(why)
-        if bg.has_flows and getattr(fabric, "routing", "") == "given":
-            raise InputError("background flows follow the fabric's routing, and 'given' names paths "
-                             "only for the instance's flows: use routing ecmp or spray")
+        bg.check(self.cap, H, fabric)
         stream = None
         if bg.poisson is not None:
             stream = bg.poisson.arrivals(H, float(np.sum(fabric.ingress)))

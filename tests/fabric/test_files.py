@@ -272,3 +272,60 @@ def test_a_bad_placement_in_a_schedule_file_is_named(capsys, tmp_path, placement
                                  "pieces": [["a", 0, 0.0, 1.0, 1.0]]}))
     code, out, err = _run(capsys, "validate", path, "--schedule", sched)
     assert code == 2 and out == "" and err.startswith(f"coflowopt: error: {sched}: at $._placement")
+
+
+def _graph_doc(links, hosts, routing, coflows, directed=False, **extra):
+    nodes = sorted({n for a, b, _ in links for n in (a, b)}, key=lambda n: (n not in hosts, n))
+    fabric = {"topology": "graph", "nodes": nodes, "hosts": hosts, "links": links,
+              "directed": directed, "routing": routing, **extra}
+    return _doc(fabric, coflows)
+
+
+@pytest.mark.parametrize(("doc", "spec", "what"), [
+    # background flows on given routes
+    (_graph_doc([["h0", "s0", 1], ["h1", "s1", 2], ["h2", "s1", 1], ["s0", "s1", 3]],
+                ["h0", "h1", "h2"], "given",
+                [{"id": "a", "flows": [[0, 1, 1.0]]}], paths={"a": [["h0", "s0", "s1", "h1"]]}),
+     "poisson:load=0.2,cdf=web-search,seed=1", "background flows follow the fabric's routing"),
+    # Poisson flows between hosts the graph does not join
+    (_graph_doc([["h0", "s0", 1], ["h1", "s1", 2], ["h2", "s1", 1], ["h3", "s0", 1]],
+                ["h0", "h1", "h2", "h3"], "ecmp", [{"id": "a", "flows": [[1, 2, 1.0]]}]),
+     "poisson:load=0.2,cdf=web-search,seed=1", "no path joins host 'h0' to host 'h1'"),
+    # more Poisson traffic than a link carries (its name said "link link h1->s1")
+    (_graph_doc([["h0", "s0", 4], ["s0", "h0", 4], ["h1", "s1", 0.25], ["s1", "h1", 0.25],
+                 ["s0", "s1", 10], ["s1", "s0", 10]], ["h0", "h1"], "ecmp",
+                [{"id": "a", "flows": [[0, 1, 2.0]]}], directed=True),
+     "poisson:load=0.2,cdf=web-search,seed=1,unit=1e-6", "offers link h1->s1 0.425 per time unit"),
+])
+def test_a_background_the_fabric_cannot_take_names_the_option_and_the_file(
+        capsys, tmp_path, doc, spec, what):
+    path = tmp_path / "in.json"
+    path.write_text(json.dumps(doc))
+    for command in (["simulate", "-s", "varys"], ["compare", "--schedulers", "varys,fair"]):
+        code, out, err = _run(capsys, command[0], path, *command[1:], "--background", spec)
+        assert code == 2 and out == "" and what in err and "link link" not in err
+        assert err.startswith(f"coflowopt: error: --background {spec}: on {path}: "), err
+
+
+def test_the_crossbar_decomposition_names_the_file_it_cannot_decompose(capsys, tmp_path):
+    coflows = [{"id": "a", "flows": [[0, 1, 1.0], [1, 2, 0.5]]}]
+    for links, what in (([["h0", "s0", 1], ["h1", "s0", 2], ["h2", "s0", 1]], "equal capacities"),
+                        ([["h0", "s0", 1], ["h1", "s0", 1], ["h2", "s1", 1], ["s0", "s1", 1]],
+                         "crosses 3 links")):
+        path = tmp_path / "in.json"
+        path.write_text(json.dumps(_graph_doc(links, ["h0", "h1", "h2"], "spray", coflows)))
+        code, out, err = _run(capsys, "solve", path, "--objective", "makespan", "--param",
+                              "crossbar=true")
+        assert code == 2 and out == "" and err.startswith(f"coflowopt: error: {path}: ") and what in err
+
+
+def test_a_param_given_twice_is_refused(capsys, tmp_path):
+    path = tmp_path / "in.json"
+    path.write_text(json.dumps({"format": "coflowopt-instance/1", "ports": {
+        "ingress": [1, 1], "egress": [1, 1]}, "coflows": [
+            {"id": "a", "deadline": 2, "flows": [[0, 1, 1.0]]}]}))
+    for argv in (["solve", path, "--objective", "deadlines", "--param", "weighted=true",
+                  "--param", "weighted=false"],
+                 ["simulate", path, "-s", "varys", "--param", "order=size", "--param", "order=width"]):
+        code, out, err = _run(capsys, *argv)
+        assert code == 2 and out == "" and "--param sets" in err and "twice" in err
