@@ -820,7 +820,8 @@ class Instance(Frozen):
         return self.replace(fabric=fab, coflows=coflows)
 
     def subset(self, indices: Iterable[int], *, drop_dependencies: bool = False) -> Instance:
-        """The instance restricted to some coflows, by position (in the given order).
+        """The instance restricted to some coflows, by position (in the given order; a
+        negative position counts from the end, as in a list).
 
         Dependencies on dropped coflows raise unless ``drop_dependencies``.
         """
@@ -832,7 +833,7 @@ class Instance(Frozen):
             if (isinstance(i, bool) or not isinstance(i, (int, np.integer))
                     or not -K <= int(i) < K):
                 raise InstanceError(
-                    f"subset takes coflow positions 0..{K - 1}, got {i!r}"
+                    f"subset takes coflow positions 0..{K - 1} (or -{K}..-1 from the end), got {i!r}"
                     + (f" (coflow '{i}' is at position {self.ids.index(i)})"
                        if isinstance(i, str) and i in self.ids else ""))
             idx.append(int(i) % K)

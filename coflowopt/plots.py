@@ -63,10 +63,11 @@ def _colours(n: int) -> list[Any]:
 
 
 def _figure(width: float, height: float) -> Any:
+    """A new figure (a :class:`matplotlib.figure.Figure` that notebooks show as an image)."""
     require("matplotlib", "plot", "figures")
-    from matplotlib.figure import Figure
+    from ._figure import NotebookFigure
 
-    return Figure(figsize=(width, height), layout="constrained")
+    return NotebookFigure(figsize=(width, height), layout="constrained")
 
 
 def compare_figure(rows: Sequence[Mapping[str, Any]], *, baseline: str, title: str = "",

@@ -143,6 +143,9 @@ def test_hug_vs_drf(monkeypatch):
     assert over.loc["hug", "mean_cct_vs_baseline"] == 1.0
     varys = simulate(inst, "varys", record=False)
     assert over.loc["varys", "mean_cct"] == pytest.approx(float(varys.cct.mean()), rel=1e-12)
+    hug = simulate(inst, "hug", record=False)
+    assert over.loc["varys", "mean_normalized_cct"] == pytest.approx(
+        float(np.mean(varys.cct / hug.cct)), rel=1e-12)
     assert (over["min_slowdown"] >= 1 - 1e-9).all()
     # the timelines: at the start both hold the DRF guarantee of the coflows present then
     tls = ns["timelines"]

@@ -66,6 +66,22 @@ def test_figures_without_matplotlib_name_the_extra(monkeypatch):
         compare_figure(_rows(False), baseline="varys")
 
 
+def test_a_notebook_shows_a_figure_as_an_image_without_pyplot():
+    # IPython asks an object's class for _repr_png_; a plain Figure had none until pyplot
+    # had drawn, and a notebook cell ending in a figure showed only its text
+    import pickle
+
+    from coflowopt.mcs.sweeps import aalo_sweep, plot_sweep
+    from coflowopt.plots import cct_cdf_figure
+
+    table = aalo_sweep(co.mcs.Workload([1, 2, 3], [1.0, 5.0, 9.0], [1.0, 5.0, 9.0],
+                                       [1.0, 5.0, 9.0]), load=0.5, queues=(1, 2))
+    for fig in (cct_cdf_figure({"a": [1.0, 2.0, 3.0]}), plot_sweep(table, "queues")):
+        png = fig._repr_png_()
+        assert png.startswith(b"\x89PNG\r\n\x1a\n") and len(png) > 1000
+        assert type(pickle.loads(pickle.dumps(fig))) is type(fig)
+
+
 def test_the_cct_cdf_rises_by_one_over_n_at_each_cct():
     from coflowopt.plots import cct_cdf_figure
 

@@ -66,6 +66,11 @@ class FairAllocation:
     exact: bool = False
     info: Mapping[str, Any] = field(default_factory=dict)
 
+    def __repr__(self) -> str:
+        """One line (the dataclass's own printed both matrices)."""
+        return (f"FairAllocation(mechanism={self.mechanism!r}, problem={self.problem!r}, "
+                f"exact={self.exact})")
+
     def __post_init__(self) -> None:
         shape = (self.problem.num_coflows, self.problem.num_links)
         for name in ("allocation", "guarantee"):
@@ -136,6 +141,13 @@ class FairnessReport:
     min_cut_proportionality: float
     """``min_k (P_k/w_k) / max_k (P_k/w_k)``; 1 means min-cut proportional (§7.5.3)."""
     exact: bool
+
+    def __repr__(self) -> str:
+        """One line (the dataclass's own printed every array: 10.8 KB for 40 coflows)."""
+        return (f"FairnessReport(coflows={self.progress.size}, links={self.link_usage.size}, "
+                f"isolation_guarantee={float(self.isolation_guarantee):.6g}, "
+                f"utilization={float(self.utilization):.6g}, "
+                f"utilization_fraction={self.utilization_fraction:.6g}, exact={self.exact})")
 
     def as_dict(self, ids: tuple[str, ...] | None = None) -> dict[str, Any]:
         """Floats for JSON (exact values are in ``exact_values`` as ``p/q`` strings)."""

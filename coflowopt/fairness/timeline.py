@@ -39,6 +39,12 @@ class FairnessTimeline:
     utilization: npt.NDArray[np.float64]
     """``(m,)``: the rate on all links over their total capacity."""
 
+    def __repr__(self) -> str:
+        """One line (the dataclass's own printed every array)."""
+        span = f"[{self.times[0]:.6g}, {self.times[-1]:.6g}]" if self.times.size else "[]"
+        return (f"FairnessTimeline(intervals={self.isolation.size}, "
+                f"coflows={self.progress.shape[1] if self.progress.ndim == 2 else 0}, times={span})")
+
     def __post_init__(self) -> None:
         for name in ("times", "progress", "isolation", "utilization"):
             getattr(self, name).setflags(write=False)

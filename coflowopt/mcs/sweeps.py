@@ -203,14 +203,14 @@ def plot_sweep(
     notebook shows it once, where it is returned), unless ``ax`` is given.
     """
     require("matplotlib", "plot", "plotting a sweep")
-    from matplotlib.figure import Figure
+    from ..plots import _figure
 
     groups = (group,) if isinstance(group, str) else tuple(group or ())
     for name in (x, y, *groups):
         if name not in table.columns:
             raise InstanceError(f"the table has no column '{name}'; columns: {', '.join(table.columns)}")
     if ax is None:
-        fig = Figure(figsize=(5, 3.5), layout="constrained")
+        fig = _figure(5, 3.5)
         ax = fig.subplots()
     else:
         fig = ax.figure

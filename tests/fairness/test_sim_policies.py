@@ -16,6 +16,7 @@ from ..strategies import instances
 
 ROOT = Path(__file__).resolve().parents[2]
 FABRIC = ROOT / "instances" / "fairness" / "hug_fig7_2_fabric.json"
+TRACE = ROOT / "instances" / "fb2010" / "FB2010-1Hr-150-0.txt"
 
 VARIANTS = [
     ("drf", {}),
@@ -98,6 +99,8 @@ def test_compare_over_time_reports_the_section_7_7_4_metrics() -> None:
         assert r.normalized == pytest.approx(cct / base, rel=1e-12)
         assert s["mean_cct_vs_baseline"] == pytest.approx(cct.mean() / base.mean(), rel=1e-12)
         assert s["max_cct_vs_baseline"] == pytest.approx(cct.max() / base.max(), rel=1e-12)
+        assert s["mean_normalized_cct"] == pytest.approx(np.mean(cct / base), rel=1e-12)
+        assert s["median_normalized_cct"] == pytest.approx(np.median(cct / base), rel=1e-12)
         assert s["min_slowdown"] == pytest.approx((cct / inst.gamma).min(), rel=1e-12)
 
 
@@ -121,3 +124,21 @@ def test_the_smallest_weight_runs_last_without_a_warning(name, params) -> None:
     res = simulate(inst, name, params)
     assert check_feasible(inst, res.schedule)
     assert res.completion == pytest.approx([2.0, 1.0], rel=1e-12)
+
+
+def test_fairness_results_print_in_one_line() -> None:
+    # the dataclasses' own reprs printed every array (10.8 KB for a report of 40 coflows,
+    # 19-28 KB for a row and 9-17 KB for a timeline on the trace)
+    from coflowopt.fairness import FairnessProblem, allocate, fairness_timeline
+
+    inst = io.read(TRACE).subset(range(40))
+    alloc = allocate(FairnessProblem.from_instance(inst), "hug")
+    row = compare_over_time(inst, ["hug", "drf"])[1]
+    part = inst.subset(range(10))
+    timeline = fairness_timeline(part, simulate(part, "hug", record=True).schedule)
+    for obj, start in ((alloc, "FairAllocation(mechanism='hug', problem=FairnessProblem("),
+                       (alloc.report(), "FairnessReport(coflows=40, links=300, isolation_guarantee="),
+                       (row, "LongTermRow(label='drf', coflows=40, mean_cct="),
+                       (timeline, "FairnessTimeline(intervals=")):
+        text = repr(obj)
+        assert text.startswith(start) and "\n" not in text and len(text) < 200, text
