@@ -65,8 +65,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--inelastic", action="store_true",
                    help="treat every coflow as inelastic (consumes only P_k d_k)")
     p.add_argument("--exact", action="store_true",
-                   help="exact fractions for an instance file (demands files with p/q entries "
-                        "are exact already)")
+                   help="exact fractions for an instance file (demands files with integer or "
+                        "p/q entries are exact already; one of decimals is refused)")
     p.add_argument("--verify", action="store_true",
                    help="cross-check the isolation guarantee with the max-min LP (and the "
                         "lexicographic LP for up to 60 coflows)")

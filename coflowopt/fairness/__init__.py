@@ -8,7 +8,7 @@ min-cut proportionality); :func:`fairness_timeline` measures the same along a
 simulated run. :mod:`~coflowopt.fairness.lp` cross-checks the
 closed forms with HiGHS; :func:`lie_search` looks for profitable lies.
 Inputs given as integers, ``Fraction`` or ``"p/q"`` strings are computed
-exactly where the method allows: the closed forms (DRF, PS-P) always; HUG's stage 2
+exactly where the method allows: DRF's closed form always; PS-P's equilibrium, HUG's stage 2
 and progressive filling solve in floats and keep a result as fractions only when its
 rationalisation (denominators up to ``_arith.MAX_DENOMINATOR``, 10^6) is certified
 exact, else they return the float result with ``exact=False`` (the command line's

@@ -104,7 +104,9 @@ def consumption(
     allocation: npt.NDArray[Any], truth: FairnessProblem, prog: npt.NDArray[Any] | None = None
 ) -> npt.NDArray[Any]:
     """What each coflow actually uses of each link (see the module docstring)."""
-    d = truth.vectors
+    from .problem import check_problem
+
+    d = check_problem(truth, "consumption").vectors
     p = progress(allocation, truth) if prog is None else prog
     used = as_float(d) > 0
     elastic_use = np.where(used, allocation, 0 * allocation)
@@ -181,7 +183,7 @@ def evaluate(alloc: FairAllocation, truth: FairnessProblem | None = None) -> Fai
                             f"return), got {type(alloc).__name__}")
     t = alloc.problem if truth is None else check_problem(truth, "evaluate's truth")
     if (t.num_coflows, t.num_links) != alloc.allocation.shape:
-        raise ValueError("the true problem has a different shape than the allocation")
+        raise InstanceError("the true problem has a different shape than the allocation")
     a = alloc.allocation
     p = progress(a, t)
     g = progress(alloc.guarantee, t)
@@ -240,6 +242,9 @@ def check_allocation(
     Independent of every mechanism: it only sums the matrix. Exact
     allocations are checked with ``tol = 0``.
     """
+    if not isinstance(alloc, FairAllocation):
+        raise InstanceError(f"check_allocation takes a FairAllocation (what allocate returns), "
+                            f"got {type(alloc).__name__}")
     a = alloc.allocation
     exact = alloc.exact
     eps = 0 if exact else tol

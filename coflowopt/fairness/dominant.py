@@ -49,6 +49,9 @@ def drf_level(vectors: Any, weights: npt.ArrayLike | None = None) -> Any:
         col = m.T @ w
     else:
         d = np.asarray(vectors)
+        if d.ndim != 2 or d.dtype.kind not in "biufO":
+            raise InstanceError(f"vectors must be a coflows x links array of numbers, got "
+                                f"{d.dtype} of shape {d.shape}")
         if weights is not None and np.shape(weights) != (d.shape[0],):
             raise InstanceError(f"weights need one value per coflow ({d.shape[0]}), got shape "
                                 f"{np.shape(weights)}")
@@ -62,10 +65,17 @@ def drf_level(vectors: Any, weights: npt.ArrayLike | None = None) -> Any:
 def drf_progress(vectors: Any, weights: npt.ArrayLike | None = None) -> Any:
     """Progress ``w_k P*`` of every coflow under the closed form (Eq. 7.2)."""
     level = drf_level(vectors, weights)
-    n = vectors.shape[0]
+    n = np.shape(vectors)[0]
     if weights is None:
         return np.full(n, level, dtype=object if not isinstance(level, float) else np.float64)
     return np.asarray(weights) * level
+
+
+_CANCEL = 1e-4
+""":class:`IncrementalDRF`: a link's sum that falls below this share of its largest value since
+it was last summed afresh is summed afresh from the coflows left (each addition and
+subtraction rounds by about 1e-16 of that largest value: below it, by 1e-12 of what is
+left)."""
 
 
 class IncrementalDRF:
@@ -77,12 +87,13 @@ class IncrementalDRF:
     100,000 machines. Float64 only.
     """
 
-    __slots__ = ("_rows", "_sums")
+    __slots__ = ("_peak", "_rows", "_sums")
 
     def __init__(self, num_links: int) -> None:
         if not natural_number(num_links):
             raise InstanceError(f"num_links must be an integer >= 0, got {num_links!r:.60}")
         self._sums = np.zeros(int(num_links))
+        self._peak = np.zeros(int(num_links))  # each sum's largest since summed afresh
         self._rows: dict[str, tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]] = {}
 
     def add(self, coflow: str, vector: Any, weight: float = 1.0) -> None:
@@ -114,6 +125,7 @@ class IncrementalDRF:
         if not (np.all(np.isfinite(val)) and np.all(val >= 0)):
             raise InstanceError(f"the vector of coflow '{coflow}' must be finite and >= 0")
         np.add.at(self._sums, idx, val)
+        self._peak[idx] = np.maximum(self._peak[idx], self._sums[idx])
         self._rows[coflow] = (idx, val)
 
     def remove(self, coflow: str) -> None:
@@ -122,6 +134,19 @@ class IncrementalDRF:
         except KeyError:
             raise InstanceError(f"no coflow '{coflow}'") from None
         np.subtract.at(self._sums, idx, val)
+        # a sum far below its largest since it was last summed afresh holds the rounding of
+        # what was added and taken away (3.6e16 for P* once every coflow had left, not
+        # inf): summed afresh
+        lost = np.unique(idx[~(self._sums[idx] > _CANCEL * self._peak[idx])])
+        if lost.size:
+            at = np.full(self._sums.size, -1, np.int64)
+            at[lost] = np.arange(lost.size)
+            fresh = np.zeros(lost.size)
+            for ridx, rval in self._rows.values():
+                sel = at[ridx] >= 0
+                np.add.at(fresh, at[ridx[sel]], rval[sel])
+            self._sums[lost] = fresh
+            self._peak[lost] = fresh
 
     def update(self, coflow: str, vector: Any, weight: float = 1.0) -> None:
         """Replace a coflow's vector (a changed report)."""
@@ -179,6 +204,9 @@ def drf(problem: FairnessProblem, *, method: str = "auto") -> FairAllocation:
     adding a coflow ``<0, 0, 1>`` bounded at 1/1000 gives it all of link 1.
     """
     problem = check_problem(problem, "drf")
+    if not isinstance(method, str):
+        raise InstanceError(f"the DRF method is a name (auto, {', '.join(DRF_METHODS)}), got "
+                            f"{method!r:.60}")
     name = method
     if method == "auto":
         name = "progressive" if problem.bounded else "closed_form"

@@ -49,7 +49,7 @@ from ..io.native import FORMAT_TAG as NATIVE_TAG
 from ..io.native import FORMAT_TAG_2 as NATIVE_TAG_2
 from ..io.native import from_document as native_from_document
 from ._arith import as_float, is_rational, parse_fraction
-from .problem import FairnessProblem
+from .problem import FairnessProblem, check_problem
 
 __all__ = ["DEMANDS_FORMAT", "load_problem", "read_demands", "write_demands"]
 
@@ -234,6 +234,7 @@ def write_demands(
     problem: FairnessProblem, path: str | os.PathLike[str], *, metadata: dict[str, Any] | None = None
 ) -> None:
     """Write a problem as ``coflowopt-demands/1`` (fractions as ``"p/q"`` strings)."""
+    problem = check_problem(problem, "write_demands")
     doc: dict[str, Any] = {"format": DEMANDS_FORMAT}
     if problem.name:
         doc["name"] = problem.name
@@ -275,7 +276,8 @@ def load_problem(
     The file is read and parsed once (a pipe or FIFO cannot be read twice): JSON text is a
     demands file when its ``format`` says so, else a native instance. ``port_rate``
     applies to trace files only; ``elastic=False`` makes every coflow inelastic (in both
-    cases); ``exact`` converts an instance's loads to fractions.
+    cases); ``exact`` converts an instance's loads to fractions, and refuses a demands
+    file that is not exact already.
     """
     p = str(path)
     text = read_text(p)
@@ -291,6 +293,9 @@ def load_problem(
                 raise InputError("a port rate applies to trace files; a demands file states its "
                                  "capacities", path=p)
             prob = parse_demands(doc, path=p)
+            if exact and not prob.exact:  # (decimals are binary fractions once read)
+                raise InputError("exact arithmetic needs the demands as integers or \"p/q\" "
+                                 "strings (a file of decimals is computed in floats)", path=p)
             return prob if elastic else prob.replace(elastic=False)
         if port_rate is not None:  # the same refusal as for any JSON instance
             instance_io.loads(text, path=p, format="json", port_rate=port_rate)

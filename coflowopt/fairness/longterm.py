@@ -109,6 +109,10 @@ def compare_over_time(
     sim = _load_policies()
     rows: list[LongTermRow] = []
     for item in schedulers:
+        if not (isinstance(item, str) or (isinstance(item, tuple) and len(item) == 2
+                                          and isinstance(item[0], str)
+                                          and isinstance(item[1], Mapping))):
+            raise InstanceError(f"a scheduler is a name or a (name, params) pair, got {item!r:.60}")
         name, params = (item, {}) if isinstance(item, str) else (item[0], dict(item[1]))
         res = sim.simulate(instance, name, params, record=record)
         rows.append(LongTermRow(name, params, np.asarray(res.cct, dtype=np.float64),

@@ -28,7 +28,7 @@ from ..errors import InstanceError
 from ..result import Result, Status
 from ._arith import as_float
 from .guarantees import hug_caps
-from .problem import FairnessProblem
+from .problem import FairnessProblem, check_problem
 
 __all__ = ["hug_stage2_lp", "lexicographic_max_min_lp", "max_min_progress_lp"]
 
@@ -102,6 +102,7 @@ def max_min_progress_lp(problem: FairnessProblem, *, time_limit: float | None = 
     ``info``: ``progress`` (an optimal, not necessarily max-min, vector),
     ``variables``, ``constraints``.
     """
+    problem = check_problem(problem, "max_min_progress_lp")
     t0 = now()
     M = problem.num_coflows
     res, nvar, ncon = _level_lp(problem, np.ones(M, bool), np.zeros(M), time_limit)
@@ -131,6 +132,9 @@ def lexicographic_max_min_lp(
     most ``M`` rounds. ``info['progress']`` is the vector, ``info['lps']``
     the number of LPs solved.
     """
+    problem = check_problem(problem, "lexicographic_max_min_lp")
+    if time_limit is not None:
+        check_time_limit(time_limit, InstanceError)
     t0 = now()
     M = problem.num_coflows
     w = as_float(problem.weights)
@@ -224,6 +228,7 @@ def hug_stage2_lp(
     :func:`coflowopt.fairness.guarantees.hug_caps`). ``objective`` is the total
     utilisation ``sum_i sum_k c^i_k``; ``info['extra']`` the extra allocation.
     """
+    problem = check_problem(problem, "hug_stage2_lp")
     t0 = now()
     d = as_float(problem.vectors)
     M, L = d.shape

@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from .._files import natural_number
 from .._text import plural
 from ..errors import InstanceError
 from ..instance import Fabric, Instance
@@ -45,17 +46,31 @@ def correlation_vectors(load: npt.ArrayLike, capacity: npt.ArrayLike | None = No
     v = np.asarray(load)
     if v.ndim != 2:
         raise InstanceError(f"load must be a coflows x links array, got shape {v.shape}")
+    if not np.all(_finite_numbers(v) >= 0):
+        raise InstanceError("loads must be finite numbers >= 0")
     if capacity is not None:
         cap = np.asarray(capacity)
         if cap.shape != (v.shape[1],):
             raise InstanceError(f"capacity needs one value per link ({v.shape[1]}), got shape "
                                 f"{cap.shape}")
+        if not np.all(_finite_numbers(cap) > 0):
+            raise InstanceError("capacities must be finite numbers > 0")
         v = v / cap
     top = v.max(axis=1)
     if np.any(top <= 0):
         k = int(np.flatnonzero(top <= 0)[0])
         raise InstanceError(f"coflow {k} has no demand on any link", coflow=k)
     return v / top[:, None]
+
+
+def _finite_numbers(values: np.ndarray) -> npt.NDArray[np.float64]:
+    """``values`` as floats (``Fraction`` entries too), with ``nan`` for an entry that is not a
+    finite number (so that every comparison with it fails)."""
+    try:
+        out = as_float(values)
+    except (TypeError, ValueError, OverflowError):
+        return np.full(values.shape, np.nan)
+    return np.where(np.isfinite(out), out, np.nan)
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -122,6 +137,9 @@ class FairnessProblem:
             )
         M, L = shape
         exact = self.exact
+        if exact is not None and not isinstance(exact, (bool, np.bool_)):
+            raise InstanceError(f"exact must be True, False or None (decide from the data), got "
+                                f"{exact!r:.60}")
         if exact is None:
             exact = _all_rational(raw) and all(
                 _all_rational(x) for x in (self.weights, self.bounds, self.capacity) if x is not None
@@ -172,12 +190,20 @@ class FairnessProblem:
             )
 
         w = self._per_coflow(self.weights, M, ids, "weight", exact, default=1)
+        fw = as_float(w)
+        with np.errstate(over="ignore"):
+            total = float(np.sum(fw)) if M else 1.0
+        if not exact and not (math.isfinite(total) and float(fw.min(initial=total)) / total > 0):
+            # the mechanisms sum w_k d_k over the coflows: an inf there made every progress 0
+            raise InstanceError(f"the weights span more than float64 holds (sum {total!r}, "
+                                f"smallest {float(fw.min())!r}); only their ratios matter: "
+                                "scale them toward 1")
         b = self._per_coflow(self.bounds, M, ids, "bound", exact, default=math.inf)
         cap = self._per_link(self.capacity, L, names, exact)
         el = _flags(self.elastic, M)
 
         P = self.num_ports
-        if P is not None and (int(P) != P or P < 1 or 2 * int(P) != L):
+        if P is not None and (not natural_number(P) or P < 1 or 2 * int(P) != L):
             raise InstanceError(f"num_ports = {P!r} does not match {L} links (need L = 2 P)")
         for arr in (vec, w, b, cap, el):
             arr.setflags(write=False)
@@ -255,7 +281,10 @@ class FairnessProblem:
         exact = kwargs.get("exact")
         if exact is None:
             exact = _all_rational(demands)
-        arr = to_number_array(demands, exact=bool(exact))
+        try:
+            arr = to_number_array(demands, exact=bool(exact))
+        except (TypeError, ValueError) as exc:
+            raise InstanceError(f"demands must be numbers: {exc}") from None
         if arr.ndim != 2:
             raise InstanceError(f"demands must be a (coflows x links) matrix, got shape {arr.shape}")
         top = arr.max(axis=1)

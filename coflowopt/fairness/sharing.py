@@ -51,8 +51,10 @@ import numpy as np
 import numpy.typing as npt
 import scipy.sparse as sp
 
-from .._budget import TimeBudget, now
+from .._budget import TimeBudget, check_time_limit, now
+from .._files import natural_number
 from ..alloc import max_min
+from ..errors import InstanceError
 from ._arith import as_float, full, rationalize
 from .allocation import FairAllocation
 from .problem import FairnessProblem, check_problem
@@ -125,6 +127,10 @@ def psp(
     hence the limits.
     """
     problem = check_problem(problem, "psp")
+    if not natural_number(max_rounds) or max_rounds < 1:
+        raise InstanceError(f"max_rounds must be an integer >= 1, got {max_rounds!r:.60}")
+    if time_limit is not None:
+        check_time_limit(time_limit, InstanceError)
     budget = TimeBudget(time_limit)
     usage, fusage, w, u, own = _sessions(problem)
     r, info = wfq_equilibrium(

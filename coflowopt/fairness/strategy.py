@@ -33,7 +33,7 @@ import numpy as np
 import numpy.typing as npt
 
 from .._budget import check_time_limit, now
-from .._files import natural_number
+from .._files import finite_number, natural_number
 from ..errors import InstanceError
 from ._arith import as_float, rationalize
 from .allocation import progress
@@ -180,6 +180,11 @@ def lie_search(
         raise InstanceError(f"grid must be an integer >= 0 (0: no grid), got {grid!r:.60}")
     if time_limit is not None:
         check_time_limit(time_limit, InstanceError)
+    if not (finite_number(tol) and tol >= 0):
+        raise InstanceError(f"tol must be a finite number >= 0, got {tol!r:.60}")
+    if max_evaluations is not None and not (natural_number(max_evaluations) and max_evaluations >= 1):
+        raise InstanceError(f"max_evaluations must be an integer >= 1 (or None), got "
+                            f"{max_evaluations!r:.60}")
     if options is not None and not isinstance(options, Mapping):
         raise InstanceError(f"options must be a mapping of the mechanism's options (say "
                             f"{{'cooperative': True}}), got {options!r:.60}")
@@ -369,6 +374,10 @@ def payoffs(
     ``lies`` maps coflow ids to their misreports; the keys of the result are
     tuples of booleans (does each listed coflow lie), in the order of ``lies``.
     """
+    problem = check_problem(problem, "payoffs")
+    if not isinstance(lies, Mapping):
+        raise InstanceError(f"lies maps coflow ids to their misreported vectors, got "
+                            f"{type(lies).__name__}")
     names = list(lies)
     out: dict[tuple[bool, ...], npt.NDArray[Any]] = {}
     for who in itertools.product((False, True), repeat=len(names)):

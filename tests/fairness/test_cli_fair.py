@@ -138,3 +138,16 @@ def test_lie_search_and_time_limit_are_named_where_they_do_not_apply(tmp_path, c
     assert code == 2 and f"{path}: --lie-search Z: no coflow with id 'Z'" in err
     code, _, err = run(capsys, "fair", path, "--mechanism", "drf", "--time-limit", "5")
     assert code == 2 and "--time-limit applies to the lie search and to psp, not to 'drf'" in err
+
+
+def test_exact_on_a_demands_file_of_decimals_is_refused(capsys, tmp_path) -> None:
+    # --exact was ignored there, and the header said "(float)"
+    path = tmp_path / "d.json"
+    path.write_text(json.dumps({"format": "coflowopt-demands/1", "coflows": [
+        {"id": "A", "vector": [0.5, 1]}, {"id": "B", "vector": [1, 0.25]}]}))
+    code, out, err = run(capsys, "fair", path, "--exact")
+    assert code == 2 and out == "" and err.startswith(f"coflowopt: error: {path}: exact arithmetic")
+    code, out, _ = run(capsys, "fair", path)
+    assert code == 0 and "(float)" in out.splitlines()[0]
+    code, out, _ = run(capsys, "fair", EX / "hug_two_coflows_elastic.json", "--exact")
+    assert code == 0 and "(exact)" in out.splitlines()[0]

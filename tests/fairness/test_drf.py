@@ -9,7 +9,7 @@ import pytest
 import scipy.sparse as sp
 from hypothesis import given, settings
 
-from coflowopt import Coflow, Fabric, Instance
+from coflowopt import Coflow, Fabric, Instance, fairness
 from coflowopt.errors import InstanceError
 from coflowopt.fairness import (
     FairnessProblem,
@@ -79,6 +79,31 @@ def test_incremental_drf_tracks_arrivals_departures_and_changes() -> None:
         inc.remove("c0")
 
 
+def test_incremental_drf_forgets_the_rounding_of_coflows_that_left() -> None:
+    # 1 + 0.1 - 1 - 0.1 left 1/3.6e16 on a link, and P* of no coflows was 3.6e16, not inf
+    inc = IncrementalDRF(2)
+    inc.add("a", [1, 0.1])
+    inc.add("b", [1, 0.2])
+    inc.remove("a")
+    inc.remove("b")
+    assert inc.level == float("inf") and len(inc) == 0
+    inc.add("c", [1e-17, 1e-17])
+    assert inc.level == 1e17
+    inc.remove("c")
+    rng = np.random.default_rng(3)
+    present: dict[str, np.ndarray] = {}
+    for step in range(400):  # arrivals and departures against the closed form
+        name = f"k{rng.integers(6)}"
+        if name in present:
+            inc.remove(name)
+            present.pop(name)
+        else:
+            present[name] = rng.random(2) * 10.0 ** rng.integers(-12, 3, size=2)
+            inc.add(name, present[name])
+        want = drf_level(np.array(list(present.values()))) if present else float("inf")
+        assert inc.level == pytest.approx(want, rel=1e-9), step
+
+
 def test_heterogeneous_capacities_normalise_the_vectors() -> None:
     # one 2x1 shuffle on a fabric whose egress port is twice as fast
     inst = Instance(Fabric([1.0, 1.0], [2.0, 2.0]),
@@ -127,3 +152,49 @@ def test_bandwidth_in_absolute_units_uses_the_capacities() -> None:
     assert list(r.min_cut) == [2.0]  # min(uplink 2, downlink 3)
     assert r.utilization_fraction == pytest.approx(1.0)
     assert as_float(r.dominant_share)[0] == 1.0
+
+
+def test_weights_float64_cannot_sum_are_refused() -> None:
+    # two coflows of weight 1e308: sum_k w_k d_k overflowed and every mechanism gave
+    # progress 0 (equal weights are unit weights: 1/2 each)
+    with pytest.raises(InstanceError, match="the weights span more than float64 holds"):
+        FairnessProblem(np.ones((2, 2)), weights=np.array([1e308, 1e308]))
+    with pytest.raises(InstanceError, match="the weights span more than float64 holds"):
+        FairnessProblem(np.ones((2, 2)), weights=np.array([1e-320, 1e300]))
+    prob = FairnessProblem(np.ones((2, 2)), weights=np.array([1e300, 1e300]))
+    assert list(drf(prob).allocation[:, 0]) == [0.5, 0.5]
+
+
+_P = FairnessProblem([[F(1, 2), 1], [1, F(1, 6)]])
+_INELASTIC = FairnessProblem([[F(1, 2), 1], [1, F(1, 6)]], elastic=False)
+
+
+@pytest.mark.parametrize("call", [
+    # accepted before: an all-zero allocation, a search that never finds, an exact problem
+    lambda: fairness.psp(_INELASTIC, max_rounds=-1),
+    lambda: fairness.psp(_INELASTIC, time_limit=-1),
+    lambda: fairness.lie_search(_P, 0, "drf+highest", tol=float("nan")),
+    lambda: fairness.lie_search(_P, 0, max_evaluations=-1),
+    lambda: fairness.lexicographic_max_min_lp(_P, time_limit=-1),
+    lambda: FairnessProblem([[1, 1]], exact="no"),
+    lambda: fairness.correlation_vectors([[-1, 2]]),
+    lambda: fairness.correlation_vectors([[1, 2]], [0, 1]),
+    lambda: drf_level(np.array([1.0, 2.0])),
+    # Python errors from inside before
+    lambda: fairness.psp(_INELASTIC, max_rounds=2.5),
+    lambda: fairness.hug(_P, method=[1]),
+    lambda: fairness.consumption(np.zeros((2, 2)), [[1, 1]]),
+    lambda: fairness.check_allocation(np.zeros((2, 2))),
+    lambda: fairness.lie_search(_P, 0, tol="x"),
+    lambda: fairness.payoffs(_P, "drf", [1, 2]),
+    lambda: FairnessProblem([[1, 1]], num_ports="a"),
+    lambda: FairnessProblem.from_demands([["a", 1]]),
+    lambda: fairness.correlation_vectors([["a", 2]]),
+    lambda: fairness.max_min_progress_lp([[1]]),
+    lambda: fairness.hug_stage2_lp([[1]], np.zeros((1, 1)), np.zeros(1)),
+    lambda: fairness.write_demands([[1]], "unused.json"),
+    lambda: fairness.evaluate(fairness.drf(_P), FairnessProblem([[1, 1, 0]])),
+])
+def test_a_bad_argument_is_a_clear_error(call) -> None:
+    with pytest.raises(InstanceError):
+        call()
