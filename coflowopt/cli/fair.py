@@ -27,6 +27,7 @@ from ._util import (
     add_json_argument,
     emit_json,
     format_table,
+    naming,
     nonnegative_int,
     plural,
     port_rate,
@@ -125,7 +126,8 @@ def run_fair(args: argparse.Namespace) -> int:
             raise InputError(f"{given[0]} applies to the lie search only (add --lie-search COFLOW)")
     args.seed = 0 if args.seed is None else args.seed
     args.samples = 400 if args.samples is None else args.samples
-    problem = _load(args)
+    with naming(str(args.file)):  # (what the file holds cannot be a problem, or not this one)
+        problem = _load(args)
     opts = _options(args)
     if args.lie_search is not None:
         try:
@@ -133,7 +135,8 @@ def run_fair(args: argparse.Namespace) -> int:
         except CoflowoptError as exc:
             raise InputError(f"--lie-search {args.lie_search}: {exc}", path=args.file) from None
         return _run_lie_search(args, problem, opts)
-    alloc = allocate(problem, args.mechanism, **opts)
+    with naming(str(args.file)):
+        alloc = allocate(problem, args.mechanism, **opts)
     rep = evaluate(alloc)
     violations = check_allocation(alloc)
     checks = _verify(problem, rep) if args.verify else None

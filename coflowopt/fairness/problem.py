@@ -60,7 +60,16 @@ def correlation_vectors(load: npt.ArrayLike, capacity: npt.ArrayLike | None = No
     if np.any(top <= 0):
         k = int(np.flatnonzero(top <= 0)[0])
         raise InstanceError(f"coflow {k} has no demand on any link", coflow=k)
-    return v / top[:, None]
+    out = v / top[:, None]
+    # a load that normalises to 0 would vanish from the coflow's links (capacities of 1e-300
+    # and 1e300 made a demand of 1e-600 a 0; FairnessProblem refuses what is left subnormal)
+    lost = np.argwhere((as_float(v) > 0) & (as_float(out) == 0))
+    if lost.size:
+        k, i = (int(x) for x in lost[0])
+        raise InstanceError(f"coflow {k}'s load on link {i} is below float64's range relative to "
+                            "its bottleneck once divided by the capacities; rescale the "
+                            "capacities toward each other", coflow=k)
+    return out
 
 
 def _finite_numbers(values: np.ndarray) -> npt.NDArray[np.float64]:

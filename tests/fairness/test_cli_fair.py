@@ -151,3 +151,22 @@ def test_exact_on_a_demands_file_of_decimals_is_refused(capsys, tmp_path) -> Non
     assert code == 0 and "(float)" in out.splitlines()[0]
     code, out, _ = run(capsys, "fair", EX / "hug_two_coflows_elastic.json", "--exact")
     assert code == 0 and "(exact)" in out.splitlines()[0]
+
+
+def test_what_the_file_cannot_give_names_the_file(capsys, tmp_path) -> None:
+    # capacities of 1e-300 and 1e300 made a load of 1 a demand of 1e-600, read as 0 (no min
+    # cut); a range float64 cannot hold, and per-flow fairness on a demands file, named no file
+    cap = tmp_path / "cap.json"
+    cap.write_text(json.dumps({"format": "coflowopt-instance/1", "ports": {
+        "ingress": [1e-300, 1], "egress": [1, 1e300]}, "coflows": [
+            {"id": "a", "flows": [[0, 0, 1], [1, 1, 1]]}, {"id": "b", "flows": [[0, 1, 1]]}]}))
+    tiny = tmp_path / "tiny.json"
+    tiny.write_text(json.dumps({"format": "coflowopt-instance/1", "ports": {
+        "ingress": [1, 1], "egress": [1, 1]}, "coflows": [
+            {"id": "a", "flows": [[0, 0, 1e300], [1, 1, 1e-10]]}, {"id": "b", "flows": [[0, 1, 1]]}]}))
+    for argv, what in (([cap], "below float64's range"), ([tiny], "below float64's range"),
+                       ([EX / "hug_two_coflows_elastic.json", "--mechanism", "perflow"],
+                        "per-flow fairness needs the coflows' flows")):
+        code, out, err = run(capsys, "fair", *argv)
+        assert code == 2 and out == "" and err.startswith(f"coflowopt: error: {argv[0]}: "), err
+        assert what in err
