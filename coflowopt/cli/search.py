@@ -122,7 +122,8 @@ def _command(args: argparse.Namespace) -> list[str]:
     return [*target, "--ports", str(args.ports), "--coflows", str(args.coflows),
             "--max-flows", str(args.max_flows), "--max-size", str(args.max_size),
             "--max-release", str(args.max_release), "--max-weight", str(args.max_weight),
-            "--iterations", str(args.iterations), "--seed", str(args.seed),
+            "--iterations", str(args.iterations), "--restart", str(args.restart),
+            "--temperature", repr(float(args.temperature)), "--seed", str(args.seed),
             "--time-limit", f"{args.time_limit:g}",
             *(["--topology", args.topology] if args.topology else []),
             *(["--routing", args.routing] if args.routing else []),
@@ -136,7 +137,8 @@ def _to_json(res: GapSearchResult, args: argparse.Namespace) -> dict[str, object
         "fraction": None if res.fraction is None else str(res.fraction),
         "iterations": res.iterations, "evaluated": res.evaluated, "stopped": res.stopped,
         "runtime": res.runtime, "history": [list(h) for h in res.history],
-        "instance": None if res.instance is None else res.instance.name, "out": args.out,
+        "instance": None if res.instance is None else res.instance.name,
+        "out": None if res.instance is None else args.out,  # (nothing found: nothing written)
     }
 
 

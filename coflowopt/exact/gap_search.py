@@ -36,7 +36,8 @@ from fractions import Fraction
 
 import numpy as np
 
-from .._budget import TimeBudget
+from .._budget import TimeBudget, check_time_limit
+from .._files import finite_number, natural_number
 from .._frozen import Frozen
 from ..bounds import BOUNDS, compute_bound
 from ..errors import CoflowoptError
@@ -104,20 +105,22 @@ def exact_ratio(numerator: float, denominator: float) -> Fraction | None:
     """``numerator / denominator`` as a fraction, where both are rationals.
 
     "Exact" here means: each value is within a relative :data:`EXACT_TOL` of a rational
-    with a denominator of at most :data:`EXACT_DENOMINATOR`
-    (:meth:`fractions.Fraction.limit_denominator`), and the ratio of those rationals is
-    returned. Fractions with denominators up to 10^4 lie about 10^-8 apart, so a value
-    that is no such rational is rarely within 10^-11 of one. On integer data the
-    optimum and the bounds are such rationals, computed in floating point; the fraction is
-    the value they round to, not a proof. ``None`` if either value is no such rational or
-    the denominator is 0.
+    ``p/q`` with ``q`` at most :data:`EXACT_DENOMINATOR`
+    (:meth:`fractions.Fraction.limit_denominator`), and within a thousandth of the
+    distance at which such fractions lie near it (``1 / (q * EXACT_DENOMINATOR)``): any
+    number is about that close to one of them, so a relative test alone called nearly
+    every value above 1,000 a fraction (``1000 * pi`` as 19072609/6071). The ratio of those
+    rationals is returned. On integer data the optimum and the bounds are such rationals,
+    computed in floating point; the fraction is the value they round to, not a proof.
+    ``None`` if either value is no such rational or the denominator is 0.
     """
     parts = []
     for x in (numerator, denominator):
         if not math.isfinite(x):
             return None
         f = Fraction(x).limit_denominator(EXACT_DENOMINATOR)
-        if abs(float(f) - x) > EXACT_TOL * max(1.0, abs(x)):
+        err = abs(float(f) - x)
+        if err > EXACT_TOL * max(1.0, abs(x)) or err * f.denominator * EXACT_DENOMINATOR > 1e-3:
             return None
         parts.append(f)
     return None if parts[1] == 0 else parts[0] / parts[1]
@@ -128,6 +131,9 @@ def _target(bound: str | None, scheduler: str | None) -> tuple[str, str]:
 
     if (bound is None) == (scheduler is None):
         raise CoflowoptError("give exactly one target: a bound or a scheduler")
+    for what, name in (("bound", bound), ("scheduler", scheduler)):
+        if name is not None and not isinstance(name, str):
+            raise CoflowoptError(f"the {what} is a name, got {name!r:.60}")
     if bound is not None:
         if bound not in BOUNDS and bound != "best":
             raise CoflowoptError(
@@ -150,6 +156,9 @@ def gap_ratio(
     Raises :class:`CoflowoptError` if the optimum is not proven within ``time_limit``.
     """
     kind, name = _target(bound, scheduler)
+    if not isinstance(inst, Instance):
+        raise CoflowoptError(f"gap_ratio takes an Instance, got {type(inst).__name__}")
+    check_time_limit(time_limit)
     values = _values(inst, kind, name, time_limit)
     if values is None:
         raise CoflowoptError(f"the optimum was not proven within {time_limit:g} s")
@@ -232,15 +241,20 @@ def gap_search(
                              ("max_release", max_release, 0), ("max_weight", max_weight, 1),
                              ("iterations", iterations, 1), ("restart", restart, 1),
                              ("seed", seed, 0)):
-        if isinstance(value, bool) or not isinstance(value, int) or value < low:
+        if not natural_number(value) or value < low:
             raise CoflowoptError(f"{what} must be an integer >= {low}, got {value!r}")
     for what, x in (("time_limit", time_limit), ("eval_limit", eval_limit)):
-        if not (isinstance(x, (int, float)) and math.isfinite(x) and x > 0):
+        if not (finite_number(x) and x > 0):
             raise CoflowoptError(f"{what} must be a finite number > 0, got {x!r}")
-    if not (isinstance(temperature, (int, float)) and math.isfinite(temperature)
-            and temperature >= 0):
+    if not (finite_number(temperature) and temperature >= 0):
         raise CoflowoptError(f"temperature must be a finite number >= 0, got {temperature!r}")
+    for what, fn in (("on", on), ("progress", progress)):
+        if fn is not None and not callable(fn):
+            raise CoflowoptError(f"{what} must be a function (or None), got {fn!r:.60}")
 
+    ports, coflows, max_flows, max_size, max_release, max_weight, iterations, restart = (
+        int(v) for v in (ports, coflows, max_flows, max_size, max_release, max_weight,
+                         iterations, restart))
     budget = TimeBudget(time_limit)
     rng = np.random.default_rng(seed)
     grid = _Grid(ports, coflows, max_flows, max_size, max_release, max_weight)

@@ -262,3 +262,13 @@ def test_cli_prints_a_line_per_improvement(capsys):
 def test_cli_bad_options_exit_2(capsys, argv, message):
     code, _, err = run(capsys, "solve", GAP, "--method", "best", *argv)
     assert code == 2 and message in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize("options", [{"time_limit": math.nan}, {"time_limit": -5.0},
+                                     {"rel_gap": math.nan}, {"rel_gap": 1.0}, {"seed": -1}])
+def test_the_portfolio_function_checks_its_arguments(options):
+    # solve(method="best") refused these; the function itself ran (rel_gap=nan: "feasible"
+    # with the bound 1e-16 below the value)
+    inst = Instance(Fabric.uniform(2), (Coflow.from_flows("a", [(0, 1, 1.0)]),))
+    with pytest.raises(CoflowoptError, match=r"time_limit|rel_gap|seed"):
+        pf.portfolio(inst, **options)
