@@ -58,6 +58,7 @@ from typing import Any
 import numpy as np
 
 from .._budget import check_time_limit, now
+from .._files import natural_number
 from ..bounds import check_options
 from ..bounds.interval import interval_bound
 from ..bounds.pairwise import pairwise_lp
@@ -199,7 +200,9 @@ def portfolio(
     """
     reject_dependencies(inst, "the portfolio (method 'best')")
     check_time_limit(time_limit)  # (solve checks them too; this function is public)
-    check_options(portfolio, {"seed": seed, "rel_gap": rel_gap, "progress": progress},
+    if not natural_number(seed):
+        raise CoflowoptError(f"seed must be an integer >= 0, got {seed!r}")
+    check_options(portfolio, {"rel_gap": rel_gap, "progress": progress},
                   "the portfolio (method 'best')")
     start = now()
     K = inst.num_coflows
