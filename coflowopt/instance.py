@@ -833,7 +833,8 @@ class Instance(Frozen):
             if (isinstance(i, bool) or not isinstance(i, (int, np.integer))
                     or not -K <= int(i) < K):
                 raise InstanceError(
-                    f"subset takes coflow positions 0..{K - 1} (or -{K}..-1 from the end), got {i!r}"
+                    (f"subset takes coflow positions 0..{K - 1} (or -{K}..-1 from the end), "
+                     if K else "the instance has no coflows to take, ") + f"got {i!r}"
                     + (f" (coflow '{i}' is at position {self.ids.index(i)})"
                        if isinstance(i, str) and i in self.ids else ""))
             idx.append(int(i) % K)

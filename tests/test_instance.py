@@ -265,3 +265,11 @@ def test_an_instance_whose_dense_loads_would_take_gigabytes_is_refused_before_th
                        r"dense, and coflowopt holds at most 268,435,456"):
         Instance(Fabric.uniform(1_000_000), coflows)
     assert Instance(Fabric.uniform(1000), coflows).load.shape == (300, 2000)
+
+
+def test_a_subset_of_an_instance_without_coflows_says_so():
+    from coflowopt import Fabric, Instance, InstanceError
+
+    empty = Instance(Fabric.uniform(2), ())
+    with pytest.raises(InstanceError, match="the instance has no coflows to take, got 0"):
+        empty.subset([0])

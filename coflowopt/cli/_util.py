@@ -120,6 +120,9 @@ def placement_record(args: argparse.Namespace) -> dict[str, Any] | None:
     if spec is None:
         return None
     routing = getattr(args, "routing", None) or "ecmp"
+    name, params = parse_topology(spec)
+    if name == "graph":  # where the file is, wherever the schedule is checked from
+        spec = f"graph:{os.path.abspath(params['file'])}"
     record: dict[str, Any] = {"topology": spec, "routing": routing}
     if routing == "ecmp":
         record["routing_seed"] = getattr(args, "routing_seed", None) or 0
@@ -130,17 +133,6 @@ def placement_options(record: dict[str, Any]) -> str:
     """A placement record as the options that make it."""
     seed = f" --routing-seed {record['routing_seed']}" if "routing_seed" in record else ""
     return f"--topology {record['topology']} --routing {record['routing']}{seed}"
-
-
-def same_placement(a: dict[str, Any], b: dict[str, Any]) -> bool:
-    """Whether two placement records put the ports on the same network with the same routes
-    (a topology's parameters in any order; a graph file by where it is)."""
-    def key(r: dict[str, Any]) -> tuple[Any, ...]:
-        name, params = parse_topology(r["topology"])
-        if name == "graph":
-            params = {"file": os.path.realpath(params["file"])}
-        return name, sorted(params.items()), r.get("routing"), r.get("routing_seed")
-    return key(a) == key(b)
 
 
 def placement(args: argparse.Namespace) -> Callable[[Instance], Instance]:

@@ -8,8 +8,9 @@ import sys
 
 import numpy as np
 
+from .._files import natural_number
 from .._text import bin_rule, value_text
-from ..errors import InputError
+from ..errors import CoflowoptError, InputError
 from ..fabric import ROUTINGS, Network, parse_topology
 from ..instance import BINS, MB, Instance
 from ..io.generate import offered_load
@@ -27,7 +28,6 @@ from ._util import (
     plural,
     positive_float,
     positive_int,
-    same_placement,
     size_text,
     size_unit,
     time_unit,
@@ -270,9 +270,10 @@ def run_validate(args: argparse.Namespace) -> int:
     print(f"{args.file}: valid instance ({size_text(inst)})")
     if args.schedule:
         here = placement_record(args)
-        if made_on is not None and here is not None and not same_placement(made_on, here):
+        if made_on is not None and here is not None and not _same_network(inst, made_on, args):
             print(f"coflowopt: note: {args.schedule} was made on {placement_options(made_on)}; "
-                  f"checked here on {placement_options(here)}", file=sys.stderr)
+                  f"checked here on {placement_options(here)}, another network or routing",
+                  file=sys.stderr)
         if rejected:
             print(f"{args.schedule}: checked on the {plural(checked.num_coflows, 'coflow')} it "
                   f"serves; the {len(rejected)} it rejects (its _rejected) "
@@ -293,13 +294,27 @@ def _made_on(meta: dict, args: argparse.Namespace, inst: Instance) -> dict | Non
     if made is None:
         return None
     where = "$._placement" if schedule_format(args.schedule).name == "json" else "metadata.placement"
-    seed = made.get("routing_seed", 0) if isinstance(made, dict) else None
-    if not (isinstance(made, dict) and isinstance(made.get("topology"), str)
-            and made.get("routing") in ROUTINGS[:2] and set(made) <= {"topology", "routing", "routing_seed"}
-            and isinstance(seed, int) and not isinstance(seed, bool) and seed >= 0):
-        raise InputError('a placement is {"topology": SPEC, "routing": "ecmp" or "spray", '
-                         f'"routing_seed": N}}, got {value_text(made)}', path=args.schedule,
-                         json_path=where)
+
+    def bad(key: str, what: str) -> InputError:
+        return InputError(f"{what}, got {value_text(made[key]) if key else value_text(made)}",
+                          path=args.schedule, json_path=f"{where}.{key}" if key else where)
+    if not isinstance(made, dict):
+        raise bad("", 'a placement is {"topology": SPEC, "routing": "ecmp" or "spray", '
+                      '"routing_seed": N (ecmp only)}')
+    for key in made:
+        if key not in ("topology", "routing", "routing_seed"):
+            raise bad(key, "not a key of a placement (topology, routing, routing_seed)")
+    for key in ("topology", "routing"):
+        if key not in made:
+            raise InputError(f"a placement needs its {key}", path=args.schedule, json_path=where)
+    if not isinstance(made["topology"], str):
+        raise bad("topology", "the topology is a --topology SPEC")
+    if made["routing"] not in ROUTINGS[:2]:
+        raise bad("routing", "the routing is \"ecmp\" or \"spray\"")
+    if "routing_seed" in made and made["routing"] != "ecmp":
+        raise bad("routing_seed", "a routing seed is ECMP's; spray has none")
+    if "routing_seed" in made and not natural_number(made["routing_seed"]):
+        raise bad("routing_seed", "the routing seed is an integer >= 0")
     try:
         parse_topology(made["topology"])
     except InputError as exc:
@@ -309,6 +324,21 @@ def _made_on(meta: dict, args: argparse.Namespace, inst: Instance) -> dict | Non
                          "to check it there (on the big switch, that network's links would go "
                          "unchecked)", path=args.schedule)
     return made
+
+
+def _same_network(inst: Instance, made: dict, args: argparse.Namespace) -> bool:
+    """Whether the placement a schedule records puts the file's ports on ``inst``'s network
+    with ``inst``'s routes (the options as written may differ: defaults, a graph file's
+    path); False when it cannot be rebuilt."""
+    try:
+        other = load_instance(argparse.Namespace(**{
+            **vars(args), "topology": made["topology"], "routing": made["routing"],
+            "routing_seed": made.get("routing_seed")}))
+    except CoflowoptError:
+        return False
+    a, b = inst.routes, other.routes
+    return (a.shape == b.shape and (a != b).nnz == 0
+            and np.array_equal(inst.fabric.capacity, other.fabric.capacity))
 
 
 def _without(inst: Instance, sched: Schedule, rejected: list[str],

@@ -101,8 +101,9 @@ def _load(inst: Instance, args: argparse.Namespace) -> float:
         return value
     rho = offered_load(inst)
     if not (math.isfinite(rho) and 0 < rho < 1):
-        raise InputError(f"the offered load is {rho:g}, not in (0, 1); pass --load RHO for the "
-                         "M/M/1 model", path=str(args.file))
+        why = (" (it needs coflows that arrive over time)" if not math.isfinite(rho) else "")
+        raise InputError(f"the offered load is {rho:g}{why}, not in (0, 1); pass --load RHO for "
+                         "the M/M/1 model", path=str(args.file))
     return rho
 
 

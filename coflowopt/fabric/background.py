@@ -336,6 +336,15 @@ class Background(Frozen):
                                  f"does not exist (hosts 0..{num_hosts - 1})")
         if fabric is None:
             return
+        from .network import Network
+
+        if self.src.size and isinstance(fabric, Network):  # listed flows: joined hosts
+            pairs = np.unique(np.column_stack([self.src, self.dst]), axis=0)
+            try:
+                Network(fabric.topology, "spray").routes(pairs[:, 0], pairs[:, 1])
+            except InstanceError as exc:
+                raise InputError("a background flow runs between hosts the fabric does not "
+                                 f"join: {exc.message}") from None
         if self.poisson is not None and (why := poisson_overload(fabric, self.share, self.poisson.load)):
             raise InputError(why)
         if self.has_flows and getattr(fabric, "routing", "") == "given":

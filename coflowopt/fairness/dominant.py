@@ -19,6 +19,7 @@ max-min on the usage matrix of the vectors, :func:`coflowopt.alloc.max_min`.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -84,10 +85,12 @@ class IncrementalDRF:
     Holds the weighted column sums ``S_i = sum_k w_k d^i_k``; an arrival or
     departure adds or subtracts one (sparse) vector, and ``level`` is
     ``1 / max_i S_i`` - the recomputation §7.7.2 times at 8.6 ms for
-    100,000 machines. Float64 only.
+    100,000 machines. Float64 only. Each link also keeps its coflows' entries, so that a
+    sum that subtractions left far below its peak (:data:`_CANCEL`) is summed afresh from
+    that link's coflows alone, and a link no coflow uses is exactly 0.
     """
 
-    __slots__ = ("_peak", "_rows", "_sums")
+    __slots__ = ("_on", "_peak", "_rows", "_sums")
 
     def __init__(self, num_links: int) -> None:
         if not natural_number(num_links):
@@ -95,11 +98,11 @@ class IncrementalDRF:
         self._sums = np.zeros(int(num_links))
         self._peak = np.zeros(int(num_links))  # each sum's largest since summed afresh
         self._rows: dict[str, tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]] = {}
+        self._on: dict[int, dict[str, float]] = {}  # link -> its coflows' weighted entries
 
-    def add(self, coflow: str, vector: Any, weight: float = 1.0) -> None:
-        """Add a coflow (``vector``: dense array or 1-row sparse matrix)."""
-        if coflow in self._rows:
-            raise InstanceError(f"coflow '{coflow}' is already present")
+    def _row(self, coflow: str, vector: Any, weight: float) -> tuple[npt.NDArray[np.int64],
+                                                                     npt.NDArray[np.float64]]:
+        """A coflow's links and weighted entries, checked."""
         if not finite_number(weight) or not weight > 0:
             raise InstanceError(f"the weight of coflow '{coflow}' must be a finite number > 0, "
                                 f"got {weight!r:.60}")
@@ -109,8 +112,11 @@ class IncrementalDRF:
                 raise InstanceError(f"the vector of coflow '{coflow}' must be 1 x {L}, got shape "
                                     f"{vector.shape}")
             v = sp.csr_array(vector)
+            v.sum_duplicates()
             idx = np.asarray(v.indices, dtype=np.int64)
             val = np.asarray(v.data, dtype=np.float64) * float(weight)
+            keep = val != 0
+            idx, val = idx[keep], val[keep]
         else:
             try:
                 dense = np.asarray(vector, dtype=np.float64).reshape(-1)
@@ -124,8 +130,19 @@ class IncrementalDRF:
             val = dense[idx] * float(weight)
         if not (np.all(np.isfinite(val)) and np.all(val >= 0)):
             raise InstanceError(f"the vector of coflow '{coflow}' must be finite and >= 0")
+        return idx, val
+
+    def add(self, coflow: str, vector: Any, weight: float = 1.0) -> None:
+        """Add a coflow (``vector``: dense array or 1-row sparse matrix)."""
+        if coflow in self._rows:
+            raise InstanceError(f"coflow '{coflow}' is already present")
+        self._insert(coflow, *self._row(coflow, vector, weight))
+
+    def _insert(self, coflow: str, idx: npt.NDArray[np.int64], val: npt.NDArray[np.float64]) -> None:
         np.add.at(self._sums, idx, val)
         self._peak[idx] = np.maximum(self._peak[idx], self._sums[idx])
+        for i, x in zip(idx.tolist(), val.tolist(), strict=True):
+            self._on.setdefault(i, {})[coflow] = x
         self._rows[coflow] = (idx, val)
 
     def remove(self, coflow: str) -> None:
@@ -134,24 +151,24 @@ class IncrementalDRF:
         except KeyError:
             raise InstanceError(f"no coflow '{coflow}'") from None
         np.subtract.at(self._sums, idx, val)
-        # a sum far below its largest since it was last summed afresh holds the rounding of
-        # what was added and taken away (3.6e16 for P* once every coflow had left, not
-        # inf): summed afresh
-        lost = np.unique(idx[~(self._sums[idx] > _CANCEL * self._peak[idx])])
-        if lost.size:
-            at = np.full(self._sums.size, -1, np.int64)
-            at[lost] = np.arange(lost.size)
-            fresh = np.zeros(lost.size)
-            for ridx, rval in self._rows.values():
-                sel = at[ridx] >= 0
-                np.add.at(fresh, at[ridx[sel]], rval[sel])
-            self._sums[lost] = fresh
-            self._peak[lost] = fresh
+        for i in idx.tolist():
+            entries = self._on[i]
+            del entries[coflow]
+            if not entries:  # no coflow left on the link: exactly 0
+                del self._on[i]
+                self._sums[i] = self._peak[i] = 0.0
+            elif not self._sums[i] > _CANCEL * self._peak[i]:
+                # far below its peak, the sum holds the rounding of what was added and taken
+                # away (P* of no coflows was 3.6e16, not inf): summed afresh
+                self._sums[i] = self._peak[i] = math.fsum(entries.values())
 
     def update(self, coflow: str, vector: Any, weight: float = 1.0) -> None:
-        """Replace a coflow's vector (a changed report)."""
+        """Replace a coflow's vector (a changed report); a refused one changes nothing."""
+        if coflow not in self._rows:
+            raise InstanceError(f"no coflow '{coflow}'")
+        row = self._row(coflow, vector, weight)
         self.remove(coflow)
-        self.add(coflow, vector, weight)
+        self._insert(coflow, *row)
 
     @property
     def level(self) -> float:

@@ -294,8 +294,9 @@ def load_problem(
                                  "capacities", path=p)
             prob = parse_demands(doc, path=p)
             if exact and not prob.exact:  # (decimals are binary fractions once read)
-                raise InputError("exact arithmetic needs the demands as integers or \"p/q\" "
-                                 "strings (a file of decimals is computed in floats)", path=p)
+                raise InputError("exact arithmetic needs every number of the file (vectors, "
+                                 "demands, weights, bounds, capacities) an integer or a \"p/q\" "
+                                 "string; a decimal is computed in floats", path=p)
             return prob if elastic else prob.replace(elastic=False)
         if port_rate is not None:  # the same refusal as for any JSON instance
             instance_io.loads(text, path=p, format="json", port_rate=port_rate)

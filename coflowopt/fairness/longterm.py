@@ -107,20 +107,25 @@ def compare_over_time(
     label among them, e.g. ``"hug"``) normalises the CCTs.
     """
     sim = _load_policies()
-    rows: list[LongTermRow] = []
+    runs: list[tuple[str, dict[str, Any]]] = []
     for item in schedulers:
-        if not (isinstance(item, str) or (isinstance(item, tuple) and len(item) == 2
+        if not (isinstance(item, str) or (isinstance(item, (tuple, list)) and len(item) == 2
                                           and isinstance(item[0], str)
                                           and isinstance(item[1], Mapping))):
             raise InstanceError(f"a scheduler is a name or a (name, params) pair, got {item!r:.60}")
-        name, params = (item, {}) if isinstance(item, str) else (item[0], dict(item[1]))
+        runs.append((item, {}) if isinstance(item, str) else (item[0], dict(item[1])))
+    none = np.zeros(0)
+    labels = [LongTermRow(name, params, none, none, 0.0).label for name, params in runs]
+    if baseline is not None and baseline not in labels:  # (before the simulations)
+        raise InstanceError(f"baseline '{baseline}' is not among the schedulers compared "
+                            f"({', '.join(labels)})")
+    rows: list[LongTermRow] = []
+    for name, params in runs:
         res = sim.simulate(instance, name, params, record=record)
         rows.append(LongTermRow(name, params, np.asarray(res.cct, dtype=np.float64),
                                 slowdown(instance, res.completion), float(res.runtime)))
     if baseline is not None:
-        base = next((r for r in rows if r.label == baseline), None)
-        if base is None:
-            raise InstanceError(f"baseline '{baseline}' is not among the schedulers compared")
+        base = next(r for r in rows if r.label == baseline)
         extra = {"baseline": baseline, "baseline_mean_cct": float(base.cct.mean()),
                  "baseline_max_cct": float(base.cct.max())}
         with np.errstate(divide="ignore", invalid="ignore"):

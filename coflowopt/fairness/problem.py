@@ -202,11 +202,13 @@ class FairnessProblem:
         fw = as_float(w)
         with np.errstate(over="ignore"):
             total = float(np.sum(fw)) if M else 1.0
-        if not exact and not (math.isfinite(total) and float(fw.min(initial=total)) / total > 0):
-            # the mechanisms sum w_k d_k over the coflows: an inf there made every progress 0
-            raise InstanceError(f"the weights span more than float64 holds (sum {total!r}, "
-                                f"smallest {float(fw.min())!r}); only their ratios matter: "
-                                "scale them toward 1")
+        if not exact and M and not (math.isfinite(total) and float(fw.min()) / total > 0
+                                    and math.isfinite(1.0 / float(fw.max()))):
+            # the mechanisms sum w_k d_k over the coflows (an inf there made every progress 0)
+            # and divide by it (1e-320 made every progress inf)
+            raise InstanceError(f"the weights lie beyond what float64 holds (sum {total!r}, "
+                                f"smallest {float(fw.min())!r}, largest {float(fw.max())!r}); "
+                                "only their ratios matter: scale them toward 1")
         b = self._per_coflow(self.bounds, M, ids, "bound", exact, default=math.inf)
         cap = self._per_link(self.capacity, L, names, exact)
         el = _flags(self.elastic, M)

@@ -329,3 +329,71 @@ def test_a_param_given_twice_is_refused(capsys, tmp_path):
                  ["simulate", path, "-s", "varys", "--param", "order=size", "--param", "order=width"]):
         code, out, err = _run(capsys, *argv)
         assert code == 2 and out == "" and "--param sets" in err and "twice" in err
+
+
+def test_a_network_written_another_way_is_the_same_network(capsys, tmp_path, monkeypatch):
+    # the note compared the options as written: a default spelled out, 2 against 2.0, or a
+    # graph file by a path relative to another folder said "made on another network"
+    doc = {"format": "coflowopt-instance/1", "ports": {"ingress": [1] * 8, "egress": [1] * 8},
+           "coflows": [{"id": "a", "flows": [[0, 5, 2.0], [1, 6, 1.0]]},
+                       {"id": "b", "release": 1, "flows": [[2, 7, 1.0]]}]}
+    path = tmp_path / "in.json"
+    path.write_text(json.dumps(doc))
+    (tmp_path / "g").mkdir()
+    graph = tmp_path / "g" / "two.json"
+    graph.write_text(json.dumps({
+        "topology": "graph", "nodes": [f"h{i}" for i in range(8)] + ["s", "t"],
+        "hosts": [f"h{i}" for i in range(8)], "directed": False,
+        "links": [[f"h{i}", "s" if i < 4 else "t", 1] for i in range(8)] + [["s", "t", 2]]}))
+    monkeypatch.chdir(tmp_path)
+    for made, checked in ((["spine-leaf:oversub=2"], ["spine-leaf:oversub=2.0,spines=4"]),
+                          (["fat-tree:k=4"], ["fat-tree:k=4,seed=0"]),
+                          (["graph:g/two.json"], [f"graph:{graph}"])):
+        sched = tmp_path / "s.json"
+        assert _run(capsys, "simulate", path, "-s", "varys", "--topology", *made, "--schedule",
+                    sched, "--no-progress")[0] == 0
+        code, _, err = _run(capsys, "validate", path, "--schedule", sched, "--topology", *checked)
+        assert code == 0 and err == "", (made, err)
+    # from another folder, the file's path still finds the graph
+    monkeypatch.chdir(tmp_path / "g")
+    code, _, err = _run(capsys, "validate", path, "--schedule", sched, "--topology", "graph:two.json")
+    assert code == 0 and err == ""
+    code, _, err = _run(capsys, "validate", path, "--schedule", sched)
+    assert code == 2 and f"--topology graph:{graph} --routing ecmp --routing-seed 0" in err
+
+
+@pytest.mark.parametrize(("placement", "where", "what"), [
+    ({"topology": "spine-leaf", "routing": "spray", "routing_seed": 5}, ".routing_seed",
+     "spray has none, got 5"),
+    ({"topology": "spine-leaf", "routing": "ecmp", "routing_seed": True}, ".routing_seed",
+     "an integer >= 0, got True"),
+    ({"topology": "spine-leaf", "routing": "ecmp", "routing_seed": "3"}, ".routing_seed",
+     "an integer >= 0, got '3'"),
+    ({"topology": "spine-leaf", "routing": "given"}, ".routing", "got 'given'"),
+    ({"topology": 4, "routing": "ecmp"}, ".topology", "got 4"),
+    ({"topology": "spine-leaf", "routing": "ecmp", "seed": 1}, ".seed", "not a key"),
+    ({"routing": "ecmp"}, "", "needs its topology"),
+])
+def test_a_bad_placement_names_its_key_and_value(capsys, tmp_path, placement, where, what):
+    path = tmp_path / "in.json"
+    path.write_text(json.dumps({"format": "coflowopt-instance/1", "ports": {
+        "ingress": [1, 1], "egress": [1, 1]}, "coflows": [{"id": "a", "flows": [[0, 1, 1.0]]}]}))
+    sched = tmp_path / "s.json"
+    sched.write_text(json.dumps({"format": "coflowopt-schedule/1", "_placement": placement,
+                                 "pieces": [["a", 0, 0.0, 1.0, 1.0]]}))
+    code, out, err = _run(capsys, "validate", path, "--schedule", sched)
+    assert code == 2 and out == ""
+    assert err.startswith(f"coflowopt: error: {sched}: at $._placement{where}: ") and what in err, err
+
+
+def test_listed_background_flows_between_hosts_the_graph_does_not_join(capsys, tmp_path):
+    doc = _graph_doc([["h0", "s0", 1], ["h1", "s1", 1], ["h2", "s0", 1]], ["h0", "h1", "h2"],
+                     "ecmp", [{"id": "a", "flows": [[0, 2, 1.0]]}])
+    path = tmp_path / "in.json"
+    path.write_text(json.dumps(doc))
+    bg = tmp_path / "bg.json"
+    bg.write_text(json.dumps({"flows": [[0.0, 0, 1, 1.0]]}))
+    code, out, err = _run(capsys, "simulate", path, "-s", "varys", "--background", f"file:{bg}")
+    assert code == 2 and out == "" and "Poisson" not in err
+    assert err.startswith(f"coflowopt: error: --background file:{bg}: on {path}: a background "
+                          "flow runs between hosts the fabric does not join")

@@ -79,6 +79,17 @@ def test_incremental_drf_tracks_arrivals_departures_and_changes() -> None:
         inc.remove("c0")
 
 
+def test_incremental_drf_keeps_a_coflow_whose_new_vector_it_refuses() -> None:
+    inc = IncrementalDRF(2)
+    inc.add("a", [1.0, 0.5])
+    inc.add("b", [0.5, 1.0])
+    with pytest.raises(InstanceError, match="must be finite and >= 0"):
+        inc.update("a", [1.0, -1.0])
+    assert len(inc) == 2 and inc.level == pytest.approx(2 / 3)
+    with pytest.raises(InstanceError, match="no coflow 'c'"):
+        inc.update("c", [1.0, 1.0])
+
+
 def test_incremental_drf_forgets_the_rounding_of_coflows_that_left() -> None:
     # 1 + 0.1 - 1 - 0.1 left 1/3.6e16 on a link, and P* of no coflows was 3.6e16, not inf
     inc = IncrementalDRF(2)
@@ -157,10 +168,14 @@ def test_bandwidth_in_absolute_units_uses_the_capacities() -> None:
 def test_weights_float64_cannot_sum_are_refused() -> None:
     # two coflows of weight 1e308: sum_k w_k d_k overflowed and every mechanism gave
     # progress 0 (equal weights are unit weights: 1/2 each)
-    with pytest.raises(InstanceError, match="the weights span more than float64 holds"):
-        FairnessProblem(np.ones((2, 2)), weights=np.array([1e308, 1e308]))
-    with pytest.raises(InstanceError, match="the weights span more than float64 holds"):
-        FairnessProblem(np.ones((2, 2)), weights=np.array([1e-320, 1e300]))
+    for weights in ([1e308, 1e308], [1e-320, 1e300], [1e-320, 1e-320]):  # (the last: inf)
+        with pytest.raises(InstanceError, match="the weights lie beyond what float64 holds"):
+            FairnessProblem(np.ones((2, 2)), weights=np.array(weights))
+    tiny = FairnessProblem(np.array([[1.0, 0.5], [0.5, 1.0]]), weights=np.array([1e-300, 1e-300]))
+    for name in ("drf", "hug", "psp"):
+        assert fairness.allocate(tiny, name).report().isolation_guarantee == pytest.approx(
+            fairness.allocate(FairnessProblem(np.array([[1.0, 0.5], [0.5, 1.0]])), name)
+            .report().isolation_guarantee * 1e300, rel=1e-9)
     prob = FairnessProblem(np.ones((2, 2)), weights=np.array([1e300, 1e300]))
     assert list(drf(prob).allocation[:, 0]) == [0.5, 0.5]
 

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 
-from coflowopt import Instance, check_feasible, io
+from coflowopt import Instance, InstanceError, check_feasible, io
 from coflowopt.fairness import compare_over_time
 from coflowopt.sim import SimulationError, simulate
 
@@ -142,3 +142,23 @@ def test_fairness_results_print_in_one_line() -> None:
                        (timeline, "FairnessTimeline(intervals=")):
         text = repr(obj)
         assert text.startswith(start) and "\n" not in text and len(text) < 200, text
+
+
+def test_compare_over_time_takes_pairs_as_lists_and_checks_the_baseline_first(monkeypatch) -> None:
+    from coflowopt.fairness import longterm
+
+    inst = io.read(TRACE).subset(range(5))
+    rows = compare_over_time(inst, ["hug", ["drf", {}]])
+    assert [r.label for r in rows] == ["hug", "drf"]
+    ran: list[str] = []
+
+    class Spy:
+        @staticmethod
+        def simulate(*args, **kwargs):
+            ran.append(args[1])
+            raise AssertionError("no simulation before the baseline is checked")
+
+    monkeypatch.setattr(longterm, "_load_policies", lambda: Spy)
+    with pytest.raises(InstanceError, match=r"baseline 'hug' is not among .*hug\(cooperative=True\)"):
+        compare_over_time(inst, [("hug", {"cooperative": True}), "drf"])
+    assert ran == []

@@ -88,6 +88,8 @@ def test_an_instance_the_tools_cannot_use_is_named(capsys, tmp_path, command):
             continue  # two coflows have correlations
         code, out, err = run(capsys, "mcs", command[0], path, *command[1:])
         assert code == 2 and out == "" and err.startswith(f"coflowopt: error: {path}: "), err
+        if command != ["stats"]:
+            assert "offered load is nan (it needs coflows that arrive over time)" in err
 
 
 def test_a_dp_too_large_names_the_options(capsys):
