@@ -259,21 +259,6 @@ def test_a_schedule_made_on_a_network_is_checked_there(capsys, tmp_path):
         assert code == 0 and json.loads(out)["schedule"]["made_on"]["routing"] == "spray"
 
 
-@pytest.mark.parametrize("placement", [
-    "spine-leaf", {"topology": "torus"}, {"topology": "spine-leaf", "routing": "given"},
-    {"topology": "spine-leaf", "routing": "ecmp", "routing_seed": -1},
-    {"topology": "spine-leaf", "routing": "ecmp", "seed": 1}])
-def test_a_bad_placement_in_a_schedule_file_is_named(capsys, tmp_path, placement):
-    path = tmp_path / "in.json"
-    path.write_text(json.dumps({"format": "coflowopt-instance/1", "ports": {
-        "ingress": [1, 1], "egress": [1, 1]}, "coflows": [{"id": "a", "flows": [[0, 1, 1.0]]}]}))
-    sched = tmp_path / "s.json"
-    sched.write_text(json.dumps({"format": "coflowopt-schedule/1", "_placement": placement,
-                                 "pieces": [["a", 0, 0.0, 1.0, 1.0]]}))
-    code, out, err = _run(capsys, "validate", path, "--schedule", sched)
-    assert code == 2 and out == "" and err.startswith(f"coflowopt: error: {sched}: at $._placement")
-
-
 def _graph_doc(links, hosts, routing, coflows, directed=False, **extra):
     nodes = sorted({n for a, b, _ in links for n in (a, b)}, key=lambda n: (n not in hosts, n))
     fabric = {"topology": "graph", "nodes": nodes, "hosts": hosts, "links": links,
@@ -373,6 +358,10 @@ def test_a_network_written_another_way_is_the_same_network(capsys, tmp_path, mon
     ({"topology": 4, "routing": "ecmp"}, ".topology", "got 4"),
     ({"topology": "spine-leaf", "routing": "ecmp", "seed": 1}, ".seed", "not a key"),
     ({"routing": "ecmp"}, "", "needs its topology"),
+    ("spine-leaf", "", "a placement is {"),
+    ({"topology": "torus", "routing": "ecmp"}, ".topology", "unknown topology 'torus'"),
+    ({"topology": "spine-leaf", "routing": "ecmp", "routing_seed": -1}, ".routing_seed",
+     "an integer >= 0, got -1"),
 ])
 def test_a_bad_placement_names_its_key_and_value(capsys, tmp_path, placement, where, what):
     path = tmp_path / "in.json"
