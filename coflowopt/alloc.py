@@ -80,7 +80,7 @@ def max_min(
     ub = np.full(n, np.inf) if upper is None else np.asarray(upper, dtype=np.float64).reshape(-1)
     if ub.size != n:
         raise ValueError("upper must have one entry per row")
-    if n and w.max() <= _SPREAD * w.min():
+    if n and w.max() / _SPREAD <= w.min():  # (not _SPREAD * w.min(): 1e305 overflowed)
         split = _bipartite_split(a)
         if split is not None:
             return _max_min_bipartite(a, cap, w, ub, split)

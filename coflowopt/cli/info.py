@@ -232,7 +232,7 @@ def run_validate(args: argparse.Namespace) -> int:
     code = 0
     if args.schedule:
         sched, meta = read_schedule_file(args.schedule, inst)
-        made_on = _made_on(meta, args, inst)
+        made_on, same = _made_on(meta, args, inst)
         rejected = meta.get("rejected", [])
         after = set(meta.get("served_after", []))
         checked, sched = _without(inst, sched, rejected, args.schedule)
@@ -270,7 +270,7 @@ def run_validate(args: argparse.Namespace) -> int:
     print(f"{args.file}: valid instance ({size_text(inst)})")
     if args.schedule:
         here = placement_record(args)
-        if made_on is not None and here is not None and not _same_network(inst, made_on, args):
+        if made_on is not None and here is not None and same is False:
             print(f"coflowopt: note: {args.schedule} was made on {placement_options(made_on)}; "
                   f"checked here on {placement_options(here)}, another network or routing",
                   file=sys.stderr)
@@ -286,13 +286,15 @@ def run_validate(args: argparse.Namespace) -> int:
     return code
 
 
-def _made_on(meta: dict, args: argparse.Namespace, inst: Instance) -> dict | None:
+def _made_on(meta: dict, args: argparse.Namespace,
+             inst: Instance) -> tuple[dict | None, bool | None]:
     """The network a schedule file says it was made on (its ``placement``: the options of
-    :func:`placement_record`), checked; a schedule made on a network is not checked on the
-    big switch, where that network's links would go unchecked."""
+    :func:`placement_record`), checked, and whether it is ``inst``'s (``None``: not asked,
+    or the file has its own fabric). A schedule made on a network is not checked on the big
+    switch, where that network's links would go unchecked."""
     made = meta.get("placement")
     if made is None:
-        return None
+        return None, None
     where = "$._placement" if schedule_format(args.schedule).name == "json" else "metadata.placement"
 
     def bad(key: str, what: str) -> InputError:
@@ -319,26 +321,24 @@ def _made_on(meta: dict, args: argparse.Namespace, inst: Instance) -> dict | Non
         parse_topology(made["topology"])
     except InputError as exc:
         raise InputError(exc.message, path=args.schedule, json_path=f"{where}.topology") from None
-    if placement_record(args) is None and not isinstance(inst.fabric, Network):
-        raise InputError(f"was made on a network ({placement_options(made)}): give those options "
-                         "to check it there (on the big switch, that network's links would go "
-                         "unchecked)", path=args.schedule)
-    return made
-
-
-def _same_network(inst: Instance, made: dict, args: argparse.Namespace) -> bool:
-    """Whether the placement a schedule records puts the file's ports on ``inst``'s network
-    with ``inst``'s routes (the options as written may differ: defaults, a graph file's
-    path); False when it cannot be rebuilt."""
+    if placement_record(args) is None:
+        if not isinstance(inst.fabric, Network):
+            raise InputError(f"was made on a network ({placement_options(made)}): give those "
+                             "options to check it there (on the big switch, that network's "
+                             "links would go unchecked)", path=args.schedule)
+        return made, None  # (the file's own network: the options cannot be put on it)
+    # the recorded network rebuilt (the options as written may differ from the ones given
+    # here: defaults, a graph file's path) and compared with the one checked on
     try:
         other = load_instance(argparse.Namespace(**{
             **vars(args), "topology": made["topology"], "routing": made["routing"],
             "routing_seed": made.get("routing_seed")}))
-    except CoflowoptError:
-        return False
+    except CoflowoptError as exc:
+        raise InputError(f"cannot be rebuilt: {exc}", path=args.schedule,
+                         json_path=f"{where}.topology") from None
     a, b = inst.routes, other.routes
-    return (a.shape == b.shape and (a != b).nnz == 0
-            and np.array_equal(inst.fabric.capacity, other.fabric.capacity))
+    return made, bool(a.shape == b.shape and (a != b).nnz == 0
+                      and np.array_equal(inst.fabric.capacity, other.fabric.capacity))
 
 
 def _without(inst: Instance, sched: Schedule, rejected: list[str],

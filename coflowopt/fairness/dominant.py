@@ -111,7 +111,7 @@ class IncrementalDRF:
             if vector.shape[-1] != L or (vector.ndim == 2 and vector.shape[0] != 1):
                 raise InstanceError(f"the vector of coflow '{coflow}' must be 1 x {L}, got shape "
                                     f"{vector.shape}")
-            v = sp.csr_array(vector)
+            v = sp.csr_array(vector, copy=True)  # (summing duplicates must not touch the caller's)
             v.sum_duplicates()
             idx = np.asarray(v.indices, dtype=np.int64)
             val = np.asarray(v.data, dtype=np.float64) * float(weight)

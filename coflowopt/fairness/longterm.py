@@ -107,11 +107,15 @@ def compare_over_time(
     label among them, e.g. ``"hug"``) normalises the CCTs.
     """
     sim = _load_policies()
+    if isinstance(schedulers, str) or not isinstance(schedulers, Sequence):
+        raise InstanceError(f"schedulers is a list of names or (name, params) pairs, got "
+                            f"{schedulers!r:.60}")
     runs: list[tuple[str, dict[str, Any]]] = []
     for item in schedulers:
         if not (isinstance(item, str) or (isinstance(item, (tuple, list)) and len(item) == 2
                                           and isinstance(item[0], str)
-                                          and isinstance(item[1], Mapping))):
+                                          and isinstance(item[1], Mapping)
+                                          and all(isinstance(k, str) for k in item[1]))):
             raise InstanceError(f"a scheduler is a name or a (name, params) pair, got {item!r:.60}")
         runs.append((item, {}) if isinstance(item, str) else (item[0], dict(item[1])))
     none = np.zeros(0)

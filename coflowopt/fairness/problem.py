@@ -199,11 +199,11 @@ class FairnessProblem:
             )
 
         w = self._per_coflow(self.weights, M, ids, "weight", exact, default=1)
-        fw = as_float(w)
+        fw = as_float(w)  # (a Fraction beyond float64 was refused above)
         with np.errstate(over="ignore"):
             total = float(np.sum(fw)) if M else 1.0
-        if not exact and M and not (math.isfinite(total) and float(fw.min()) / total > 0
-                                    and math.isfinite(1.0 / float(fw.max()))):
+        if M and not (math.isfinite(total) and float(fw.min()) / total > 0
+                      and math.isfinite(1.0 / float(fw.max()))):
             # the mechanisms sum w_k d_k over the coflows (an inf there made every progress 0)
             # and divide by it (1e-320 made every progress inf)
             raise InstanceError(f"the weights lie beyond what float64 holds (sum {total!r}, "
@@ -252,7 +252,11 @@ class FairnessProblem:
             arr = to_number_array(np.array(items, dtype=object), exact=exact)
         except (TypeError, ValueError) as exc:
             raise InstanceError(f"{what}s must be numbers: {exc}") from None
-        f = as_float(arr)
+        try:
+            f = as_float(arr)
+        except OverflowError:  # a Fraction beyond float64 (10**400)
+            raise InstanceError(f"the {what}s lie beyond what float64 holds; scale them toward "
+                                "1") from None
         bad = np.flatnonzero(np.isnan(f) | (f <= 0) | (np.isinf(f) & (what != "bound")))
         if bad.size:
             k = int(bad[0])

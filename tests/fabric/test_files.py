@@ -362,6 +362,10 @@ def test_a_network_written_another_way_is_the_same_network(capsys, tmp_path, mon
     ({"topology": "torus", "routing": "ecmp"}, ".topology", "unknown topology 'torus'"),
     ({"topology": "spine-leaf", "routing": "ecmp", "routing_seed": -1}, ".routing_seed",
      "an integer >= 0, got -1"),
+    # a network the options cannot make (checked where --topology is given: the big switch
+    # refuses every placement first)
+    ({"topology": "spine-leaf:oversub=-1", "routing": "spray"}, ".topology", "cannot be rebuilt"),
+    ({"topology": "fat-tree:k=3", "routing": "spray"}, ".topology", "cannot be rebuilt"),
 ])
 def test_a_bad_placement_names_its_key_and_value(capsys, tmp_path, placement, where, what):
     path = tmp_path / "in.json"
@@ -370,7 +374,8 @@ def test_a_bad_placement_names_its_key_and_value(capsys, tmp_path, placement, wh
     sched = tmp_path / "s.json"
     sched.write_text(json.dumps({"format": "coflowopt-schedule/1", "_placement": placement,
                                  "pieces": [["a", 0, 0.0, 1.0, 1.0]]}))
-    code, out, err = _run(capsys, "validate", path, "--schedule", sched)
+    given = ["--topology", "spine-leaf", "--routing", "spray"] if "rebuilt" in what else []
+    code, out, err = _run(capsys, "validate", path, "--schedule", sched, *given)
     assert code == 2 and out == ""
     assert err.startswith(f"coflowopt: error: {sched}: at $._placement{where}: ") and what in err, err
 

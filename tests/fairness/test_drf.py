@@ -79,6 +79,15 @@ def test_incremental_drf_tracks_arrivals_departures_and_changes() -> None:
         inc.remove("c0")
 
 
+def test_incremental_drf_leaves_the_callers_sparse_vector_alone() -> None:
+    v = sp.csr_array((np.array([1.0, 2.0, 0.0]), np.array([0, 0, 2]), np.array([0, 3])),
+                     shape=(1, 3))
+    inc = IncrementalDRF(3)
+    inc.add("a", v)
+    assert list(v.data) == [1.0, 2.0, 0.0] and list(v.indices) == [0, 0, 2]
+    assert inc.level == pytest.approx(1 / 3)
+
+
 def test_incremental_drf_keeps_a_coflow_whose_new_vector_it_refuses() -> None:
     inc = IncrementalDRF(2)
     inc.add("a", [1.0, 0.5])
@@ -176,6 +185,9 @@ def test_weights_float64_cannot_sum_are_refused() -> None:
         assert fairness.allocate(tiny, name).report().isolation_guarantee == pytest.approx(
             fairness.allocate(FairnessProblem(np.array([[1.0, 0.5], [0.5, 1.0]])), name)
             .report().isolation_guarantee * 1e300, rel=1e-9)
+    for weights in ([F(1, 10**320), F(2, 10**320)], [10**400, 10**400]):  # exact too
+        with pytest.raises(InstanceError, match="the weights lie beyond what float64 holds"):
+            FairnessProblem(np.ones((2, 2), dtype=int), weights=weights)
     prob = FairnessProblem(np.ones((2, 2)), weights=np.array([1e300, 1e300]))
     assert list(drf(prob).allocation[:, 0]) == [0.5, 0.5]
 

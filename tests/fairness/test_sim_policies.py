@@ -159,6 +159,9 @@ def test_compare_over_time_takes_pairs_as_lists_and_checks_the_baseline_first(mo
             raise AssertionError("no simulation before the baseline is checked")
 
     monkeypatch.setattr(longterm, "_load_policies", lambda: Spy)
+    for bad in ("hug", None, [("hug", {1: 2, "a": 3})]):
+        with pytest.raises(InstanceError, match=r"a list of names or|a name or a"):
+            compare_over_time(inst, bad)
     with pytest.raises(InstanceError, match=r"baseline 'hug' is not among .*hug\(cooperative=True\)"):
         compare_over_time(inst, [("hug", {"cooperative": True}), "drf"])
     assert ran == []
