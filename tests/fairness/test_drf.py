@@ -225,3 +225,19 @@ _INELASTIC = FairnessProblem([[F(1, 2), 1], [1, F(1, 6)]], elastic=False)
 def test_a_bad_argument_is_a_clear_error(call) -> None:
     with pytest.raises(InstanceError):
         call()
+
+
+def test_weights_near_float64s_top_give_no_warning() -> None:
+    # max-min's spread test multiplied the smallest weight by 1e6: an overflow warning on
+    # the terminal, from weights the problem accepts
+    import warnings
+
+    prob = FairnessProblem(np.array([[1.0, 0.5], [0.5, 1.0], [1.0, 1.0]]),
+                           weights=np.array([1e305, 2e305, 3e305]))
+    unit = FairnessProblem(np.array([[1.0, 0.5], [0.5, 1.0], [1.0, 1.0]]),
+                           weights=np.array([1.0, 2.0, 3.0]))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for name in ("hug", "psp"):
+            got = fairness.allocate(prob, name).allocation
+            assert np.allclose(got, fairness.allocate(unit, name).allocation, rtol=1e-9)
