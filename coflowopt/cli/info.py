@@ -336,9 +336,23 @@ def _made_on(meta: dict, args: argparse.Namespace,
     except CoflowoptError as exc:
         raise InputError(f"cannot be rebuilt: {exc}", path=args.schedule,
                          json_path=f"{where}.topology") from None
-    a, b = inst.routes, other.routes
-    return made, bool(a.shape == b.shape and (a != b).nnz == 0
-                      and np.array_equal(inst.fabric.capacity, other.fabric.capacity))
+    return made, _same_links_and_routes(inst, other)
+
+
+def _same_links_and_routes(a: Instance, b: Instance) -> bool:
+    """Whether two placements of one file have the same links (by name, with the same
+    capacities) and route every flow over the same links with the same shares, whatever
+    order their graph files list the links in."""
+    fa, fb = a.fabric, b.fabric
+    if fa.num_links != fb.num_links or a.routes.shape != b.routes.shape:
+        return False
+    names_a = np.array([fa.link_name(i) for i in range(fa.num_links)])
+    names_b = np.array([fb.link_name(i) for i in range(fb.num_links)])
+    pa, pb = np.argsort(names_a, kind="stable"), np.argsort(names_b, kind="stable")
+    if not (np.array_equal(names_a[pa], names_b[pb])
+            and np.array_equal(np.asarray(fa.capacity)[pa], np.asarray(fb.capacity)[pb])):
+        return False
+    return bool((a.routes[:, pa] != b.routes[:, pb]).nnz == 0)
 
 
 def _without(inst: Instance, sched: Schedule, rejected: list[str],

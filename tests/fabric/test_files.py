@@ -339,6 +339,14 @@ def test_a_network_written_another_way_is_the_same_network(capsys, tmp_path, mon
                     sched, "--no-progress")[0] == 0
         code, _, err = _run(capsys, "validate", path, "--schedule", sched, "--topology", *checked)
         assert code == 0 and err == "", (made, err)
+    # the same graph with its links listed backwards, each from its other end
+    doc_g = json.loads(graph.read_text())
+    doc_g["links"] = [[b, a, c] for a, b, c in reversed(doc_g["links"])]
+    backwards = tmp_path / "backwards.json"
+    backwards.write_text(json.dumps(doc_g))
+    code, _, err = _run(capsys, "validate", path, "--schedule", sched, "--topology",
+                        f"graph:{backwards}")
+    assert code == 0 and err == ""
     # from another folder, the file's path still finds the graph
     monkeypatch.chdir(tmp_path / "g")
     code, _, err = _run(capsys, "validate", path, "--schedule", sched, "--topology", "graph:two.json")
