@@ -101,7 +101,14 @@ def add_json_argument(parser: argparse.ArgumentParser) -> None:
 
 
 def load_instance(args: argparse.Namespace) -> Instance:
-    """The instance FILE names; its format (given or detected) is kept as ``args.input_format``."""
+    """The instance FILE names, on --topology's network if given; its format (given or
+    detected) is kept as ``args.input_format``."""
+    return placement(args)(read_instance(args))
+
+
+def read_instance(args: argparse.Namespace) -> Instance:
+    """The instance FILE names as the file holds it (--offline applied, --topology not yet:
+    :func:`load_instance` puts it there)."""
     path = str(args.file)
     inst, args.input_format = io.loads(
         read_text(path), path=path, format=args.format, port_rate=args.port_rate)
@@ -110,7 +117,7 @@ def load_instance(args: argparse.Namespace) -> Instance:
     if getattr(args, "topology", None) is not None and not isinstance(inst.fabric, Fabric):
         raise InputError(f"--topology puts a big-switch instance on a network; {path} has its own "
                          "fabric (edit its \"fabric\" object instead)")
-    return placement(args)(inst)
+    return inst
 
 
 def placement_record(args: argparse.Namespace) -> dict[str, Any] | None:

@@ -23,11 +23,13 @@ from ._util import (
     emit_json,
     format_table,
     load_instance,
+    placement,
     placement_options,
     placement_record,
     plural,
     positive_float,
     positive_int,
+    read_instance,
     size_text,
     size_unit,
     time_unit,
@@ -227,12 +229,13 @@ def run_info(args: argparse.Namespace) -> int:
 def run_validate(args: argparse.Namespace) -> int:
     if args.deadlines and not args.schedule:
         raise InputError("--deadlines checks a schedule's deadlines; give one with --schedule")
-    inst = load_instance(args)
+    base = read_instance(args)
+    inst = placement(args)(base)
     result: dict = {"file": args.file, "valid": True, "coflows": inst.num_coflows, "flows": inst.num_flows}
     code = 0
     if args.schedule:
         sched, meta = read_schedule_file(args.schedule, inst)
-        made_on, same = _made_on(meta, args, inst)
+        made_on, same = _made_on(meta, args, base, inst)
         rejected = meta.get("rejected", [])
         after = set(meta.get("served_after", []))
         checked, sched = _without(inst, sched, rejected, args.schedule)
@@ -286,12 +289,13 @@ def run_validate(args: argparse.Namespace) -> int:
     return code
 
 
-def _made_on(meta: dict, args: argparse.Namespace,
+def _made_on(meta: dict, args: argparse.Namespace, base: Instance,
              inst: Instance) -> tuple[dict | None, bool | None]:
     """The network a schedule file says it was made on (its ``placement``: the options of
-    :func:`placement_record`), checked, and whether it is ``inst``'s (``None``: not asked,
-    or the file has its own fabric). A schedule made on a network is not checked on the big
-    switch, where that network's links would go unchecked."""
+    :func:`placement_record`), checked, and whether it is ``inst``'s (``base`` put where the
+    options say; ``None``: not asked, or the file has its own fabric). A schedule made on a
+    network is not checked on the big switch, where that network's links would go
+    unchecked."""
     made = meta.get("placement")
     if made is None:
         return None, None
@@ -330,9 +334,8 @@ def _made_on(meta: dict, args: argparse.Namespace,
     # the recorded network rebuilt (the options as written may differ from the ones given
     # here: defaults, a graph file's path) and compared with the one checked on
     try:
-        other = load_instance(argparse.Namespace(**{
-            **vars(args), "topology": made["topology"], "routing": made["routing"],
-            "routing_seed": made.get("routing_seed")}))
+        other = placement(argparse.Namespace(topology=made["topology"], routing=made["routing"],
+                                             routing_seed=made.get("routing_seed")))(base)
     except CoflowoptError as exc:
         raise InputError(f"cannot be rebuilt: {exc}", path=args.schedule,
                          json_path=f"{where}.topology") from None

@@ -104,8 +104,6 @@ def consumption(
     allocation: npt.NDArray[Any], truth: FairnessProblem, prog: npt.NDArray[Any] | None = None
 ) -> npt.NDArray[Any]:
     """What each coflow actually uses of each link (see the module docstring)."""
-    from .problem import check_problem
-
     d = check_problem(truth, "consumption").vectors
     p = progress(allocation, truth) if prog is None else prog
     used = as_float(d) > 0
@@ -176,8 +174,6 @@ class FairnessReport:
 
 def evaluate(alloc: FairAllocation, truth: FairnessProblem | None = None) -> FairnessReport:
     """All metrics of ``alloc`` when the coflows' true vectors are ``truth``."""
-    from .problem import check_problem
-
     if not isinstance(alloc, FairAllocation):
         raise InstanceError(f"evaluate takes a FairAllocation (what drf, hug, allocate, ... "
                             f"return), got {type(alloc).__name__}")
