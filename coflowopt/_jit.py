@@ -23,7 +23,8 @@ and is decided by how long each would take:
 - inside :func:`interpreting`, every kernel runs as plain Python, and inside
   :func:`compiling` every kernel compiles (for tests and benchmarks; the environment
   variable ``COFLOWOPT_JIT=auto|interpret|compile`` chooses for :func:`for_instance`).
-  A context inside another keeps the outer one's rule.
+  :func:`adaptive` and :func:`for_instance` inside another context keep the outer one's
+  rule; :func:`interpreting` and :func:`compiling` impose theirs wherever they are.
 
 Compiling. :func:`on_compile` registers a callback that hears each compilation (the
 command line announces them); ``coflowopt compile`` compiles every scheduler's kernels
@@ -58,6 +59,8 @@ import numba
 from numba.core import caching, config, event
 from numba.core import types as nbtypes
 from numba.core.registry import CPUDispatcher
+
+from .errors import InputError
 
 __all__ = [
     "INTERPRET_MAX_FLOWS",
@@ -282,6 +285,9 @@ def for_instance(num_flows: int, jit: str | None = None) -> contextlib.AbstractC
     the outer one's rule holds."""
     if jit is None:
         jit = os.environ.get("COFLOWOPT_JIT", "").strip().lower() or "auto"
+        if jit not in JIT_MODES:
+            raise InputError(f"the environment variable COFLOWOPT_JIT must be one of "
+                             f"{', '.join(JIT_MODES)} (or unset), got {os.environ['COFLOWOPT_JIT']!r}")
     if jit not in JIT_MODES:
         raise ValueError(f"jit must be one of {', '.join(JIT_MODES)}, got {jit!r}")
     if _state.mode != _DEFAULT or _state.depth:

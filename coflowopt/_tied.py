@@ -267,7 +267,7 @@ def sweep(cap, tol, rounding, bptr, blink, bmult, ba, bb, sptr, sbund,  # type: 
                                     over, w_link, w_t, w_ex)
             load[u] += pr_d[i_pr]
             i_pr += 1
-    order = np.argsort(-w_ex)
+    order = np.argsort(-w_ex, kind="mergesort")  # stable: the same order compiled or not
     k = 0
     for i in range(keep):
         if w_link[i] >= 0:

@@ -257,3 +257,23 @@ def test_capacity_violations_name_the_link_segment_and_flows():
     v = next(v for v in report.violations if v.kind == "capacity")
     assert v.link is not None and v.interval is not None and v.excess > 0
     assert "flows: flow" in v.message and "> capacity 1" in v.message
+
+
+def test_the_worst_violations_come_in_the_same_order_compiled_or_interpreted():
+    # 40 links over capacity by the same amount: more reports than an insertion sort
+    # handles, where an unstable sort would order the ties differently each way
+    from coflowopt import _jit
+
+    P = 40
+    inst = Instance(Fabric.uniform(P), tuple(Coflow(f"c{i}", [i], [i], [1.0]) for i in range(P)))
+    F = inst.num_flows
+    tied = TiedPieces(flow=np.arange(F), start=np.zeros(F), end=np.full(F, 0.5),
+                      weight=np.full(F, 2.0), series_a=np.arange(F), series_b=np.full(F, -1),
+                      level_series=np.arange(F), level_time=np.zeros(F), level=np.ones(F))
+    s = Schedule(np.zeros(0, np.int64), np.zeros(0), np.zeros(0), np.zeros(0), tied=tied)
+    reports = []
+    for mode in (_jit.compiling, _jit.interpreting):
+        with mode():
+            reports.append([str(v) for v in check_feasible(inst, s, max_reports=2 * P).violations])
+    assert len(reports[0]) == 2 * P
+    assert reports[0] == reports[1]

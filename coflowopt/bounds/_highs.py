@@ -196,6 +196,9 @@ class LPSolution:
         return self.status == "infeasible" and bool(self.info.get("certified"))
 
 
+_EPS = float(np.finfo(np.float64).eps)
+
+
 def safe_dual_bound(
     c: FloatArray, A: sp.csr_array, row_lo: FloatArray, row_hi: FloatArray,
     col_lo: FloatArray, col_hi: FloatArray, y: FloatArray,
@@ -204,7 +207,9 @@ def safe_dual_bound(
 
     Multipliers whose sign needs an infinite side are set to zero first (the
     bound stays valid for any multipliers), so the result is ``-inf`` only
-    when a reduced cost needs an infinite column bound.
+    when a reduced cost needs an infinite column bound. The value is lowered by a
+    bound on its floating-point rounding (a few ulps of the magnitude of the terms it
+    sums), so that it stays below the LP's optimum, not just within rounding of it.
     """
     return _lagrangian(c, A, row_lo, row_hi, col_lo, col_hi, y)[0]
 
@@ -213,8 +218,8 @@ def _lagrangian(
     c: FloatArray, A: sp.csr_array, row_lo: FloatArray, row_hi: FloatArray,
     col_lo: FloatArray, col_hi: FloatArray, y: FloatArray, *, size: bool = False,
 ) -> tuple[float, float]:
-    """:func:`safe_dual_bound`'s value and, with ``size``, the magnitude of the terms it
-    sums (for a rounding margin; it takes a copy of ``A``, so only on request)."""
+    """``(value, nan)`` of :func:`safe_dual_bound`, less its rounding margin; with ``size``,
+    the value as summed and the magnitude of the terms it sums."""
     y = np.array(y, dtype=np.float64, copy=True)
     y[(y > 0) & ~np.isfinite(row_lo)] = 0.0
     y[(y < 0) & ~np.isfinite(row_hi)] = 0.0
@@ -229,11 +234,19 @@ def _lagrangian(
         neg, z * np.where(neg, col_hi, 0.0), 0.0
     )
     value = float(math.fsum(rows) + math.fsum(cols))
-    if not size:
-        return value, math.nan
     cb = np.maximum(np.abs(np.where(np.isfinite(col_lo), col_lo, 0.0)),
                     np.abs(np.where(np.isfinite(col_hi), col_hi, 0.0)))
-    return value, float(np.abs(rows).sum() + (np.abs(c) + abs(A).T @ np.abs(y)) @ cb)
+    absA = sp.csr_array((np.abs(A.data), A.indices, A.indptr), shape=A.shape)
+    col_terms = (np.abs(c) + absA.T @ np.abs(y)) * cb
+    row_terms = float(np.abs(rows).sum())
+    if size:
+        return value, row_terms + float(col_terms.sum())
+    # the rounding: a reduced cost sums (its column's nonzeros + 1) products, its term takes
+    # one product more, a row's term one, and the sums one rounding each; each errs by at
+    # most an ulp of the magnitudes summed
+    per_col = np.bincount(A.indices, minlength=A.shape[1]) + 2.0
+    margin = _EPS * (float(per_col @ col_terms) + row_terms + 2.0 * abs(value))
+    return value - margin, math.nan
 
 
 def _status(h: highspy.Highs) -> str:

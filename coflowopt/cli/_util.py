@@ -21,6 +21,7 @@ from .._files import parse_json, read_text
 from .._text import plural
 from ..errors import InputError, InstanceError, require
 from ..fabric import ROUTINGS, parse_topology, place, topology_from_json
+from ..fabric.network import MAX_SEED
 from ..instance import Fabric, Instance
 from ..io._common import atomic_writer, check_writable
 from ..io.schedule_file import schedule_format
@@ -83,7 +84,9 @@ def add_input_arguments(parser: argparse.ArgumentParser) -> None:
 
 def add_topology_arguments(parser: argparse.ArgumentParser) -> None:
     """--topology, --routing and --routing-seed: put the instance's ports on a network."""
-    g = parser.add_argument_group("fabric (default: the instance's own, the big switch for traces)")
+    g = parser.add_argument_group(
+        "fabric (default: the instance's own, the big switch for traces; --topology places a "
+        "big-switch instance, and refuses a file with a fabric of its own)")
     g.add_argument(
         "--topology", metavar="SPEC", default=None,
         help="put the ports on a network: spine-leaf[:spines=4,oversub=10,...] (port p = host p, "
@@ -92,8 +95,9 @@ def add_topology_arguments(parser: argparse.ArgumentParser) -> None:
     g.add_argument("--routing", choices=list(ROUTINGS[:2]), default=None,
                    help="routing on --topology: ecmp (one equal-cost path per flow, hashed; the "
                    "default) or spray (rate split over all equal-cost paths)")
-    g.add_argument("--routing-seed", type=nonnegative_int, default=None, metavar="N",
-                   help="ECMP's hash seed (default 0); results under ecmp depend on it")
+    g.add_argument("--routing-seed", type=routing_seed, default=None, metavar="N",
+                   help="ECMP's hash seed, 0 to 2**64 - 1 (default 0); results under ecmp depend "
+                   "on it")
 
 
 def add_json_argument(parser: argparse.ArgumentParser) -> None:
@@ -234,13 +238,16 @@ def nonnegative_float(text: str) -> float:
     return value
 
 
-def _int_at_least(text: str, minimum: int) -> int:
+def _int_at_least(text: str, minimum: int, maximum: int | None = None) -> int:
     try:
         value = int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected an integer, got '{text}'") from None
     if value < minimum:
         raise argparse.ArgumentTypeError(f"expected an integer >= {minimum}, got '{text}'")
+    if maximum is not None and value > maximum:
+        raise argparse.ArgumentTypeError(f"expected an integer from {minimum} to {maximum}, "
+                                         f"got '{text}'")
     return value
 
 
@@ -250,6 +257,11 @@ def positive_int(text: str) -> int:
 
 def nonnegative_int(text: str) -> int:
     return _int_at_least(text, 0)
+
+
+def routing_seed(text: str) -> int:
+    """--routing-seed: ECMP's hash takes 64 bits of it (:data:`coflowopt.fabric.network.MAX_SEED`)."""
+    return _int_at_least(text, 0, MAX_SEED)
 
 
 def size_text(inst: Instance, *, ports: bool = True) -> str:

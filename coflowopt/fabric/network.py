@@ -39,7 +39,7 @@ from .._text import plural, value_text
 from ..errors import InstanceError
 from .topology import Topology
 
-__all__ = ["MAX_SPRAY_ENTRIES", "ROUTINGS", "Network", "flow_hash"]
+__all__ = ["MAX_SEED", "MAX_SPRAY_ENTRIES", "ROUTINGS", "Network", "flow_hash"]
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
@@ -47,6 +47,10 @@ IntArray = npt.NDArray[np.int64]
 ROUTINGS = ("ecmp", "spray", "given")
 """The routings a :class:`Network` knows (``free``, any routing, is a bound's relaxation,
 not a routing a schedule can follow)."""
+
+MAX_SEED = 2**64 - 1
+"""The largest routing seed: ECMP's hash (:func:`flow_hash`) takes 64 bits of it, so a larger
+seed would give another's routes."""
 
 MAX_SPRAY_ENTRIES = 50_000_000
 """Most (flow, path, link) triples ``spray`` enumerates: on the k = 24 fat-tree a flow across
@@ -71,6 +75,14 @@ def _id_hash(coflow_id: str) -> int:
     return int.from_bytes(hashlib.blake2b(coflow_id.encode(), digest_size=8).digest(), "little")
 
 
+def _seed(seed: Any, key: str | None = None) -> int:
+    """A routing seed as an ``int``, refused outside ``0..MAX_SEED``."""
+    if not natural_number(seed) or int(seed) > MAX_SEED:
+        raise InstanceError(f"the routing seed must be an integer from 0 to 2**64 - 1 (ECMP's "
+                            f"hash takes 64 bits), got {seed!r:.60}", field=key)
+    return int(seed)
+
+
 def flow_hash(ids: Sequence[str], ptr: IntArray, src: IntArray, dst: IntArray,
               seed: int) -> npt.NDArray[np.uint64]:
     """ECMP's hash of each flow: (coflow id, index within the coflow, src, dst, seed).
@@ -83,15 +95,13 @@ def flow_hash(ids: Sequence[str], ptr: IntArray, src: IntArray, dst: IntArray,
         raise InstanceError(f"src and dst must be one host each per flow, got {src.size} and "
                             f"{dst.size}")
     _check_names(ids, ptr, src.size)
-    if not natural_number(seed):
-        raise InstanceError(f"the routing seed must be an integer >= 0, got {seed!r:.60}")
-    seed = int(seed)
+    seed = _seed(seed)
     K = len(ids)
     width = np.diff(np.asarray(ptr, dtype=np.int64)).astype(np.int64)
     k = np.repeat(np.arange(K, dtype=np.int64), width)
     local = np.arange(int(ptr[-1]) if K else 0, dtype=np.int64) - np.asarray(ptr, np.int64)[:-1][k]
     hk = np.array([_id_hash(c) for c in ids], dtype=np.uint64)[k]
-    s = np.uint64(seed & 0xFFFFFFFFFFFFFFFF)
+    s = np.uint64(seed)
     x = _mix(hk ^ _mix(np.full(k.size, s, dtype=np.uint64)))
     x = _mix(x ^ local.astype(np.uint64))
     x = _mix(x ^ (src.astype(np.uint64) << np.uint64(32)) ^ dst.astype(np.uint64))
@@ -131,10 +141,7 @@ class Network(Frozen):
         if self.routing not in ROUTINGS:
             raise InstanceError(f"unknown routing '{self.routing}' (known: {', '.join(ROUTINGS)})",
                                 field="routing")
-        if not natural_number(self.seed):
-            raise InstanceError(f"the routing seed must be an integer >= 0, got {self.seed!r:.60}",
-                                field="seed")
-        set_(self, "seed", int(self.seed))
+        set_(self, "seed", _seed(self.seed, key="seed"))
         topo = self.topology
         H = topo.num_hosts
         cap = topo.capacity

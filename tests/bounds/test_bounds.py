@@ -173,6 +173,23 @@ def test_safe_dual_bound_is_a_lower_bound_for_any_multipliers():
         assert safe_dual_bound(c, a, rlo, rhi, lo, hi, np.array(y)) <= 4.0 + 1e-12
 
 
+@pytest.mark.parametrize("topology", [None, "fat-tree"])
+def test_lp_bounds_stay_below_an_optimum_they_reach_not_an_ulp_above(topology):
+    # two coflows on links of their own: the optimum is 3 * 2 + 1 * 3 = 9 and the LPs reach
+    # it exactly; their dual bound summed in floating point came out 9.000000000000002
+    inst = Instance(Fabric.uniform(5), (
+        Coflow.from_flows("c0", [(2, 2, 1.0), (4, 0, 2.0)], weight=3.0),
+        Coflow.from_flows("c1", [(3, 1, 3.0)])))
+    if topology:
+        from coflowopt.fabric import place
+
+        inst = place(inst, topology, {"k": "4"})
+    for method, options in (("interval", {}), ("pairwise", {}), ("free", {}),
+                            ("pairwise", {"thresholds": "all", "rowgen": False})):
+        value = bound(inst, method=method, **options).bound
+        assert 9.0 * (1 - 1e-12) <= value <= 9.0, (method, options)
+
+
 def test_isolation_bound_counts_delays():
     c = Coflow.from_flows("a", [(0, 0, 1.0, 2.0), (1, 1, 1.0)])  # second wave at t = 2
     inst = Instance(Fabric.uniform(2), (c,))

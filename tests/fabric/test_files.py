@@ -206,6 +206,14 @@ def test_bad_topology_options_exit_2(argv, what, capsys):
     assert code == 2 and what in err and "Traceback" not in err and out == ""
 
 
+def test_a_routing_seed_beyond_the_hashs_64_bits_is_refused(capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(["info", str(TRACE), "--topology", "fat-tree:k=4", "--routing-seed", str(2**64)])
+    err = capsys.readouterr().err
+    assert exc.value.code == 2
+    assert f"--routing-seed: expected an integer from 0 to {2**64 - 1}, got '{2**64}'" in err
+
+
 def test_trace_formats_refuse_a_network(tmp_path, capsys):
     out = tmp_path / "out.txt"
     code, _, err = _run(capsys, "convert", GOOD_V1, out, "--topology", "fat-tree:k=4,host_rate=1",

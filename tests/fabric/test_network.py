@@ -188,6 +188,9 @@ def test_the_fabric_api_names_a_bad_argument():
         (lambda: net.routes([0.5], [2], ids=["a"], ptr=[0, 1]), "whole numbers"),
         (lambda: flow_hash(["a"], [0, 2], [0], [1], 0), "from 0 to the 1 flows"),
         (lambda: flow_hash(["a"], [0, 1], [0], [1], "s"), "routing seed must be an integer"),
+        # ECMP's hash takes 64 bits: a larger seed would give another seed's routes
+        (lambda: flow_hash(["a"], [0, 1], [0], [1], 2**64 + 1), "from 0 to 2\\*\\*64 - 1"),
+        (lambda: Network(ft, "ecmp", 2**64), "from 0 to 2\\*\\*64 - 1"),
         (lambda: flow_hash(["a"], [0, 1], [0], [1, 2], 0), "one host each per flow"),
         (lambda: spread(inst, 8, -1), "seed must be an integer >= 0"),
         (lambda: spread(inst, "8", 0), "num_hosts must be an integer >= 0"),

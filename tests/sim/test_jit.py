@@ -10,6 +10,7 @@ scheduler and the variants that take other kernels.
 from __future__ import annotations
 
 import random
+import subprocess
 import sys
 from pathlib import Path
 
@@ -248,6 +249,23 @@ def test_jit_modes_are_checked():
     inst = co.Instance(co.Fabric.uniform(1), (co.Coflow.from_flows("a", [(0, 0, 1.0)]),))
     with pytest.raises(co.CoflowoptError, match="jit must be one of auto, compile, interpret"):
         simulate(inst, "fair", jit="fast")
+
+
+def test_a_bad_coflowopt_jit_variable_is_named(monkeypatch, tmp_path):
+    inst = co.Instance(co.Fabric.uniform(1), (co.Coflow.from_flows("a", [(0, 0, 1.0)]),))
+    monkeypatch.setenv("COFLOWOPT_JIT", "fast")
+    with pytest.raises(co.CoflowoptError, match=r"environment variable COFLOWOPT_JIT .* got 'fast'"):
+        simulate(inst, "fair")
+    path = tmp_path / "one.json"
+    co.write(inst, path)
+    out = tmp_path / "out.json"
+    proc = subprocess.run([sys.executable, "-m", "coflowopt", "simulate", str(path), "-s", "fair",
+                           "--schedule", str(out)], capture_output=True, text=True, check=False)
+    assert proc.returncode == 2
+    assert proc.stderr.strip().splitlines() == [
+        "coflowopt: error: the environment variable COFLOWOPT_JIT must be one of auto, compile, "
+        "interpret (or unset), got 'fast'"]
+    assert not out.exists()
 
 
 def test_the_cache_is_per_version_of_the_kernel_sources():
