@@ -31,7 +31,8 @@ command line announces them); ``coflowopt compile`` compiles every scheduler's k
 ahead of time, in worker processes.
 
 The disk cache is one directory per version of the kernels' sources
-(:func:`cache_dir`): under ``NUMBA_CACHE_DIR`` when that is set, otherwise in the user's
+(:func:`cache_dir`; where it cannot be written, kernels compile in memory, in each process
+anew: :func:`cache_usable`): under ``NUMBA_CACHE_DIR`` when that is set, otherwise in the user's
 cache directory (``~/.cache/coflowopt`` on Linux). The version is a hash of every module
 that defines kernels, so a repository checkout and an installed copy of the same code
 share one cache, and an edit to a helper that other modules' kernels call cannot leave
@@ -48,6 +49,7 @@ import functools
 import hashlib
 import os
 import shutil
+import tempfile
 import threading
 import time
 import types
@@ -69,6 +71,7 @@ __all__ = [
     "Kernel",
     "adaptive",
     "cache_dir",
+    "cache_usable",
     "compiling",
     "for_instance",
     "interpreting",
@@ -216,8 +219,9 @@ def kernels() -> tuple[Kernel, ...]:
 
 
 def njit(func: F) -> F:
-    """Compile ``func`` in nopython mode (caching the result on disk), or run it as Python."""
-    disp = numba.njit(cache=True, nogil=True)(func)
+    """Compile ``func`` in nopython mode (caching the result on disk where :func:`cache_dir`
+    can be written, see :func:`cache_usable`), or run it as Python."""
+    disp = numba.njit(cache=cache_usable(), nogil=True)(func)
     if not isinstance(disp, CPUDispatcher):  # NUMBA_DISABLE_JIT: the function itself
         return disp  # type: ignore[return-value]
     disp.__class__ = Kernel  # same layout: Kernel adds only methods
@@ -344,7 +348,8 @@ _observers: list[Callable[[str, float | None], None]] = []
 def on_compile(callback: Callable[[str, float | None], None]) -> Iterator[None]:
     """Inside: ``callback(name, None)`` when a kernel starts compiling in this process,
     ``callback(name, seconds)`` when it is done (only the outermost of nested compilations;
-    a kernel compiles the kernels it calls). Callbacks must not raise."""
+    a kernel compiles the kernels it calls; not when an error or an interrupt ended it).
+    Callbacks must not raise."""
     _observers.append(callback)
     try:
         yield
@@ -382,7 +387,10 @@ class _Listener(event.Listener):
             return
         st.started_events.discard(id(ev.data))
         st.depth -= 1
-        if st.depth == 0:
+        # an exception ended it (an interrupt): nothing was compiled (Numba's own
+        # ``is_failed`` reads the other way round, hence the field)
+        failed = getattr(ev, "_exc_details", None) is not None
+        if st.depth == 0 and not failed:
             took = time.perf_counter() - st.started
             for cb in tuple(_observers):
                 cb(_name(ev), took)
@@ -456,6 +464,25 @@ def cache_dir() -> Path:
 
         root = Path(AppDirs(appname="coflowopt", appauthor=False).user_cache_dir)
     return root / f"kernels-{_version()}"
+
+
+@functools.cache
+def cache_usable() -> bool:
+    """Whether :func:`cache_dir` can be created and written (checked once a process).
+
+    Where it cannot (a read-only file system, ``NUMBA_CACHE_DIR`` naming a file), kernels
+    compile in memory only, each process anew: Numba's own fallbacks would cache them next
+    to the sources under a stamp of each kernel's own file, which an edit to a helper in
+    another file leaves stale, or fail at import when the package's folder is read-only.
+    """
+    try:
+        here = cache_dir()
+        here.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=here):
+            pass
+    except OSError:
+        return False
+    return True
 
 
 @functools.cache

@@ -307,7 +307,8 @@ def test_best_bound_has_the_isolation_bound_however_short_the_limit(capsys):
     # its isolation times, 6 + 3 + 1 (the file's notes): C1's ingress 1 carries 5 units and
     # its egress 0 carries 6, C2's ingress 1 carries 3, C3's one flow 1
     assert code == 0 and doc["info"]["best"] == "isolation"
-    assert doc["bound"] == doc["info"]["bounds"]["isolation"] == 10.0
+    assert doc["bound"] == doc["info"]["bounds"]["isolation"]
+    assert 10.0 * (1 - 1e-13) <= doc["bound"] <= 10.0  # rounded down by its rounding margin
 
 
 @pytest.mark.parametrize("vector", [["1e1000000000", 1], ["1e-100000", 1], ["9" * 5000, 1]])

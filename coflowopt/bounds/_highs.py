@@ -32,6 +32,7 @@ import scipy.sparse as sp
 
 from .._budget import now
 from ..result import Status
+from ._round import TINY, rounded_down
 
 __all__ = ["PRESOLVE_SHARE", "LPBuilder", "LPSolution", "certifies_infeasible", "run_time", "safe_dual_bound"]
 
@@ -196,9 +197,6 @@ class LPSolution:
         return self.status == "infeasible" and bool(self.info.get("certified"))
 
 
-_EPS = float(np.finfo(np.float64).eps)
-
-
 def safe_dual_bound(
     c: FloatArray, A: sp.csr_array, row_lo: FloatArray, row_hi: FloatArray,
     col_lo: FloatArray, col_hi: FloatArray, y: FloatArray,
@@ -245,8 +243,8 @@ def _lagrangian(
     # one product more, a row's term one, and the sums one rounding each; each errs by at
     # most an ulp of the magnitudes summed
     per_col = np.bincount(A.indices, minlength=A.shape[1]) + 2.0
-    margin = _EPS * (float(per_col @ col_terms) + row_terms + 2.0 * abs(value))
-    return value - margin, math.nan
+    scaled = float(per_col @ col_terms) + row_terms + 2.0 * abs(value)
+    return rounded_down(value, scaled, 1) - (A.nnz + A.shape[0] + 2 * A.shape[1]) * TINY, math.nan
 
 
 def _status(h: highspy.Highs) -> str:

@@ -15,6 +15,7 @@ from .._budget import now
 from ..errors import CoflowoptError
 from ..instance import Instance
 from ..result import Result, Status
+from ._round import rounded_down
 
 __all__ = [
     "check_objective_range",
@@ -129,8 +130,26 @@ def isolation_bound(inst: Instance, *, time_limit: float | None = None) -> Resul
     start = now()
     e = earliest_completion(inst)
     val = float(np.dot(inst.weight, e))
-    return Result(Status.BOUND, math.nan, val, now() - start, "isolation",
-                  info={"earliest": e})
+    return Result(Status.BOUND, math.nan, rounded_down(val, val, _operations(inst)), now() - start,
+                  "isolation", info={"earliest": e})
+
+
+def _operations(inst: Instance) -> int:
+    """Roundings in a closed-form bound's value (for :func:`._round.rounded_down`): a load sums
+    a coflow's flows, a time takes a division and a release, the total one product and one
+    sum per coflow, and a single-machine schedule two steps per coflow."""
+    width = int(np.diff(inst.ptr).max(initial=0))
+    return width + 3 * inst.num_coflows + 8
+
+
+def _magnitude(inst: Instance) -> float:
+    """A magnitude no term of a closed-form bound exceeds: every coflow's weight times the
+    latest release plus every coflow's time alone, twice (completion times of a serial
+    schedule, and the sums and differences taken of them)."""
+    if inst.num_coflows == 0:
+        return 0.0
+    span = float(inst.release.max()) + math.fsum(earliest_completion(inst) - inst.release)
+    return 2.0 * math.fsum(inst.weight) * span
 
 
 def single_machine_bound(
@@ -211,8 +230,9 @@ def port_bound(inst: Instance, *, time_limit: float | None = None) -> Result:
             break
     if best_link < 0:
         best = total_iso
+    best = rounded_down(float(best), _magnitude(inst), _operations(inst))
     return Result(
-        Status.BOUND, math.nan, float(best), now() - start, "port",
+        Status.BOUND, math.nan, best, now() - start, "port",
         info={"link": inst.fabric.link_name(best_link) if best_link >= 0 else None,
               "rule": "SRPT (exact, equal weights)" if unweighted else
               "preemptive WSPT mean busy time (Goemans)"},

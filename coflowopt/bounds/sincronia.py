@@ -27,7 +27,8 @@ from ..instance import Instance
 from ..kernels.ties import tie_keys
 from ..orders import bssi, drop_load
 from ..result import Result, Status
-from .simple import earliest_completion
+from ._round import rounded_down
+from .simple import _magnitude, _operations, earliest_completion
 
 __all__ = ["bssi_release", "sincronia_bound", "sincronia_order"]
 
@@ -141,6 +142,6 @@ def sincronia_bound(
         _, dual_r = bssi_release(v, w, rel, earliest_completion(inst),
                                  release_factor=release_factor)
         values["bssi_release_variant"] = dual_r
-    best = max(values.values())
-    return Result(Status.BOUND, math.nan, float(best), now() - start, "sincronia",
+    best = rounded_down(float(max(values.values())), _magnitude(inst), _operations(inst))
+    return Result(Status.BOUND, math.nan, best, now() - start, "sincronia",
                   info={"duals": values})

@@ -68,9 +68,10 @@ class _CompileNotice:
 
         if seconds is None:
             if self.count == 0:
+                where = (f"once: they are cached in {_jit.cache_dir()}" if _jit.cache_usable()
+                         else f"in every process: {_jit.cache_dir()} cannot be written")
                 print(f"coflowopt: compiling the simulator's kernels for their first use "
-                      f"(5-25 s a scheduler, once: they are cached in {_jit.cache_dir()})",
-                      file=sys.stderr, flush=True)
+                      f"(5-25 s a scheduler, {where})", file=sys.stderr, flush=True)
             return
         self.count += 1
         self.seconds += seconds

@@ -12,7 +12,7 @@ from ..instance import Fabric
 from ..io.generate import facebook_bins, synthetic
 from ..sim import POLICIES, make_policy, simulate_many
 from ..sim.batch import cpu_count
-from ..solvers import bound
+from ..solvers import bound, solve
 from ._util import add_json_argument, emit_json, nonnegative_int, plural
 
 VARIANTS: dict[str, tuple[str, dict[str, str]]] = {
@@ -26,7 +26,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "compile",
         help="compile the simulator's kernels now (once per installation) instead of on first use",
-        description="Compile the kernels of every scheduler (and the bounds') for instances like "
+        description="Compile the kernels of every scheduler (and the bounds' and solvers') for "
+        "instances like "
         "the Facebook trace (equal port rates, the big switch), in worker processes, into the "
         "kernel cache (coflowopt._jit.cache_dir). Useful before timing runs, or in an image "
         "built for a cluster; without it each kernel compiles the first time a large instance "
@@ -67,6 +68,10 @@ def run_compile(args: argparse.Namespace) -> int:
     t0 = time.perf_counter()
     with _jit.compiling():
         bound(inst, method="best")
+        # the solvers' kernels (order evaluation, the searches' move lists) on a small instance
+        small = inst.subset(range(6))
+        for method in ("best", "local-search"):
+            solve(small, method=method, time_limit=30.0)
         simulate_many(inst, runs, jobs=jobs, record=False, jit="compile")
     seconds = time.perf_counter() - t0
     if args.json:

@@ -18,6 +18,7 @@ import numpy as np
 
 from .. import _jit
 from .._text import bin_rule
+from ..bounds._round import cct_bound
 from ..errors import CoflowoptError, InputError
 from ..fabric.background import parse_background
 from ..instance import BINS, NARROW_WIDTH, SHORT_LENGTH, Instance
@@ -382,12 +383,12 @@ def _split_params(items: list[str] | None, variants: dict[str, tuple[str, dict[s
 
 
 def compare_rows(results: dict[str, SimulationResult], baseline: str,
-                 bound: float | None = None, released: float = 0.0) -> list[dict[str, Any]]:
+                 bound: float | None = None, bound_cct: float | None = None) -> list[dict[str, Any]]:
     """One row per scheduler: absolute mean/p95 and the ratios to the baseline.
 
     ``bound`` is a lower bound on ``sum w_k C_k`` (absolute completion
-    times); ``released`` is ``sum w_k r_k``, so ``bound - released`` bounds
-    the weighted sum of CCTs, the ratio the table shows (with release times
+    times); ``bound_cct`` the bound it gives on the weighted sum of CCTs
+    (:func:`coflowopt.bounds._round.cct_bound`), the ratio the table shows (with release times
     spread over an hour, the ratio of absolute sums would hide every
     difference between schedulers behind the common ``sum w_k r_k``).
     """
@@ -406,9 +407,9 @@ def compare_rows(results: dict[str, SimulationResult], baseline: str,
             row[f"norm_{b}"] = _ratio(s.bin_mean_cct[b], base.bin_mean_cct[b])
         row["weighted_completion"] = s.weighted_completion
         row["weighted_cct"] = s.weighted_cct
-        if bound is not None:
+        if bound is not None and bound_cct is not None:
             row["vs_bound"] = _ratio(s.weighted_completion, bound)
-            row["cct_vs_bound"] = _ratio(s.weighted_cct, bound - released)
+            row["cct_vs_bound"] = _ratio(s.weighted_cct, bound_cct)
         if s.deadlines_met is not None:
             row["deadlines_met"] = s.deadlines_met
         row["wall_s"] = res.runtime
@@ -556,8 +557,8 @@ def run_compare(args: argparse.Namespace) -> int:
             bound, method = _lower_bound(inst, args.bound_time_limit)
         for i, n in enumerate(labels, 1):
             results[n] = _run(inst, policies[n], args, label=f"[{i}/{len(labels)}] {n}")
-    released = float(np.dot(inst.weight, inst.release))
-    rows = compare_rows(results, baseline, bound, released)
+    bound_cct = None if bound is None else cct_bound(bound, inst.weight, inst.release)
+    rows = compare_rows(results, baseline, bound, bound_cct)
     heading = f"{inst.name or args.file}: {size_text(inst)}"
     if args.plot:
         save_plot(compare_figure(rows, baseline=baseline, bin_counts=inst.bin_counts(),
@@ -573,7 +574,7 @@ def run_compare(args: argparse.Namespace) -> int:
             "baseline": baseline,
             "batch_interval": args.batch_interval,
             "bound": bound,
-            "bound_cct": None if bound is None else bound - released,
+            "bound_cct": bound_cct,
             "bound_method": method,
             "schedulers": [
                 {**row, "params": dict(results[row["scheduler"]].params),
@@ -614,8 +615,8 @@ def run_compare(args: argparse.Namespace) -> int:
     print(format_table(body, headers, title=title))
     print(f"bins: {bin_rule(SHORT_LENGTH, NARROW_WIDTH, size_unit(args))}")
     extras = []
-    if bound is not None:
-        extras.append(f"lower bound on sum w*CCT: {floor_text(bound - released, 6)} "
+    if bound is not None and bound_cct is not None:
+        extras.append(f"lower bound on sum w*CCT: {floor_text(bound_cct, 6)} "
                       f"(sum w*C >= {floor_text(bound, 6)}, method {method})")
     if args.batch_interval:
         extras.append(f"arrivals batched every {args.batch_interval:g}")

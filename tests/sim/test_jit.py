@@ -9,6 +9,7 @@ scheduler and the variants that take other kernels.
 
 from __future__ import annotations
 
+import os
 import random
 import subprocess
 import sys
@@ -315,3 +316,31 @@ print("done", flush=True)
         assert kernel(np.arange(2.0)) == 1.0 + const
     assert other.stdout.readline().strip() == "done" and other.wait(60) == 0
     assert heard == [] and kernel.overloads  # loaded from the disk cache, not compiled here
+
+
+def test_a_cache_that_cannot_be_written_compiles_in_memory_not_beside_the_sources(tmp_path):
+    # Numba's own fallback cached the kernels in the package's __pycache__ under a stamp of
+    # each kernel's own file, which an edit to a helper elsewhere left stale (wrong numbers),
+    # and failed at import where the package's folder is read-only
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    code = ("from coflowopt import _jit\n"
+            "from coflowopt.kernels import rates\n"
+            "print(_jit.cache_usable(), type(rates.madd_gamma._cache).__name__)\n")
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(blocker)}
+    proc = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                          check=False)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == ["False", "NullCache"]
+
+
+def test_a_compile_an_error_ends_is_not_reported_as_compiled(tmp_path):
+    # an interrupt inside Numba ends its compile event with the exception; the command line
+    # printed "compiled ... in 0.4 s" for machine code that was never made
+    module = _module(tmp_path, "broken", "from coflowopt._jit import njit\n\n\n@njit\n"
+                     "def broken(a):\n    return a.no_such_attribute\n")
+    heard = []
+    with _jit.on_compile(lambda name, seconds: heard.append(seconds)), _jit.compiling():
+        with pytest.raises(Exception, match="no_such_attribute"):
+            module.broken(np.zeros(2))
+    assert heard == [None]
