@@ -73,6 +73,7 @@ __all__ = [
     "cache_dir",
     "cache_usable",
     "compiling",
+    "env_mode",
     "for_instance",
     "interpreting",
     "kernels",
@@ -281,6 +282,16 @@ INTERPRET_MAX_FLOWS = 20_000
 JIT_MODES = ("auto", "compile", "interpret")
 
 
+def env_mode() -> str:
+    """The mode the environment variable ``COFLOWOPT_JIT`` asks for (``auto`` when unset);
+    another value is an :class:`~coflowopt.errors.InputError` naming it."""
+    jit = os.environ.get("COFLOWOPT_JIT", "").strip().lower() or "auto"
+    if jit not in JIT_MODES:
+        raise InputError(f"the environment variable COFLOWOPT_JIT must be one of "
+                         f"{', '.join(JIT_MODES)} (or unset), got {os.environ['COFLOWOPT_JIT']!r}")
+    return jit
+
+
 def for_instance(num_flows: int, jit: str | None = None) -> contextlib.AbstractContextManager[Any]:
     """How kernels run for an instance of ``num_flows`` flows: ``jit="auto"`` (default:
     the environment variable ``COFLOWOPT_JIT``, else ``auto``) is :func:`adaptive` up to
@@ -288,10 +299,7 @@ def for_instance(num_flows: int, jit: str | None = None) -> contextlib.AbstractC
     ``"interpret"`` force one way. Results are the same every way; inside another context
     the outer one's rule holds."""
     if jit is None:
-        jit = os.environ.get("COFLOWOPT_JIT", "").strip().lower() or "auto"
-        if jit not in JIT_MODES:
-            raise InputError(f"the environment variable COFLOWOPT_JIT must be one of "
-                             f"{', '.join(JIT_MODES)} (or unset), got {os.environ['COFLOWOPT_JIT']!r}")
+        jit = env_mode()
     if jit not in JIT_MODES:
         raise ValueError(f"jit must be one of {', '.join(JIT_MODES)}, got {jit!r}")
     if _state.mode != _DEFAULT or _state.depth:

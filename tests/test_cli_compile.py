@@ -44,3 +44,14 @@ def test_after_compile_a_run_compiles_nothing(tmp_path):
 def test_compile_refuses_unknown_schedulers(capsys, option, message):
     assert main(["compile", "--schedulers", option]) == 2
     assert message in capsys.readouterr().err
+
+
+def test_compile_refuses_a_cache_it_cannot_write(tmp_path):
+    # kernels then compile in memory only: a compile run would keep nothing
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    proc = subprocess.run([sys.executable, "-m", "coflowopt", "compile"], capture_output=True,
+                          text=True, check=False, env={**os.environ, "NUMBA_CACHE_DIR": str(blocker)})
+    assert proc.returncode == 2
+    assert "cannot be written, so nothing compiled now would be kept" in proc.stderr
+    assert "Traceback" not in proc.stderr and proc.stdout == ""

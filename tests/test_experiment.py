@@ -131,6 +131,8 @@ BAD = [
      "exp.toml: fabrics[0]: fat-tree: the placement seed must be an integer >= 0, got -1"),
     ('schedulers = ["varys"]\nfabrics = [{topology = "spine-leaf", routing = "random"}]\n',
      "exp.toml: fabrics[0]: routing must be ecmp or spray, got 'random'"),
+    ('schedulers = ["varys"]\nfabrics = [{topology = "spine-leaf", routing_seed = 18446744073709551616}]\n',
+     "exp.toml: fabrics[0]: routing_seed must be an integer from 0 to 2**64 - 1, got 18446744073709551616"),
     ('schedulers = ["varys"]\nbackgrounds = ["share:lots"]\n', "exp.toml: backgrounds[0]: "),
     ('schedulers = ["varys"]\n[options]\nbatch = 1\n', "exp.toml: options: unknown option 'batch'"),
     ('schedulers = ["varys", "varys"]\n', "exp.toml: schedulers[1]: the same label as schedulers[0]"),

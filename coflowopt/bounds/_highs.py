@@ -32,7 +32,7 @@ import scipy.sparse as sp
 
 from .._budget import now
 from ..result import Status
-from ._round import TINY, rounded_down
+from ._round import EPS, TINY
 
 __all__ = ["PRESOLVE_SHARE", "LPBuilder", "LPSolution", "certifies_infeasible", "run_time", "safe_dual_bound"]
 
@@ -232,19 +232,21 @@ def _lagrangian(
         neg, z * np.where(neg, col_hi, 0.0), 0.0
     )
     value = float(math.fsum(rows) + math.fsum(cols))
-    cb = np.maximum(np.abs(np.where(np.isfinite(col_lo), col_lo, 0.0)),
-                    np.abs(np.where(np.isfinite(col_hi), col_hi, 0.0)))
+    lo_abs = np.abs(np.where(np.isfinite(col_lo), col_lo, 0.0))
+    hi_abs = np.abs(np.where(np.isfinite(col_hi), col_hi, 0.0))
     absA = sp.csr_array((np.abs(A.data), A.indices, A.indptr), shape=A.shape)
-    col_terms = (np.abs(c) + absA.T @ np.abs(y)) * cb
+    z_mag = np.abs(c) + absA.T @ np.abs(y)
     row_terms = float(np.abs(rows).sum())
     if size:
-        return value, row_terms + float(col_terms.sum())
-    # the rounding: a reduced cost sums (its column's nonzeros + 1) products, its term takes
-    # one product more, a row's term one, and the sums one rounding each; each errs by at
-    # most an ulp of the magnitudes summed
-    per_col = np.bincount(A.indices, minlength=A.shape[1]) + 2.0
-    scaled = float(per_col @ col_terms) + row_terms + 2.0 * abs(value)
-    return rounded_down(value, scaled, 1) - (A.nnz + A.shape[0] + 2 * A.shape[1]) * TINY, math.nan
+        return value, row_terms + float(z_mag @ np.maximum(lo_abs, hi_abs))
+    # the rounding: a reduced cost sums (its column's nonzeros + 1) products, so it errs by at
+    # most ``dz`` (an ulp of its magnitude per product); where that cannot change its sign,
+    # its term errs by ``dz`` times the bound it takes, else by ``dz`` times the larger one;
+    # each term takes one product more, a row's term one, and the sums one rounding each
+    dz = (np.bincount(A.indices, minlength=A.shape[1]) + 1.0) * EPS * z_mag
+    taken = np.where(z > dz, lo_abs, np.where(z < -dz, hi_abs, np.maximum(lo_abs, hi_abs)))
+    margin = float(dz @ taken) + EPS * (float(np.abs(cols).sum()) + row_terms + 2.0 * abs(value))
+    return value - margin - (A.nnz + A.shape[0] + 2 * A.shape[1]) * TINY, math.nan
 
 
 def _status(h: highspy.Highs) -> str:

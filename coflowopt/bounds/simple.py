@@ -143,13 +143,13 @@ def _operations(inst: Instance) -> int:
 
 
 def _magnitude(inst: Instance) -> float:
-    """A magnitude no term of a closed-form bound exceeds: every coflow's weight times the
-    latest release plus every coflow's time alone, twice (completion times of a serial
-    schedule, and the sums and differences taken of them)."""
+    """A magnitude no term of a closed-form bound exceeds, twice (for the sums and differences
+    taken of them): each coflow's weight times its release plus every coflow's time alone,
+    by which a schedule that never idles while the coflow waits has completed it."""
     if inst.num_coflows == 0:
         return 0.0
-    span = float(inst.release.max()) + math.fsum(earliest_completion(inst) - inst.release)
-    return 2.0 * math.fsum(inst.weight) * span
+    work = math.fsum(earliest_completion(inst) - inst.release)
+    return 2.0 * math.fsum(inst.weight * (inst.release + work))
 
 
 def single_machine_bound(

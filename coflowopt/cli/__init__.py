@@ -137,6 +137,7 @@ def _main(argv: Sequence[str] | None) -> int:
     try:
         # inf/nan from extreme inputs are handled where they matter (the results say so);
         # NumPy's floating-point warnings would only add noise to the one-line messages
+        _jit.env_mode()  # a bad COFLOWOPT_JIT before any work (a sweep's cells would each fail)
         with np.errstate(all="ignore"), _jit.on_compile(_CompileNotice()):
             code = args.func(args)
     except CoflowoptError as exc:

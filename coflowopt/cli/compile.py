@@ -62,6 +62,9 @@ def run_compile(args: argparse.Namespace) -> int:
     assert isinstance(inst.fabric, Fabric)
     jobs = min(args.jobs or cpu_count(), len(runs))
     where = _jit.cache_dir()
+    if not _jit.cache_usable():
+        raise InputError(f"the kernel cache {where} cannot be written, so nothing compiled now "
+                         "would be kept (set NUMBA_CACHE_DIR to a writable folder)")
     print(f"compiling the kernels of {plural(len(runs), 'scheduler')} on "
           f"{plural(jobs, 'process', 'processes')} into {where} (5-25 s a scheduler)",
           file=sys.stderr, flush=True)

@@ -66,6 +66,7 @@ import numpy as np
 from .._budget import check_time_limit
 from .._files import finite_number
 from ..errors import CoflowoptError, InputError
+from ..fabric.network import MAX_SEED
 from ..instance import Coflow, Fabric, Instance
 
 __all__ = [
@@ -615,8 +616,9 @@ class FabricSpec:
         if self.routing not in ("ecmp", "spray"):
             raise InputError(f"routing must be ecmp or spray, got {self.routing!r:.60}")
         rs = self.routing_seed
-        if rs is not None and (isinstance(rs, bool) or not isinstance(rs, int) or rs < 0):
-            raise InputError(f"routing_seed must be an integer >= 0, got {rs!r:.60}")
+        if rs is not None and (isinstance(rs, bool) or not isinstance(rs, int) or not
+                               0 <= rs <= MAX_SEED):
+            raise InputError(f"routing_seed must be an integer from 0 to 2**64 - 1, got {rs!r:.60}")
         if self.topology == "big-switch":
             if params or self.routing != "ecmp" or rs is not None:
                 raise InputError("the big switch takes no parameters, routing or routing_seed")

@@ -220,6 +220,19 @@ def test_every_bound_stays_below_the_exact_optimum_of_the_float_data(rate, cfs):
     assert Fraction(cct_bound(compute_bound(inst, "best").bound, inst.weight, inst.release)) <= opt - released
 
 
+@pytest.mark.parametrize("big", [1e8, 1e12, 1e15])
+def test_the_rounding_margins_stay_small_with_large_weights_and_releases(big):
+    # a heavy coflow released at 0 beside a light one released late: the margins once charged
+    # the heaviest weight times the latest release (the port bound came out at -4.66e15)
+    inst = Instance(Fabric.uniform(2), (
+        Coflow.from_flows("a", [(0, 0, 1.0)], weight=big),
+        Coflow.from_flows("b", [(1, 1, 1.0)], release=big)))
+    opt = 2 * big + 1
+    for name in [*BOUNDS, "best"]:
+        value = compute_bound(inst, name).bound
+        assert opt * (1 - 1e-13) <= value <= opt, name
+
+
 def test_the_sincronia_bound_stays_below_smiths_optimum_on_integer_data():
     # one unit port: Smith's rule is optimal, 2 * 2 + 2 * 12 + 1 * 22 = 50; the dual came out
     # 50.000000000000014
