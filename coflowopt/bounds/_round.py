@@ -15,7 +15,7 @@ import math
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["EPS", "TINY", "cct_bound", "rounded_down"]
+__all__ = ["EPS", "TINY", "cct_bound", "rescaled", "rounded_down"]
 
 EPS = float(np.finfo(np.float64).eps)
 """The distance from 1 to the next float: an ulp of magnitude 1, twice a rounding's error."""
@@ -29,6 +29,13 @@ def rounded_down(value: float, scale: float, operations: int) -> float:
     if not math.isfinite(value):
         return value
     return value - operations * (EPS * abs(scale) + TINY)
+
+
+def rescaled(constant: float, lp_bound: float, unit: float, terms: int) -> float:
+    """``(constant + lp_bound) * unit``, rounded down: an LP's bound in scaled time units
+    with the constant part its objective leaves out (a sum of ``terms`` products) added back."""
+    return rounded_down((constant + lp_bound) * unit, (abs(constant) + abs(lp_bound)) * abs(unit),
+                        terms + 3)
 
 
 def cct_bound(bound: float, weight: npt.ArrayLike, release: npt.ArrayLike) -> float:

@@ -39,7 +39,7 @@ from ..fabric.network import Network
 from ..instance import Fabric, Instance
 from ..result import Result, Status
 from ._highs import LPBuilder, bound_status
-from ._round import rounded_down
+from ._round import rescaled
 from .interval import BUILD_CHUNK, _link_groups
 from .pairwise import _thresholds, scaled_times
 
@@ -412,8 +412,7 @@ def free_lp(
     info.update(solver=solver, lp_status=sol.status, lp_time_s=sol.runtime)
     if not sol.ok:
         return math.nan, info
-    lower = (constant + float(sol.bound)) * tu
-    return rounded_down(lower, (abs(constant) + abs(float(sol.bound))) * abs(tu), w.size + 3), info
+    return rescaled(constant, float(sol.bound), tu, w.size), info
 
 
 def free_bound(

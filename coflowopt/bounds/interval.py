@@ -40,7 +40,7 @@ from ..errors import CoflowoptError
 from ..instance import Instance
 from ..result import Result, Status
 from ._highs import LPBuilder, bound_status
-from ._round import rounded_down
+from ._round import rescaled
 from .pairwise import _thresholds, scaled_times
 
 __all__ = ["interval_bound", "interval_lp"]
@@ -171,8 +171,7 @@ def interval_lp(
     info.update(capacity_rows=int(nrows), lp_status=sol.status, lp_time_s=sol.runtime)
     if not sol.ok:
         return math.nan, info
-    lower = (constant + float(sol.bound)) * tu
-    return rounded_down(lower, (abs(constant) + abs(float(sol.bound))) * abs(tu), w.size + 3), info
+    return rescaled(constant, float(sol.bound), tu, w.size), info
 
 
 def interval_bound(

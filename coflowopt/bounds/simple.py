@@ -142,13 +142,14 @@ def _operations(inst: Instance) -> int:
     return width + 3 * inst.num_coflows + 8
 
 
-def _magnitude(inst: Instance) -> float:
+def _magnitude(inst: Instance, earliest: FloatArray) -> float:
     """A magnitude no term of a closed-form bound exceeds, twice (for the sums and differences
     taken of them): each coflow's weight times its release plus every coflow's time alone,
-    by which a schedule that never idles while the coflow waits has completed it."""
+    by which a schedule that never idles while the coflow waits has completed it.
+    ``earliest``: :func:`earliest_completion`."""
     if inst.num_coflows == 0:
         return 0.0
-    work = math.fsum(earliest_completion(inst) - inst.release)
+    work = math.fsum(earliest - inst.release)
     return 2.0 * math.fsum(inst.weight * (inst.release + work))
 
 
@@ -230,7 +231,7 @@ def port_bound(inst: Instance, *, time_limit: float | None = None) -> Result:
             break
     if best_link < 0:
         best = total_iso
-    best = rounded_down(float(best), _magnitude(inst), _operations(inst))
+    best = rounded_down(float(best), _magnitude(inst, e), _operations(inst))
     return Result(
         Status.BOUND, math.nan, best, now() - start, "port",
         info={"link": inst.fabric.link_name(best_link) if best_link >= 0 else None,

@@ -135,13 +135,13 @@ def sincronia_bound(
     w = inst.weight
     plain = bssi(v, w)
     rel = inst.release
+    e = earliest_completion(inst)
     zero_release = plain.dual
     shifted = _dual_of_steps(v, rel, plain.order, plain.bottleneck, plain.beta)
     values = {"bssi": zero_release, "bssi_release_rhs": shifted}
     if not np.all(rel == rel[0]):
-        _, dual_r = bssi_release(v, w, rel, earliest_completion(inst),
-                                 release_factor=release_factor)
+        _, dual_r = bssi_release(v, w, rel, e, release_factor=release_factor)
         values["bssi_release_variant"] = dual_r
-    best = rounded_down(float(max(values.values())), _magnitude(inst), _operations(inst))
+    best = rounded_down(float(max(values.values())), _magnitude(inst, e), _operations(inst))
     return Result(Status.BOUND, math.nan, best, now() - start, "sincronia",
                   info={"duals": values})

@@ -8,11 +8,10 @@ import sys
 
 import numpy as np
 
-from .._files import natural_number
 from .._text import bin_rule, value_text
 from ..errors import CoflowoptError, InputError
 from ..fabric import ROUTINGS, Network, parse_topology
-from ..fabric.network import MAX_SEED
+from ..fabric.network import is_routing_seed
 from ..instance import BINS, MB, Instance
 from ..io.generate import offered_load
 from ..io.schedule_file import read_schedule_file, schedule_format
@@ -320,8 +319,7 @@ def _made_on(meta: dict, args: argparse.Namespace, base: Instance,
         raise bad("routing", "the routing is \"ecmp\" or \"spray\"")
     if "routing_seed" in made and made["routing"] != "ecmp":
         raise bad("routing_seed", "a routing seed is ECMP's; spray has none")
-    if "routing_seed" in made and not (natural_number(made["routing_seed"])
-                                       and int(made["routing_seed"]) <= MAX_SEED):
+    if "routing_seed" in made and not is_routing_seed(made["routing_seed"]):
         raise bad("routing_seed", "the routing seed is an integer from 0 to 2**64 - 1")
     try:
         parse_topology(made["topology"])

@@ -46,7 +46,7 @@ import numpy.typing as npt
 
 from .._budget import now
 from ..bounds._highs import LPBuilder
-from ..bounds._round import rounded_down
+from ..bounds._round import rescaled, rounded_down
 from ..errors import CoflowoptError
 from ..instance import Instance
 from ..result import Result, Status
@@ -268,8 +268,7 @@ def time_indexed(
             rsol = rlp.solve(time_limit=max(left * _BOUND_SHARE, 1e-3), relax=(lower == "lp"))
         info["lower_status"] = "not started" if rsol is None else rsol.status
         if rsol is not None and math.isfinite(rsol.bound):
-            lb = rounded_down((rconst + rsol.bound) * tu, (abs(rconst) + abs(rsol.bound)) * abs(tu),
-                              inst.num_coflows + 3)
+            lb = rescaled(rconst, rsol.bound, tu, inst.num_coflows)
             info[f"lower_{lower}"] = lb
             bound = lb
         else:  # not solved in time: sum w_k e_k, below every charge of the relaxed model

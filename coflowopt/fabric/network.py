@@ -39,7 +39,7 @@ from .._text import plural, value_text
 from ..errors import InstanceError
 from .topology import Topology
 
-__all__ = ["MAX_SEED", "MAX_SPRAY_ENTRIES", "ROUTINGS", "Network", "flow_hash"]
+__all__ = ["MAX_SEED", "MAX_SPRAY_ENTRIES", "ROUTINGS", "Network", "flow_hash", "is_routing_seed"]
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
@@ -75,9 +75,14 @@ def _id_hash(coflow_id: str) -> int:
     return int.from_bytes(hashlib.blake2b(coflow_id.encode(), digest_size=8).digest(), "little")
 
 
+def is_routing_seed(value: object) -> bool:
+    """An integer (NumPy's included, not a bool) from 0 to :data:`MAX_SEED`."""
+    return natural_number(value) and int(value) <= MAX_SEED  # type: ignore[call-overload]
+
+
 def _seed(seed: Any, key: str | None = None) -> int:
-    """A routing seed as an ``int``, refused outside ``0..MAX_SEED``."""
-    if not natural_number(seed) or int(seed) > MAX_SEED:
+    """A routing seed as an ``int``, refused unless :func:`is_routing_seed`."""
+    if not is_routing_seed(seed):
         raise InstanceError(f"the routing seed must be an integer from 0 to 2**64 - 1 (ECMP's "
                             f"hash takes 64 bits), got {seed!r:.60}", field=key)
     return int(seed)
