@@ -27,8 +27,9 @@ and is decided by how long each would take:
   rule; :func:`interpreting` and :func:`compiling` impose theirs wherever they are.
 
 Compiling. :func:`on_compile` registers a callback that hears each compilation (the
-command line announces them); ``coflowopt compile`` compiles every scheduler's kernels
-ahead of time, in worker processes.
+command line announces them; a pool of worker processes relays theirs to it:
+:class:`coflowopt.sim.batch.WorkerPool`); ``coflowopt compile`` compiles every
+scheduler's kernels ahead of time, in worker processes.
 
 The disk cache is one directory per version of the kernels' sources
 (:func:`cache_dir`; where it cannot be written, kernels compile in memory, in each process
@@ -70,6 +71,7 @@ __all__ = [
     "RENT",
     "Kernel",
     "adaptive",
+    "announce",
     "cache_dir",
     "cache_usable",
     "compiling",
@@ -77,6 +79,8 @@ __all__ = [
     "for_instance",
     "interpreting",
     "kernels",
+    "listen",
+    "listening",
     "njit",
     "on_compile",
 ]
@@ -365,6 +369,24 @@ def on_compile(callback: Callable[[str, float | None], None]) -> Iterator[None]:
         _observers.remove(callback)
 
 
+def listening() -> bool:
+    """Whether an :func:`on_compile` callback is registered in this process."""
+    return bool(_observers)
+
+
+def listen(callback: Callable[[str, float | None], None]) -> None:
+    """Register ``callback`` as :func:`on_compile` does, for the rest of the process (a pool
+    worker's relay to its parent: :class:`coflowopt.sim.batch.WorkerPool`)."""
+    _observers.append(callback)
+
+
+def announce(name: str, seconds: float | None) -> None:
+    """Tell this process's :func:`on_compile` callbacks of a compilation: one here, or one
+    that a worker process relays."""
+    for cb in tuple(_observers):
+        cb(name, seconds)
+
+
 class _Listener(event.Listener):
     """Refuses compilations where they are forbidden; makes processes take turns on one
     kernel; tells the observers of the others.
@@ -386,8 +408,7 @@ class _Listener(event.Listener):
         st.depth += 1
         if st.depth == 1:
             st.started = time.perf_counter()
-            for cb in tuple(_observers):
-                cb(_name(ev), None)
+            announce(_name(ev), None)
 
     def on_end(self, ev: event.Event) -> None:
         st = _state
@@ -399,9 +420,7 @@ class _Listener(event.Listener):
         # ``is_failed`` reads the other way round, hence the field)
         failed = getattr(ev, "_exc_details", None) is not None
         if st.depth == 0 and not failed:
-            took = time.perf_counter() - st.started
-            for cb in tuple(_observers):
-                cb(_name(ev), took)
+            announce(_name(ev), time.perf_counter() - st.started)
 
 
 def _release(kernel: Kernel | None) -> None:

@@ -57,25 +57,27 @@ def build_parser() -> argparse.ArgumentParser:
 
 class _CompileNotice:
     """Says on stderr when the simulator's kernels compile (the first use of each, once per
-    installation), so that a wait of seconds to a minute is not silent."""
+    installation), in this process or in its worker processes (which relay theirs:
+    :class:`coflowopt.sim.batch.WorkerPool`), so that a wait of seconds to a minute is not
+    silent. The first start is announced with what it is; every end with its time."""
 
     def __init__(self) -> None:
-        self.count = 0
-        self.seconds = 0.0
+        self.announced = False
+        self.lock = threading.Lock()  # this process's compilations and the relay's thread
 
     def __call__(self, name: str, seconds: float | None) -> None:
         from .. import _jit
 
-        if seconds is None:
-            if self.count == 0:
+        with self.lock:
+            if seconds is not None:
+                print(f"coflowopt: compiled {name} in {seconds:.1f} s", file=sys.stderr,
+                      flush=True)
+            elif not self.announced:
+                self.announced = True
                 where = (f"once: they are cached in {_jit.cache_dir()}" if _jit.cache_usable()
                          else f"in every process: {_jit.cache_dir()} cannot be written")
                 print(f"coflowopt: compiling the simulator's kernels for their first use "
                       f"(5-25 s a scheduler, {where})", file=sys.stderr, flush=True)
-            return
-        self.count += 1
-        self.seconds += seconds
-        print(f"coflowopt: compiled {name} in {seconds:.1f} s", file=sys.stderr, flush=True)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

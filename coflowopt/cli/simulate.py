@@ -10,13 +10,11 @@ import math
 import sys
 import threading
 import time
-from collections.abc import Iterable
 from concurrent.futures import BrokenExecutor
 from typing import Any
 
 import numpy as np
 
-from .. import _jit
 from .._text import bin_rule
 from ..bounds._round import cct_bound
 from ..errors import CoflowoptError, InputError
@@ -437,26 +435,6 @@ def _lower_bound(inst: Instance, time_limit: float) -> tuple[float, str]:
     return float(res.bound), str(res.info.get("best", res.method))
 
 
-def _not_yet_run(names: Iterable[str]) -> list[str]:
-    """The schedulers (by name) whose compiled kernels worker processes have not run in
-    this installation (:func:`_have_run` marks them), so that they may compile them; a
-    scheduler compiled in this process instead (``simulate``) counts as not run."""
-    here = _jit.cache_dir()
-    return [n for n in dict.fromkeys(names) if not (here / f"ran-{n}").exists()]
-
-
-def _have_run(names: Iterable[str]) -> None:
-    """Mark schedulers as run compiled by worker processes: a marker file each in the
-    kernel cache, which a new version of the package starts afresh."""
-    here = _jit.cache_dir()
-    try:
-        here.mkdir(parents=True, exist_ok=True)
-        for n in names:
-            (here / f"ran-{n}").touch()
-    except OSError:  # a cache that cannot be written: the notice says more than it needs
-        pass
-
-
 def _compare_parallel(
     inst: Instance, policies: dict[str, Policy], args: argparse.Namespace, jobs: int,
 ) -> tuple[dict[str, SimulationResult], float | None, str | None]:
@@ -477,15 +455,7 @@ def _compare_parallel(
         if bar is not None:
             bar.update(finished + bound_done.is_set())
 
-    # on instances this large the workers run their kernels compiled (smaller ones start
-    # interpreted: _jit.adaptive)
-    compiled = inst.num_flows > _jit.INTERPRET_MAX_FLOWS
-    new = _not_yet_run(p.name for p in policies.values()) if compiled else []
-    if new:
-        # the workers compile in silence (the notices are this process's)
-        print(f"coflowopt: the worker processes compile the kernels of {', '.join(new)} unless "
-              "this installation has them (once; 5-25 s a scheduler)", file=sys.stderr,
-              flush=True)
+    # the workers' compilations are announced here as they start (WorkerPool)
     pool = process_pool(min(jobs, tasks), inst)  # each worker gets the instance once
     try:
         pending = None
@@ -499,8 +469,6 @@ def _compare_parallel(
                              batch_interval=args.batch_interval, record=False,
                              max_pieces=engine.MAX_PIECES, **background_options(inst, args))
         results = {label: done[label] for label in policies}  # the table's order
-        if compiled:
-            _have_run(p.name for p in policies.values())
         bound = method = None
         if pending is not None:
             try:

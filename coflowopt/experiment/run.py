@@ -16,13 +16,12 @@ fabric), so the schedulers of one instance do not build it again.
 from __future__ import annotations
 
 import json
-import multiprocessing
 import os
 import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from concurrent.futures import BrokenExecutor, ProcessPoolExecutor, as_completed
+from concurrent.futures import BrokenExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -297,10 +296,9 @@ class _Here(_Engine):
 class _Pool(_Engine):
     def __init__(self, jobs: int, bases: dict[str, Instance]) -> None:
         self.workers = jobs
-        from ..sim.batch import start_worker
+        from ..sim.batch import WorkerPool
 
-        self.pool = ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("spawn"),
-                                        initializer=start_worker, initargs=(_install, bases))
+        self.pool = WorkerPool(jobs, _install, bases)
         self.finished = False
 
     def run(self, chunks: list[list[Mapping[str, Any]]]) -> Iterator[tuple[int, list[dict[str, Any]]]]:

@@ -33,13 +33,14 @@ from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import FIRST_COMPLETED, BrokenExecutor, Executor, Future, ProcessPoolExecutor, wait
 from typing import Any, TypeVar
 
+from .. import _jit
 from ..instance import Instance
 from .engine import SimulationError
 from .policies import Policy
 from .results import SimulationResult
 
-__all__ = ["InstancePool", "broken_worker", "cpu_count", "process_pool", "simulate_many",
-           "start_worker", "stop_pool"]
+__all__ = ["InstancePool", "WorkerPool", "broken_worker", "cpu_count", "process_pool",
+           "simulate_many", "start_worker", "stop_pool"]
 
 T = TypeVar("T")
 
@@ -121,17 +122,60 @@ def simulate_many(
     return out
 
 
-class InstancePool(ProcessPoolExecutor):
-    """A pool of worker processes started with ``spawn``, each given ``instance`` once.
+class WorkerPool(ProcessPoolExecutor):
+    """A pool of worker processes started with ``spawn``, each running ``install(payload)``
+    when it starts (:func:`start_worker`).
 
     ``spawn``: nothing of this process's threads or state is inherited, and scripts
-    need the ``if __name__ == "__main__"`` guard. Each worker receives the instance
-    when it starts; :meth:`submit_on` then runs work on it without sending it again.
+    need the ``if __name__ == "__main__"`` guard. Where this process listens for kernel
+    compilations (:func:`coflowopt._jit.on_compile`, as the command line does) when the
+    pool is made, the workers' compilations are told to its callbacks too, as they start
+    and end (from a thread of this process), so that a worker's compile wait is not silent.
+    """
+
+    def __init__(self, workers: int, install: Callable[[Any], None], payload: Any) -> None:
+        ctx = multiprocessing.get_context("spawn")
+        self._relay = _CompileRelay(ctx) if _jit.listening() else None
+        writer = None if self._relay is None else self._relay.writer
+        super().__init__(max_workers=workers, mp_context=ctx, initializer=start_worker,
+                         initargs=(install, payload, writer))
+
+    def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
+        super().shutdown(wait=wait, cancel_futures=cancel_futures)
+        if self._relay is not None:
+            self._relay.close()
+
+
+class _CompileRelay:
+    """The workers' compile notices: each worker sends ``(name, seconds)`` down one pipe
+    (a message of a few dozen bytes is one atomic write, so the workers need no lock, and a
+    worker killed mid-write cannot block the others), and a thread here tells them to
+    :func:`coflowopt._jit.announce` until :meth:`close`."""
+
+    def __init__(self, ctx: Any) -> None:
+        self.reader, self.writer = ctx.Pipe(duplex=False)
+        self.thread = threading.Thread(target=self._run, name="coflowopt-compile-relay",
+                                       daemon=True)
+        self.thread.start()
+
+    def _run(self) -> None:
+        with contextlib.suppress(EOFError, OSError):
+            while (message := self.reader.recv()) is not None:
+                _jit.announce(*message)
+
+    def close(self) -> None:
+        with contextlib.suppress(OSError):
+            self.writer.send(None)
+        self.thread.join(timeout=PARENT_CHECK)
+
+
+class InstancePool(WorkerPool):
+    """A :class:`WorkerPool` whose workers are each given ``instance`` once, when they
+    start; :meth:`submit_on` then runs work on it without sending it again.
     """
 
     def __init__(self, workers: int, instance: Instance | None = None) -> None:
-        super().__init__(max_workers=workers, mp_context=multiprocessing.get_context("spawn"),
-                         initializer=start_worker, initargs=(_install, instance))
+        super().__init__(workers, _install, instance)
         self.instance = instance
 
     def submit_on(self, instance: Instance, fn: Callable[..., T], /, *args: Any) -> Future[T]:
@@ -186,12 +230,20 @@ PARENT_CHECK = 1.0
 """Seconds between a pool worker's looks at whether its parent is still there."""
 
 
-def start_worker(install: Callable[[Any], None], payload: Any) -> None:
-    """A spawned pool worker's start: ``install(payload)``, and a watch that ends the
-    worker once its parent is gone. A parent killed outright (SIGKILL) cannot stop its
-    pool, and the workers would wait for work forever: each holds both ends of the pool's
-    call queue, so the queue never reports the parent's end closed."""
+def start_worker(install: Callable[[Any], None], payload: Any, relay: Any = None) -> None:
+    """A spawned pool worker's start: ``install(payload)``, a watch that ends the
+    worker once its parent is gone, and (given ``relay``, the write end of a
+    :class:`WorkerPool`'s pipe) its compilations sent to the parent. A parent killed
+    outright (SIGKILL) cannot stop its pool, and the workers would wait for work forever:
+    each holds both ends of the pool's call queue, so the queue never reports the parent's
+    end closed."""
     parent = os.getppid()
+    if relay is not None:
+        def send(name: str, seconds: float | None) -> None:
+            with contextlib.suppress(OSError):  # the parent is gone: its watch ends this
+                relay.send((name, seconds))
+
+        _jit.listen(send)
 
     def watch() -> None:
         while os.getppid() == parent:
