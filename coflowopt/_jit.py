@@ -361,7 +361,8 @@ def on_compile(callback: Callable[[str, float | None], None]) -> Iterator[None]:
     """Inside: ``callback(name, None)`` when a kernel starts compiling in this process,
     ``callback(name, seconds)`` when it is done (only the outermost of nested compilations;
     a kernel compiles the kernels it calls; not when an error or an interrupt ended it).
-    Callbacks must not raise."""
+    Callbacks must not raise, but for a :class:`KeyboardInterrupt` (the command line's
+    raises again one that llvmlite swallowed during the compilation)."""
     _observers.append(callback)
     try:
         yield

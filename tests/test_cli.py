@@ -342,3 +342,74 @@ def test_an_error_that_follows_an_interrupt_is_the_interrupts(monkeypatch, capsy
     monkeypatch.setattr(cli, "build_parser", failing)
     with pytest.raises(RuntimeError, match="not after an interrupt"):
         main(["info", str(TRACE)])
+
+
+def test_an_interrupt_swallowed_where_it_landed_still_ends_the_command_with_130(monkeypatch,
+                                                                               capsys):
+    # llvmlite's ctypes callbacks print "Exception ignored ... KeyboardInterrupt" and go on:
+    # the compilation, and then the whole command, finished and exited 0
+    import signal
+    import threading
+
+    import coflowopt.cli as cli
+
+    real = cli.build_parser
+
+    def swallowed():
+        try:
+            signal.raise_signal(signal.SIGINT)
+        except KeyboardInterrupt:
+            pass  # as a ctypes callback does
+        return real()
+
+    monkeypatch.setattr(cli, "build_parser", swallowed)
+    shuffle = ROOT / "instances" / "examples" / "dissertation_3_2_shuffle.json"
+    assert main(["info", str(shuffle)]) == 130
+    assert capsys.readouterr().err == "coflowopt: interrupted\n"
+    # and the compile notice raises it again as soon as a compilation ends in this process
+    notice = cli._CompileNotice([signal.SIGINT])
+    with pytest.raises(KeyboardInterrupt):
+        notice("sim.kernels.state.set_rates", 0.4)
+    relayed: list[BaseException] = []  # (not in the thread that relays a worker's notices)
+
+    def relay():
+        try:
+            notice("sim.kernels.state.set_rates", 0.4)
+        except BaseException as exc:
+            relayed.append(exc)
+
+    thread = threading.Thread(target=relay)
+    thread.start()
+    thread.join()
+    assert relayed == []
+    assert "compiled sim.kernels.state.set_rates in 0.4 s" in capsys.readouterr().err
+
+
+def test_after_an_interrupt_the_clean_up_of_half_made_objects_prints_nothing(monkeypatch,
+                                                                            capsys):
+    # an interrupt landing while llvmlite builds an object left it half made, and its
+    # __del__ printed an AttributeError traceback at exit after "coflowopt: interrupted"
+    import signal
+    import types
+
+    import coflowopt.cli as cli
+
+    before = sys.unraisablehook
+    monkeypatch.setattr(sys, "unraisablehook", before)  # (restored afterwards)
+    handler = signal.getsignal(signal.SIGINT)
+    try:
+        for code in (0, 130):
+            monkeypatch.setattr(cli, "main", lambda code=code: code)
+            with pytest.raises(SystemExit) as exc:
+                cli.run()
+            assert exc.value.code == code
+            assert (sys.unraisablehook is before) == (code == 0)
+        try:
+            raise AttributeError("'PipelineTuningOptions' object has no attribute '_as_parameter_'")
+        except AttributeError as error:
+            sys.unraisablehook(types.SimpleNamespace(
+                exc_type=AttributeError, exc_value=error, exc_traceback=error.__traceback__,
+                err_msg="Exception ignored in", object=None))
+        assert capsys.readouterr().err == ""
+    finally:
+        signal.signal(signal.SIGINT, handler)

@@ -59,15 +59,22 @@ class _CompileNotice:
     """Says on stderr when the simulator's kernels compile (the first use of each, once per
     installation), in this process or in its worker processes (which relay theirs:
     :class:`coflowopt.sim.batch.WorkerPool`), so that a wait of seconds to a minute is not
-    silent. The first start is announced with what it is; every end with its time."""
+    silent. The first start is announced with what it is; every end with its time.
 
-    def __init__(self) -> None:
+    An interrupt that llvmlite swallowed while this process compiled (its ctypes callbacks
+    print "Exception ignored" and go on) is raised again when the compilation ends:
+    ``interrupts`` is :func:`main`'s record of the interrupts it was given."""
+
+    def __init__(self, interrupts: list[int]) -> None:
         self.announced = False
+        self.interrupts = interrupts
         self.lock = threading.Lock()  # this process's compilations and the relay's thread
 
     def __call__(self, name: str, seconds: float | None) -> None:
         from .. import _jit
 
+        if self.interrupts and threading.current_thread() is threading.main_thread():
+            raise KeyboardInterrupt
         with self.lock:
             if seconds is not None:
                 print(f"coflowopt: compiled {name} in {seconds:.1f} s", file=sys.stderr,
@@ -87,18 +94,31 @@ def main(argv: Sequence[str] | None = None) -> int:
     interrupt during the first second of a command is one line too. An error that follows
     an interrupt is the interrupt's: a library can swallow the KeyboardInterrupt and fail
     another way (llvmlite's callbacks while a kernel compiles: Numba then raises
-    "no compiled object yet")."""
+    "no compiled object yet"), or go on (llvmlite's callbacks print "Exception ignored"
+    and the compilation ends normally: the interrupt is raised again then, see
+    :class:`_CompileNotice`, and that print is left out)."""
     seen: list[int] = []
     previous = None
+    unraisable = sys.unraisablehook
     if (threading.current_thread() is threading.main_thread()
             and signal.getsignal(signal.SIGINT) is signal.default_int_handler):
         def on_interrupt(signum: int, frame: Any) -> None:
             seen.append(signum)
             raise KeyboardInterrupt
 
+        def on_unraisable(what: Any) -> None:
+            if not (seen and issubclass(what.exc_type, KeyboardInterrupt)):
+                unraisable(what)
+
         previous = signal.signal(signal.SIGINT, on_interrupt)
+        sys.unraisablehook = on_unraisable
     try:
-        return _main(argv)
+        code = _main(argv, seen)
+        if not seen:
+            return code
+        # swallowed where it landed (a ctypes callback), and the work went on to its end
+        print("coflowopt: interrupted", file=sys.stderr)
+        return 130
     except KeyboardInterrupt:
         print("coflowopt: interrupted", file=sys.stderr)
         return 130
@@ -110,18 +130,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     finally:
         if previous is not None:
             signal.signal(signal.SIGINT, previous)
+            sys.unraisablehook = unraisable
 
 
 def run() -> NoReturn:
     """The ``coflowopt`` command: :func:`main`, then exit. Once the work is done an
     interrupt is ignored: it could only kill the process on its way out (exit status -2
-    instead of the work's)."""
+    instead of the work's). After an interrupt, errors in the clean-up of objects it left
+    half made (llvmlite's, when it lands while a kernel compiles) are not printed."""
     code = main()
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if code == 130:
+        sys.unraisablehook = lambda what: None
     sys.exit(code)
 
 
-def _main(argv: Sequence[str] | None) -> int:
+def _main(argv: Sequence[str] | None, interrupts: list[int]) -> int:
     # worker processes (--jobs) inherit this: Numba colours its internal error messages with
     # colorama, whose exit handler then writes a terminal reset (ESC[0m) from every worker
     os.environ.setdefault("NUMBA_DISABLE_ERROR_MESSAGE_HIGHLIGHTING", "1")
@@ -140,7 +164,7 @@ def _main(argv: Sequence[str] | None) -> int:
         # inf/nan from extreme inputs are handled where they matter (the results say so);
         # NumPy's floating-point warnings would only add noise to the one-line messages
         _jit.env_mode()  # a bad COFLOWOPT_JIT before any work (a sweep's cells would each fail)
-        with np.errstate(all="ignore"), _jit.on_compile(_CompileNotice()):
+        with np.errstate(all="ignore"), _jit.on_compile(_CompileNotice(interrupts)):
             code = args.func(args)
     except CoflowoptError as exc:
         print(f"coflowopt: error: {exc}", file=sys.stderr)
