@@ -35,6 +35,12 @@ def test_after_compile_a_run_compiles_nothing(tmp_path):
                          env=env, capture_output=True, text=True, cwd=ROOT)
     assert run.returncode == 0, run.stderr
     assert "compil" not in run.stderr  # every kernel it needed was in the cache
+    # and the solvers' (exact._freelists.same compiled on the first solve of 30 coflows)
+    run = subprocess.run([sys.executable, "-m", "coflowopt", "solve", str(inst), "--method",
+                          "best", "--time-limit", "5"], env=env, capture_output=True, text=True,
+                         cwd=ROOT)
+    assert run.returncode == 0, run.stderr
+    assert "compil" not in run.stderr
 
 
 @pytest.mark.parametrize(("option", "message"), [
