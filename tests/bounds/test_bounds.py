@@ -69,7 +69,8 @@ def test_bounds_below_optimum_below_best_permutation(inst):
         assert found[name] >= iso * (1 - 1e-9) - TOL, name
     for res in (sinc, pair):
         assert res.bound <= exact.objective * (1 + TOL)
-        assert res.info["certified_ratio"] >= 1 - 1e-9
+        # proven below the schedule's own value as it stands (the bound is not clamped)
+        assert res.bound <= res.objective and res.info["certified_ratio"] >= 1
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
