@@ -37,6 +37,11 @@ def test_grid_schedule_and_bounds_sandwich_the_optimum_on_networks(inst):
     assert check_feasible(inst, res.schedule).ok
     assert res.objective >= exact.objective * (1 - 1e-7)
     assert res.bound <= exact.objective * (1 + 1e-7)
+    # HiGHS's MIP bound is not recomputed from the data, as the LP's is
+    assert res.info["lower_certified"] is ("lower_milp" not in res.info)
+    lp = solve(inst, method="time-indexed", slots=8)
+    assert lp.info["lower_certified"] is True
+    assert lp.bound <= min(exact.objective, lp.objective)  # proven, not clamped
 
 
 def test_the_rows_for_work_released_inside_a_slot_weigh_a_sprayed_flow_by_its_share():
