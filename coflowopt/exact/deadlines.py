@@ -127,28 +127,50 @@ def _max_deadlines(
     admit_k = ks[sol.x[A] > 0.5]
     amounts = g.amounts(J, xj, xg, sol.x[X], keep=np.isin(gk[xg], admit_k))
     sched = g.schedule(pts, amounts) if J > 0 else Schedule.empty()
+    def fitted(admit: np.ndarray) -> Schedule | None:
+        """The LP of the coflows ``admit`` alone (no binaries, strict tolerances): its
+        schedule if it has one, else None."""
+        fixed = np.isin(ks, admit).astype(np.float64)
+        again, _, X2 = _model(g, pts, xg, xj, ks, value, lo=fixed, hi=fixed, integer=False,
+                              fractions=True)
+        fit = again.solve(time_limit=max(time_limit - (now() - start), 0.01),
+                          options={"primal_feasibility_tolerance": FEASIBILITY_TOL,
+                                   "presolve": "off"})
+        if fit.x is None:
+            return None
+        amounts = fit.x[X2] * g.size[xg]
+        return g.schedule(pts, g.amounts(J, xj, xg, amounts, keep=np.isin(gk[xg], admit)))
+
     refit = False
     if admit_k.size and J > 0 and not _meets_deadlines(inst, sched, admit_k):
         # the MILP's amounts overfill short intervals within its tolerance, and lengthening
         # them moved deadlines' breakpoints: the admitted coflows' LP alone, solved again
-        fixed = np.isin(ks, admit_k).astype(np.float64)
-        again, _, X2 = _model(g, pts, xg, xj, ks, value, lo=fixed, hi=fixed, integer=False)
-        fit = again.solve(time_limit=max(time_limit - (now() - start), 0.01),
-                          options={"primal_feasibility_tolerance": FEASIBILITY_TOL,
-                                   "presolve": "off"})
-        if fit.x is not None:
-            sched = g.schedule(pts, g.amounts(J, xj, xg, fit.x[X2],
-                                              keep=np.isin(gk[xg], admit_k)))
+        again = fitted(admit_k)
+        if again is not None:
+            sched = again
             refit = True
     dropped: list[str] = []
+    readmitted: list[str] = []
     if admit_k.size and J > 0 and not _meets_deadlines(inst, sched, admit_k):
         # no LP of that set fits it (the MILP admitted it within its tolerance): the
         # coflows that end late are turned away, which leaves the others' pieces in place
         late_k = _late(inst, sched, admit_k)
-        dropped = [inst.ids[k] for k in late_k]
         admit_k = np.setdiff1d(admit_k, late_k)
         keep = np.isin(inst.flow_coflow[sched.flow], admit_k)
         sched = Schedule(sched.flow[keep], sched.start[keep], sched.end[keep], sched.rate[keep])
+        # then taken back one at a time, the most valuable first, wherever the LP of the
+        # admitted ones and it fits them all by their deadlines (one LP each, within the
+        # time limit)
+        by_value = late_k[np.argsort(-value[np.searchsorted(ks, late_k)], kind="stable")]
+        for k in by_value:
+            if now() - start >= time_limit:
+                break
+            trial = np.union1d(admit_k, [k])
+            again = fitted(trial)
+            if again is not None and _meets_deadlines(inst, again, trial):
+                admit_k, sched = trial, again
+                readmitted.append(inst.ids[k])
+        dropped = [inst.ids[k] for k in late_k if inst.ids[k] not in readmitted]
     comp = np.full(K, np.inf)
     if admit_k.size:
         comp[admit_k] = sched.coflow_completion(inst)[admit_k]
@@ -170,31 +192,41 @@ def _max_deadlines(
         info={"admitted": [inst.ids[k] for k in admit_k],
               "rejected": [inst.ids[k] for k in others],
               "lp_relaxation": lp_bound, "rejected_policy": rejected,
-              "breakpoints": int(pts.size), "refit": refit, "turned_away": dropped},
+              "breakpoints": int(pts.size), "refit": refit, "turned_away": dropped,
+              "taken_back": readmitted},
     )
 
 
 def _model(g: Any, pts: np.ndarray, xg: np.ndarray, xj: np.ndarray, ks: np.ndarray,
-           value: np.ndarray, *, lo: np.ndarray, hi: np.ndarray,
-           integer: bool) -> tuple[LPBuilder, np.ndarray, np.ndarray]:
+           value: np.ndarray, *, lo: np.ndarray, hi: np.ndarray, integer: bool,
+           fractions: bool = False) -> tuple[LPBuilder, np.ndarray, np.ndarray]:
     """The model of the module docstring over the groups of coflows ``ks`` (those with a
     deadline), ``a_k`` within ``lo`` and ``hi``: the builder and the columns of ``a`` and
-    ``x``."""
+    ``x``. ``fractions``: each ``x_gj`` is the fraction of its group's size
+    (``x_gj / s_g``) and each capacity row is divided by its right-hand side, so that
+    HiGHS's absolute tolerances are relative to every group and every interval (sizes over
+    eleven orders of magnitude in one instance)."""
     lp = LPBuilder(sense="max")
     A = lp.add_cols(ks.size, cost=value, lo=lo, hi=hi, integer=integer)
     acol = np.full(g.num_coflows, -1)
     acol[ks] = A
-    X = lp.add_cols(xg.size, lo=0.0, hi=g.size[xg])
+    X = lp.add_cols(xg.size, lo=0.0, hi=1.0 if fractions else g.size[xg])
     # amounts: sum_j x_gj - s_g a_k = 0
     gid = np.flatnonzero(np.isin(g.coflow, ks))
     rowg = np.full(g.num_groups, -1)
     rowg[gid] = np.arange(gid.size)
     lp.add_rows(np.concatenate([rowg[xg], rowg[gid]]), np.concatenate([X, acol[g.coflow[gid]]]),
-                np.concatenate([np.ones(xg.size), -g.size[gid]]), 0.0, 0.0, num=gid.size)
+                np.concatenate([np.ones(xg.size), -(np.ones(gid.size) if fractions else g.size[gid])]),
+                0.0, 0.0,
+                num=gid.size)
     # capacity
     row, col, val, rj, rl = link_rows(g, xg, xj)
     if rj.size:
-        lp.add_rows(row, X[col], val, -math.inf, g.cap[rl] * np.diff(pts)[rj], num=rj.size)
+        rhs = g.cap[rl] * np.diff(pts)[rj]
+        if fractions:
+            lp.add_rows(row, X[col], val * g.size[xg[col]] / rhs[row], -math.inf, 1.0, num=rj.size)
+        else:
+            lp.add_rows(row, X[col], val, -math.inf, rhs, num=rj.size)
     return lp, A, X
 
 

@@ -277,14 +277,38 @@ def test_a_tiny_flow_the_milp_leaves_unserved_is_served_or_its_coflow_turned_awa
         assert check_admitted(inst, res)
 
 
-def _without_refit(model):
-    """``deadlines._model`` whose second, fixed-admission LP has no solution."""
+def _without_refit(model, first: int | None = None):
+    """``deadlines._model`` whose fixed-admission LPs have no solution (the ``first`` ones
+    only, if given)."""
+    made_lps = []
+
     def made(*args, **kwargs):
         lp, a, x = model(*args, **kwargs)
         if not kwargs["integer"]:
-            lp.add_rows([0], a[:1], [1.0], 2.0, 2.0, num=1)  # a_k = 2: infeasible
+            made_lps.append(lp)
+            if first is None or len(made_lps) <= first:
+                lp.add_rows([0], a[:1], [1.0], 2.0, 2.0, num=1)  # a_k = 2: infeasible
         return lp, a, x
     return made
+
+
+def test_coflows_turned_away_are_taken_back_one_at_a_time_where_they_fit(monkeypatch):
+    # the turned-away coflows are each tried again with those admitted, the most valuable
+    # first: an LP of the admitted ones and it, kept if its schedule meets every deadline
+    from pathlib import Path
+
+    import coflowopt as co
+    from coflowopt.exact import deadlines
+    from coflowopt.exact.deadlines import check_admitted
+
+    inst = co.read(Path(__file__).parents[1] / "data" / "deadlines_milp_tolerance_late.json")
+    # the LP of the MILP's admitted set fails once: c1 ends late and is turned away, and
+    # the LP of the others and c1 fits them all
+    monkeypatch.setattr(deadlines, "_model", _without_refit(deadlines._model, first=1))
+    res = solve(inst, objective="deadlines")
+    assert res.status is Status.OPTIMAL and res.objective == 4 == res.bound
+    assert res.info["turned_away"] == [] and res.info["taken_back"] == ["c1"]
+    assert check_admitted(inst, res)
 
 
 def test_an_instance_without_deadlines_is_refused_as_the_instances_fault(tmp_path, capsys):
@@ -373,3 +397,19 @@ def test_served_after_must_name_the_instances_coflows(tmp_path, capsys):
     assert main(["validate", inst, "--schedule", str(bad), "--deadlines"]) == 2
     err = capsys.readouterr().err
     assert "$._served_after[0]" in err and "served_after names coflow 'zz'" in err
+
+
+def test_a_coflow_due_at_its_isolation_time_is_admitted_where_all_fit():
+    # c1 (1.3e-3 bytes beside 1.9e3 and 15.8) is due at its release plus its time alone:
+    # the LP of the admitted coflows in bytes missed it by HiGHS's absolute tolerance and
+    # c1 was turned away (2 of 3); in fractions of each flow it fits, as a brute force over
+    # subsets (an LP each) says: all 3
+    from pathlib import Path
+
+    import coflowopt as co
+    from coflowopt.exact.deadlines import check_admitted
+
+    inst = co.read(Path(__file__).parents[1] / "data" / "deadlines_due_at_isolation_time.json")
+    res = solve(inst, objective="deadlines")
+    assert res.status is Status.OPTIMAL and res.objective == 3 == res.bound
+    assert res.info["turned_away"] == [] and check_admitted(inst, res)
