@@ -197,6 +197,10 @@ def _max_deadlines(
     )
 
 
+_ROW_SPREAD = 1e9
+"""``fractions``: the largest coefficient of a capacity row divided by its right-hand side."""
+
+
 def _model(g: Any, pts: np.ndarray, xg: np.ndarray, xj: np.ndarray, ks: np.ndarray,
            value: np.ndarray, *, lo: np.ndarray, hi: np.ndarray, integer: bool,
            fractions: bool = False) -> tuple[LPBuilder, np.ndarray, np.ndarray]:
@@ -224,7 +228,13 @@ def _model(g: Any, pts: np.ndarray, xg: np.ndarray, xj: np.ndarray, ks: np.ndarr
     if rj.size:
         rhs = g.cap[rl] * np.diff(pts)[rj]
         if fractions:
-            lp.add_rows(row, X[col], val * g.size[xg[col]] / rhs[row], -math.inf, 1.0, num=rj.size)
+            coef = val * g.size[xg[col]]
+            # each row divided by its right-hand side, but for intervals so short that
+            # their coefficients would pass 1e9 (HiGHS takes 1e15 as infinite)
+            top = np.zeros(rj.size)
+            np.maximum.at(top, row, coef)
+            d = np.maximum(rhs, top / _ROW_SPREAD)
+            lp.add_rows(row, X[col], coef / d[row], -math.inf, rhs / d, num=rj.size)
         else:
             lp.add_rows(row, X[col], val, -math.inf, rhs, num=rj.size)
     return lp, A, X

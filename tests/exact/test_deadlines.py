@@ -413,3 +413,25 @@ def test_a_coflow_due_at_its_isolation_time_is_admitted_where_all_fit():
     res = solve(inst, objective="deadlines")
     assert res.status is Status.OPTIMAL and res.objective == 3 == res.bound
     assert res.info["turned_away"] == [] and check_admitted(inst, res)
+
+
+def test_the_lp_in_fractions_keeps_its_coefficients_finite_on_an_interval_of_1e_32(
+        monkeypatch):
+    # a capacity row divided by its right-hand side, c * 1.6e-32, had coefficients of 6e31,
+    # which HiGHS takes as infinite: the LP of the admitted coflows had no solution
+    from coflowopt.exact import deadlines
+
+    inst = Instance(Fabric.uniform(1, 1.0), (
+        Coflow("c0", [0], [0], [1.0], release=1.5816866168779855e-32, deadline=2.0),
+        Coflow("c1", [0], [0], [1.0], release=0.0, deadline=1.0)))
+    checked = []
+    real = deadlines._meets_deadlines
+
+    def once_late(*args):  # the MILP's schedule is taken as late: the LP solves again
+        checked.append(1)
+        return real(*args) and len(checked) > 1
+
+    monkeypatch.setattr(deadlines, "_meets_deadlines", once_late)
+    res = solve(inst, objective="deadlines")
+    assert res.status is Status.OPTIMAL and res.objective == 2 == res.bound
+    assert res.info["refit"] and res.info["turned_away"] == []
