@@ -413,3 +413,29 @@ def test_after_an_interrupt_the_clean_up_of_half_made_objects_prints_nothing(mon
         assert capsys.readouterr().err == ""
     finally:
         signal.signal(signal.SIGINT, handler)
+
+
+def test_a_notice_during_a_progress_bar_goes_above_it(capsys):
+    # a worker's compile notice was written after the bar on its line ("... 9.0scoflowopt:
+    # compiled ...") and the bar went on on the notice's line
+    import io
+
+    from coflowopt.cli._util import Progress, notice
+
+    class Terminal(io.StringIO):
+        def isatty(self):
+            return True
+
+    term = Terminal()
+    bar = Progress(4, "4 tasks")
+    bar.stream, bar.enabled = term, True
+    bar.update(2)
+    notice("coflowopt: compiled x in 1.0 s")
+    bar.close()
+    notice("coflowopt: compiled y in 2.0 s")  # no bar: only the line
+    line = bar.line
+    assert line.startswith("4 tasks [###############")
+    blank = "\r" + " " * len(line) + "\r"
+    closed = "\r" + " " * max(len(line), len("4 tasks") + 50) + "\r"
+    assert term.getvalue() == "\r" + line + blank + line + closed
+    assert capsys.readouterr().err == "coflowopt: compiled x in 1.0 s\ncoflowopt: compiled y in 2.0 s\n"

@@ -72,19 +72,19 @@ class _CompileNotice:
 
     def __call__(self, name: str, seconds: float | None) -> None:
         from .. import _jit
+        from ._util import notice
 
         if self.interrupts and threading.current_thread() is threading.main_thread():
             raise KeyboardInterrupt
         with self.lock:
             if seconds is not None:
-                print(f"coflowopt: compiled {name} in {seconds:.1f} s", file=sys.stderr,
-                      flush=True)
+                notice(f"coflowopt: compiled {name} in {seconds:.1f} s")
             elif not self.announced:
                 self.announced = True
                 where = (f"once: they are cached in {_jit.cache_dir()}" if _jit.cache_usable()
                          else f"in every process: {_jit.cache_dir()} cannot be written")
-                print(f"coflowopt: compiling the simulator's kernels for their first use "
-                      f"(5-25 s a scheduler, {where})", file=sys.stderr, flush=True)
+                notice(f"coflowopt: compiling the simulator's kernels for their first use "
+                       f"(5-25 s a scheduler, {where})")
 
 
 def main(argv: Sequence[str] | None = None) -> int:

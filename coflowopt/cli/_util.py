@@ -8,6 +8,7 @@ import json
 import math
 import os
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
@@ -437,6 +438,12 @@ def _looks_numeric(cell: str) -> bool:
     return True
 
 
+_bar_lock = threading.Lock()
+_shown: list[Progress] = []
+"""The progress bars on the terminal now (the last one drawn last): :func:`notice` writes
+above them."""
+
+
 class Progress:
     """A progress bar on stderr, shown only when stderr is a terminal."""
 
@@ -447,6 +454,7 @@ class Progress:
         self.enabled = self.stream.isatty()
         self._last = 0.0
         self._start = time.perf_counter()
+        self.line = ""
 
     def update(self, done: float) -> None:
         if not self.enabled:
@@ -457,10 +465,31 @@ class Progress:
         self._last = now
         frac = min(max(done / self.total, 0.0), 1.0)
         bar = "#" * int(30 * frac)
-        self.stream.write(f"\r{self.label} [{bar:<30}] {100 * frac:5.1f}% {now - self._start:6.1f}s")
-        self.stream.flush()
+        with _bar_lock:
+            self.line = f"{self.label} [{bar:<30}] {100 * frac:5.1f}% {now - self._start:6.1f}s"
+            self.stream.write("\r" + self.line)
+            self.stream.flush()
+            if self not in _shown:
+                _shown.append(self)
 
     def close(self) -> None:
         if self.enabled:
-            self.stream.write("\r" + " " * (len(self.label) + 50) + "\r")
-            self.stream.flush()
+            with _bar_lock:
+                if self in _shown:
+                    _shown.remove(self)
+                self.stream.write("\r" + " " * max(len(self.label) + 50, len(self.line)) + "\r")
+                self.stream.flush()
+
+
+def notice(text: str) -> None:
+    """``text`` as a line on stderr; above the progress bar on the terminal, if one is
+    drawn (the bar is drawn again below it), rather than after the bar on its line."""
+    with _bar_lock:
+        bar = _shown[-1] if _shown else None
+        if bar is not None:
+            bar.stream.write("\r" + " " * len(bar.line) + "\r")
+            bar.stream.flush()
+        print(text, file=sys.stderr, flush=True)
+        if bar is not None:
+            bar.stream.write(bar.line)
+            bar.stream.flush()
