@@ -60,6 +60,11 @@ MAX_WEIGHT_SPAN = 1e4
 MIP_TOL = FEASIBILITY_TOL
 """HiGHS's MIP and primal feasibility tolerances for the big-M model (its defaults: 1e-6)."""
 
+RETRY_TOL = 10 * MIP_TOL
+"""The tolerances of a second solve where HiGHS calls the model infeasible at :data:`MIP_TOL`
+(it contains the incumbent's order, so it is not): on a 6-flow graph instance with a flow
+from a host to itself, 1e-9 gave "infeasible" and 1e-8 the optimum."""
+
 POST_CHECK_WORK = 4
 """The post-check solves at most this many event LPs per event of the order."""
 
@@ -214,10 +219,16 @@ def solve_event_milp(inst: Instance, *, time_limit: float = 60.0, rel_gap: float
     # units: "optimal" 0.2% above the optimum, its bound above a feasible schedule); no
     # presolve: with it, intervals of 1e-8 time units made HiGHS call a schedule 4-7% above
     # the optimum optimal, with its bound (a random search)
-    solver.highs_options = {"mip_abs_gap": 0.0, "mip_feasibility_tolerance": MIP_TOL,
-                            "primal_feasibility_tolerance": MIP_TOL, "presolve": "off"}
     solver.config.load_solution = False
-    res = solver.solve(m)
+    for tol in (MIP_TOL, RETRY_TOL):
+        solver.highs_options = {"mip_abs_gap": 0.0, "mip_feasibility_tolerance": tol,
+                                "primal_feasibility_tolerance": tol, "presolve": "off"}
+        res = solver.solve(m)
+        # the model is feasible (the incumbent's order is in it, every time below M):
+        # "infeasible" is HiGHS's tolerance speaking, and a looser one may find the order
+        if "infeasible" not in str(res.termination_condition).lower() or left() <= 0:
+            break
+        solver.config.time_limit = run_time(left(), 0.0)
     lb = res.best_objective_bound
     lb = float(lb) * tu if lb is not None and math.isfinite(lb) else math.nan
     term = str(res.termination_condition)

@@ -371,3 +371,28 @@ def test_a_bound_above_the_incumbent_does_not_make_it_optimal(monkeypatch):
     assert res.status is not Status.OPTIMAL
     assert res.objective == pytest.approx(7.0) and check_feasible(inst, res.schedule).ok
     assert res.bound <= res.objective
+
+
+def test_the_milp_solves_again_where_its_tight_tolerance_calls_it_infeasible():
+    # a graph fabric with a flow from host h2 to itself (through its switch) and per-flow
+    # delays: at a MIP feasibility tolerance of 1e-9 HiGHS called the model infeasible,
+    # which it is not (it holds the incumbent's order), and exact-milp returned the
+    # incumbent as feasible with a 4.5% gap; exact proves 41.45
+    from coflowopt.fabric import GraphTopology, Network
+
+    links = (("h0", "s0", 0.5), ("s0", "h0", 0.5), ("h1", "s0", 0.5), ("s0", "h1", 2.0),
+             ("h2", "s3", 0.5), ("s3", "h2", 3.0), ("h3", "s1", 0.5), ("s1", "h3", 2.0),
+             ("s0", "s1", 1.0), ("s1", "s0", 0.5), ("s1", "s3", 3.0), ("s3", "s1", 0.5),
+             ("s0", "s2", 2.0), ("s2", "s0", 3.0), ("s2", "s3", 2.0), ("s3", "s2", 0.5))
+    topo = GraphTopology(("h0", "h1", "h2", "h3", "s0", "s1", "s2", "s3"),
+                         ("h0", "h1", "h2", "h3"), links)
+    inst = Instance(Network(topo, "ecmp"), (
+        Coflow.from_flows("c0", [(2, 0, 2.3, 0.5), (2, 2, 0.6, 1.0), (2, 3, 0.9, 2.0)],
+                          release=1.0, weight=3.0),
+        Coflow.from_flows("c1", [(0, 3, 3.9, 0.0)], release=0.0, weight=1.0),
+        Coflow.from_flows("c2", [(0, 3, 1.5, 0.0), (2, 3, 2.3, 0.5)], release=0.0, weight=0.5)))
+    exact = solve(inst, method="exact")
+    res = solve(inst, method="exact-milp")
+    assert exact.status is Status.OPTIMAL and res.status is Status.OPTIMAL
+    assert res.objective == pytest.approx(exact.objective, rel=1e-9)
+    assert res.objective == pytest.approx(41.45, rel=1e-9)
