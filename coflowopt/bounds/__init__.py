@@ -164,6 +164,9 @@ def compute_bound(
     """
     if not (isinstance(time_limit, (int, float)) and time_limit > 0):
         raise CoflowoptError(f"time_limit must be a number > 0, got {time_limit!r}")
+    if progress is not None and not callable(progress):
+        raise CoflowoptError(f"progress must be a function of (bound name, fraction done), "
+                             f"got {progress!r:.80}")
     check_objective_range(inst, "the lower bounds")
     if method == "best":
         if options:
@@ -172,9 +175,9 @@ def compute_bound(
         return _best(inst, time_limit, progress)
     try:
         fn = BOUNDS[method]
-    except KeyError:
+    except (KeyError, TypeError):  # (TypeError: a list, a dict)
         raise CoflowoptError(
-            f"unknown bound '{method}'; choose one of {', '.join([*BOUNDS, 'best'])}"
+            f"unknown bound {method!r:.80}; choose one of {', '.join([*BOUNDS, 'best'])}"
         ) from None
     check_options(fn, options, f"bound '{method}'")
     return fn(inst, time_limit=time_limit, **options)

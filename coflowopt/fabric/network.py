@@ -124,7 +124,7 @@ class Network(Frozen):
     routing
         ``"ecmp"``, ``"spray"`` or ``"given"``.
     seed
-        ECMP's hash seed (ignored by the other routings).
+        ECMP's hash seed (ignored by the other routings, which keep 0).
     paths
         For ``given``: per coflow id, one path per flow, each a sequence of node names
         from the flow's source host to its destination host.
@@ -146,7 +146,10 @@ class Network(Frozen):
         if self.routing not in ROUTINGS:
             raise InstanceError(f"unknown routing '{self.routing}' (known: {', '.join(ROUTINGS)})",
                                 field="routing")
-        set_(self, "seed", _seed(self.seed, key="seed"))
+        seed = _seed(self.seed, key="seed")
+        # (another routing has no use for it: kept as 0, so that networks with the same
+        # routes compare equal, and a file, which writes no seed for them, reads back equal)
+        set_(self, "seed", seed if self.routing == "ecmp" else 0)
         topo = self.topology
         H = topo.num_hosts
         cap = topo.capacity

@@ -153,6 +153,13 @@ def test_bound_options_raise():
     inst = Instance(Fabric.uniform(1), (Coflow.from_flows("a", [(0, 0, 1.0)]),))
     with pytest.raises(CoflowoptError, match="unknown bound 'lagrange'"):
         bound(inst, method="lagrange")
+    # a method that cannot be a name, and a progress that cannot be called: TypeErrors
+    for method in (["free"], {"x": 1}):
+        with pytest.raises(CoflowoptError, match="unknown bound"):
+            bound(inst, method=method)
+    for progress in ("x", 5):
+        with pytest.raises(CoflowoptError, match="progress must be a function"):
+            bound(inst, progress=progress)
     with pytest.raises(CoflowoptError, match="does not take option"):
         bound(inst, method="isolation", ratio=2.0)
     with pytest.raises(CoflowoptError, match=r"ratio must be float \(numbers: finite and > 1\)"):
