@@ -176,8 +176,9 @@ def _add_common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--background", metavar="SPEC", default=None,
                    help="traffic the schedulers do not see, sharing the links: share:X (X of "
                    "every link's capacity), poisson:load=X[,cdf=web-search|data-mining|FILE]"
-                   "[,seed=N][,unit=U] (flows between random hosts; X of the hosts' uplink "
-                   "capacity; sizes from the CDF in bytes times U) or file:PATH (a JSON "
+                   "[,seed=N][,unit=U][,start=T] (flows between random hosts, arriving from "
+                   "time T on; X of the hosts' uplink capacity; sizes from the CDF in bytes "
+                   "times U) or file:PATH (a JSON "
                    "background: share, load over time per link, flows); see models/fabrics.md")
     p.add_argument("--knowledge", choices=KNOWLEDGE, default="nominal",
                    help="with --background, what the schedulers know: nominal (the fabric's "
