@@ -623,7 +623,8 @@ def parse_background(text: str, capacity: FloatArray, link_names: Sequence[str],
     """A background from the command line.
 
     ``share:0.3`` (a constant share of every link); ``poisson:load=0.3,cdf=web-search,seed=1
-    [,unit=1]`` (flows; ``cdf`` a shipped name or a CSV file); ``file:PATH`` (the JSON object
+    [,unit=1][,start=0]`` (flows, arriving from ``start`` on; ``cdf`` a shipped name or a CSV
+    file); ``file:PATH`` (the JSON object
     of :func:`background_from_json`, its flows' hosts checked against ``num_hosts``).
     Every error names the option and the spec's kind.
     """

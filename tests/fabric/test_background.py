@@ -234,6 +234,22 @@ def test_bad_cdfs_name_the_file_and_line(tmp_path):
         PoissonFlows(0.5, load_cdf("web-search"), start=-1)
 
 
+def test_poisson_arrivals_begin_at_their_start():
+    # start=T shifts the same draws by T, from the command line as from Python
+    from coflowopt.fabric.background import parse_background
+
+    cdf = load_cdf("web-search")
+    first = next(PoissonFlows(0.3, cdf, seed=2).arrivals(8, 8.0))
+    later = next(PoissonFlows(0.3, cdf, seed=2, start=5.0).arrivals(8, 8.0))
+    assert later[0][0] > 5.0
+    np.testing.assert_allclose(later[0], first[0] + 5.0, rtol=1e-12)
+    for a, b in zip(first[1:], later[1:], strict=True):
+        np.testing.assert_array_equal(a, b)
+    bg = parse_background("poisson:load=0.3,seed=2,start=5", np.ones(16),
+                          [f"l{i}" for i in range(16)], num_hosts=8)
+    assert (bg.poisson.load, bg.poisson.seed, bg.poisson.start) == (0.3, 2, 5.0)
+
+
 def test_background_files_are_read_as_strictly_as_instances(tmp_path):
     from coflowopt.fabric.background import parse_background
 
