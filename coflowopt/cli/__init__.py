@@ -96,7 +96,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     another way (llvmlite's callbacks while a kernel compiles: Numba then raises
     "no compiled object yet"), or go on (llvmlite's callbacks print "Exception ignored"
     and the compilation ends normally: the interrupt is raised again then, see
-    :class:`_CompileNotice`, and that print is left out)."""
+    :class:`_CompileNotice`, and that print is left out). Once interrupted, a further
+    interrupt only counts (a second Ctrl-C, or the one ``timeout`` forwards, raised a
+    traceback from the message's print)."""
+    return _interruptible(argv, None)
+
+
+def _interruptible(argv: Sequence[str] | None, leave: Any) -> int:
+    """:func:`main`; ``leave``: the SIGINT handler to leave installed at the end instead of
+    the one it found (:func:`run`: ignored, with no moment between in which an interrupt
+    would kill the process)."""
     seen: list[int] = []
     previous = None
     unraisable = sys.unraisablehook
@@ -112,24 +121,25 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         previous = signal.signal(signal.SIGINT, on_interrupt)
         sys.unraisablehook = on_unraisable
+    def interrupted() -> int:
+        if previous is not None:
+            signal.signal(signal.SIGINT, lambda signum, frame: seen.append(signum))
+        print("coflowopt: interrupted", file=sys.stderr)
+        return 130
+
     try:
         code = _main(argv, seen)
-        if not seen:
-            return code
-        # swallowed where it landed (a ctypes callback), and the work went on to its end
-        print("coflowopt: interrupted", file=sys.stderr)
-        return 130
+        # else swallowed where it landed (a ctypes callback), and the work went on to its end
+        return interrupted() if seen else code
     except KeyboardInterrupt:
-        print("coflowopt: interrupted", file=sys.stderr)
-        return 130
+        return interrupted()
     except Exception:
         if not seen:
             raise
-        print("coflowopt: interrupted", file=sys.stderr)
-        return 130
+        return interrupted()
     finally:
         if previous is not None:
-            signal.signal(signal.SIGINT, previous)
+            signal.signal(signal.SIGINT, previous if leave is None else leave)
             sys.unraisablehook = unraisable
 
 
@@ -138,8 +148,8 @@ def run() -> NoReturn:
     interrupt is ignored: it could only kill the process on its way out (exit status -2
     instead of the work's). After an interrupt, errors in the clean-up of objects it left
     half made (llvmlite's, when it lands while a kernel compiles) are not printed."""
-    code = main()
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    code = _interruptible(None, signal.SIG_IGN)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # (where main found a handler of another's)
     if code == 130:
         sys.unraisablehook = lambda what: None
     sys.exit(code)
