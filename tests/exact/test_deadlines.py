@@ -435,3 +435,17 @@ def test_the_lp_in_fractions_keeps_its_coefficients_finite_on_an_interval_of_1e_
     res = solve(inst, objective="deadlines")
     assert res.status is Status.OPTIMAL and res.objective == 2 == res.bound
     assert res.info["refit"] and res.info["turned_away"] == []
+
+
+def test_optimal_only_where_the_bound_meets_the_value():
+    # HiGHS stops at its absolute gap (1e-6): 2.0 admitted against a bound of
+    # 2.0000000021, which is 1.05e-9 relative (rel_gap 1e-9), and this was called optimal
+    from pathlib import Path
+
+    import coflowopt as co
+    from coflowopt.exact.deadlines import check_admitted
+
+    inst = co.read(Path(__file__).parents[1] / "data" / "deadlines_highs_absolute_gap.json")
+    res = solve(inst, objective="deadlines", weighted=True)
+    assert res.objective == 2.0 and check_admitted(inst, res)
+    assert (res.status is Status.OPTIMAL) == (res.bound == res.objective)
