@@ -8,6 +8,7 @@ from hypothesis import HealthCheck, given, settings
 
 from coflowopt import Coflow, Fabric, Instance, check_feasible
 from coflowopt.errors import CoflowoptError
+from coflowopt.result import Status
 from coflowopt.solvers import solve
 from tests.strategies import instances, network_instances
 
@@ -122,3 +123,20 @@ def test_no_time_left_after_the_grid_is_built_gives_an_honest_result():
     assert res.info["lower_isolation"] == pytest.approx(3.0 + (1.0 + 2.0))
     # solve raises it to the best cheap bound: here port 0's single-machine bound, 3 + 5
     assert res.bound == pytest.approx(8.0) and res.info["bound_from"] == "port"
+
+
+def test_a_result_with_the_milp_bound_is_never_called_optimal():
+    # HiGHS's MIP bound of the relaxed model lies 2.9e-5 above this optimum (the lighter
+    # coflow's cost within HiGHS's dual tolerance of the scaled costs): it is marked as
+    # not proven, and only a proven bound makes a result optimal
+    inst = Instance(Fabric.uniform(1, 3.0), (
+        Coflow("c0", np.array([0]), np.array([0]), np.array([275.30066667]),
+               release=612.793576616517, weight=0.06916972473270207),
+        Coflow("c1", np.array([0]), np.array([0]), np.array([0.0907926]),
+               release=0.0010172445632865101, weight=738.1202549443965)))
+    exact = solve(inst, method="exact")
+    milp = solve(inst, method="time-indexed", slots=6, lower="milp")
+    assert milp.info["lower_certified"] is False and milp.status is not Status.OPTIMAL
+    assert milp.bound > exact.objective  # (what the flag warns of)
+    lp = solve(inst, method="time-indexed", slots=6)
+    assert lp.info["lower_certified"] is True and lp.bound <= exact.objective
