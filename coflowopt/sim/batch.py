@@ -140,6 +140,17 @@ class WorkerPool(ProcessPoolExecutor):
         super().__init__(max_workers=workers, mp_context=ctx, initializer=start_worker,
                          initargs=(install, payload, writer))
 
+    def submit(self, fn: Callable[..., T], /, *args: Any, **kwargs: Any) -> Future[T]:
+        """As :meth:`ProcessPoolExecutor.submit`, which starts a worker when one is wanted,
+        inside :func:`_interrupt_deferred`: an interrupt while the worker's start data is
+        being written to it waits until it is written (the worker would otherwise read a
+        truncated pickle and print its traceback), and the worker starts with interrupts
+        blocked, so that a Ctrl-C to the whole process group reaches this process alone,
+        which stops the workers (a worker interrupted while it started printed the head of
+        a traceback)."""
+        with _interrupt_deferred():
+            return super().submit(fn, *args, **kwargs)
+
     def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
         super().shutdown(wait=wait, cancel_futures=cancel_futures)
         if self._relay is not None:
@@ -184,31 +195,33 @@ class InstancePool(WorkerPool):
             return self.submit(_on_installed, fn, *args)
         return self.submit(fn, instance, *args)
 
-    def submit(self, fn: Callable[..., T], /, *args: Any, **kwargs: Any) -> Future[T]:
-        """As :meth:`ProcessPoolExecutor.submit`, which starts a worker when one is wanted:
-        an interrupt while the worker's start data (the instance) is being written to it
-        waits until it is written, as the worker would otherwise read a truncated pickle
-        and print its traceback."""
-        with _interrupt_deferred():
-            return super().submit(fn, *args, **kwargs)
-
 
 @contextlib.contextmanager
 def _interrupt_deferred() -> Iterator[None]:
-    """Inside: an interrupt (SIGINT) is held and given to the handler it was for on
-    leaving (main thread only, and only where a Python handler is installed: Python's own
-    raises KeyboardInterrupt)."""
-    handler = signal.getsignal(signal.SIGINT)
-    if threading.current_thread() is not threading.main_thread() or not callable(handler):
+    """Inside: an interrupt (SIGINT) is blocked in this thread, and delivered to its handler
+    on leaving; a process started inside inherits the block (main thread only). Where the
+    platform has no ``pthread_sigmask`` (Windows), it is held by a Python handler instead,
+    which a process started inside does not inherit."""
+    if threading.current_thread() is not threading.main_thread():
         yield
         return
+    if hasattr(signal, "pthread_sigmask"):
+        old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+        try:
+            yield
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, old)
+        return
+    handler = signal.getsignal(signal.SIGINT)  # pragma: no cover - no pthread_sigmask
     held: list[int] = []
-    signal.signal(signal.SIGINT, lambda signum, frame: held.append(signum))
+    if callable(handler):
+        signal.signal(signal.SIGINT, lambda signum, frame: held.append(signum))
     try:
         yield
     finally:
-        signal.signal(signal.SIGINT, handler)
-    if held:
+        if callable(handler):
+            signal.signal(signal.SIGINT, handler)
+    if held and callable(handler):
         handler(signal.SIGINT, None)
 
 

@@ -303,3 +303,20 @@ def test_an_interrupt_is_held_while_a_worker_gets_its_start_data():
             signal.raise_signal(signal.SIGINT)
             reached = True
     assert reached and signal.getsignal(signal.SIGINT) is signal.default_int_handler
+
+
+def test_workers_start_with_interrupts_blocked():
+    # a Ctrl-C to the whole process group reached the workers as they started, and one
+    # printed the head of a traceback above "coflowopt: interrupted"; now only the parent
+    # gets it, and it stops them
+    import signal
+
+    from coflowopt.sim.batch import process_pool, stop_pool
+
+    pool = process_pool(1)
+    try:
+        mask = pool.submit(signal.pthread_sigmask, signal.SIG_BLOCK, []).result(timeout=120)
+    finally:
+        stop_pool(pool)
+    assert signal.SIGINT in mask
+    assert signal.SIGINT not in signal.pthread_sigmask(signal.SIG_BLOCK, [])  # (not here)
