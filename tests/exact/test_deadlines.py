@@ -449,3 +449,37 @@ def test_optimal_only_where_the_bound_meets_the_value():
     res = solve(inst, objective="deadlines", weighted=True)
     assert res.objective == 2.0 and check_admitted(inst, res)
     assert (res.status is Status.OPTIMAL) == (res.bound == res.objective)
+
+
+def test_coflows_the_milp_left_out_are_tried_again_and_refute_its_optimum():
+    # HiGHS answered "optimal" below sets that fit (within its tolerances): c4 fits beside
+    # the two it admitted (each far below capacity); and c0 alone (3) is worth more than
+    # the two it admitted (2.5). Both are found by the LPs tried after it, and the status
+    # is then feasible under the LP relaxation's bound
+    from coflowopt.exact.deadlines import check_admitted
+
+    three = Instance(Fabric.uniform(3), (
+        Coflow("c0", [1, 2], [2, 0], [0.5, 1.0], release=9.71161478899387,
+               deadline=12.59654121433675),
+        Coflow("c1", [0, 0, 0], [0, 2, 0], [1246.4078527911445, 0.0001578249333201795,
+                                            3.6358610297641043],
+               release=1.0, deadline=1251.0438716458418, weight=0.5),
+        Coflow("c2", [2], [0], [2.0], release=2.0, deadline=6.541548666785111, weight=2.0),
+        Coflow("c3", [0, 1, 2], [0, 1, 2], [0.13280063583602766, 0.04031396403548932,
+                                            597.6177976176823],
+               release=1.0, deadline=598.6177976176823, weight=0.5),
+        Coflow("c4", [0], [0], [0.5], release=1.0, deadline=1.6466303827423605, weight=3.0)))
+    res = solve(three, objective="deadlines")
+    assert res.objective == 3 and set(res.info["admitted"]) == {"c0", "c2", "c4"}
+    assert res.status is Status.FEASIBLE and res.bound >= 3 and check_admitted(three, res)
+    swap = Instance(Fabric([1.0, 2.0], [2.0, 4.0]), (
+        Coflow("c0", [1, 0, 0], [0, 1, 0], [2.0, 2.0, 2.0], release=560000.0,
+               deadline=560004.0, weight=3.0),
+        Coflow("c1", [0, 1], [1, 1], [1.0, 3.0], release=560000.000000001,
+               deadline=560002.2469038605, weight=2.0),
+        Coflow("c2", [1, 0, 1], [0, 1, 0], [0.1087339108278769, 1.402297324331973e-06,
+                                            0.01454459950813739],
+               release=560000.2919421041, deadline=560000.4976474659, weight=0.5)))
+    res = solve(swap, objective="deadlines", weighted=True)
+    assert res.objective == 3 and "c0" in res.info["admitted"] and check_admitted(swap, res)
+    assert res.status is Status.FEASIBLE and res.bound >= 3
