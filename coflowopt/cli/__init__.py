@@ -121,6 +121,7 @@ def _interruptible(argv: Sequence[str] | None, leave: Any) -> int:
 
         previous = signal.signal(signal.SIGINT, on_interrupt)
         sys.unraisablehook = on_unraisable
+
     def interrupted() -> int:
         if previous is not None:
             signal.signal(signal.SIGINT, lambda signum, frame: seen.append(signum))

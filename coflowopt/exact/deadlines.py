@@ -127,6 +127,7 @@ def _max_deadlines(
     admit_k = ks[sol.x[A] > 0.5]
     amounts = g.amounts(J, xj, xg, sol.x[X], keep=np.isin(gk[xg], admit_k))
     sched = g.schedule(pts, amounts) if J > 0 else Schedule.empty()
+
     def fitted(admit: np.ndarray) -> Schedule | None:
         """The LP of the coflows ``admit`` alone (no binaries, strict tolerances): its
         schedule if it has one, else None."""
@@ -252,10 +253,9 @@ def _model(g: Any, pts: np.ndarray, xg: np.ndarray, xj: np.ndarray, ks: np.ndarr
     gid = np.flatnonzero(np.isin(g.coflow, ks))
     rowg = np.full(g.num_groups, -1)
     rowg[gid] = np.arange(gid.size)
+    per_group = np.ones(gid.size) if fractions else g.size[gid]
     lp.add_rows(np.concatenate([rowg[xg], rowg[gid]]), np.concatenate([X, acol[g.coflow[gid]]]),
-                np.concatenate([np.ones(xg.size), -(np.ones(gid.size) if fractions else g.size[gid])]),
-                0.0, 0.0,
-                num=gid.size)
+                np.concatenate([np.ones(xg.size), -per_group]), 0.0, 0.0, num=gid.size)
     # capacity
     row, col, val, rj, rl = link_rows(g, xg, xj)
     if rj.size:

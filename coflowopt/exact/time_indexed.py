@@ -297,7 +297,7 @@ def time_indexed(
     comp = sched.coflow_completion(inst)
     value = float(np.dot(inst.weight, comp))
     # (not clamped to the value: "lp" is proven below it, and "milp"'s HiGHS dual bound is
-    # reported as HiGHS proves it, within its tolerances: info["lower_certified"])
+    # reported as HiGHS gives it, not proven: info["lower_certified"])
     gap = max(value - bound, 0.0) / value if value > 0 else 0.0
     if sol.status == "time_limit":
         status = Status.TIME_LIMIT
