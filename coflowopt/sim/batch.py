@@ -213,15 +213,16 @@ def _interrupt_deferred() -> Iterator[None]:
             signal.pthread_sigmask(signal.SIG_SETMASK, old)
         return
     handler = signal.getsignal(signal.SIGINT)  # pragma: no cover - no pthread_sigmask
+    if not callable(handler):  # (ignored, or the default action: nothing to hold)
+        yield
+        return
     held: list[int] = []
-    if callable(handler):
-        signal.signal(signal.SIGINT, lambda signum, frame: held.append(signum))
+    signal.signal(signal.SIGINT, lambda signum, frame: held.append(signum))
     try:
         yield
     finally:
-        if callable(handler):
-            signal.signal(signal.SIGINT, handler)
-    if held and callable(handler):
+        signal.signal(signal.SIGINT, handler)
+    if held:
         handler(signal.SIGINT, None)
 
 
