@@ -24,6 +24,7 @@ from .interval import interval_bound
 from .pairwise import pairwise_bound
 from .simple import check_objective_range, isolation_bound, port_bound
 from .sincronia import sincronia_bound
+from .subsets import subsets_bound
 
 __all__ = [
     "BOUNDS",
@@ -34,6 +35,7 @@ __all__ = [
     "pairwise_bound",
     "port_bound",
     "sincronia_bound",
+    "subsets_bound",
 ]
 
 BoundFn = Callable[..., Result]
@@ -41,6 +43,7 @@ BoundFn = Callable[..., Result]
 BOUNDS: dict[str, BoundFn] = {
     "isolation": isolation_bound,
     "port": port_bound,
+    "subsets": subsets_bound,
     "sincronia": sincronia_bound,
     "interval": interval_bound,
     "pairwise": pairwise_bound,
