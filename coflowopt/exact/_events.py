@@ -16,7 +16,7 @@ Events are encoded as integers: ``k >= 0`` is the completion of coflow
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -147,6 +147,11 @@ class EventLP:
         self.gamma = g.v.max(axis=1)
         coflow_release = inst.release / g.time_unit
         self.pool = CutPool(g.v, coflow_release)
+        self.floor: Callable[[int], float] | None = None
+        """Optional: a lower bound on the time the last of a set of coflows (a bit mask)
+        completes, in time units; the completion events of a prefix are held above it for
+        the set completed so far (:meth:`SubsetTable.floor
+        <coflowopt.bounds.subsets.SubsetTable.floor>`)."""
 
     # ------------------------------------------------------------------ structure
 
@@ -229,6 +234,12 @@ class EventLP:
         for k in np.flatnonzero(done).tolist():
             i = pos_d[k] - 1
             t_lo[i] = max(t_lo[i], g.earliest[k])
+        if self.floor is not None:
+            members = 0  # the coflows completed so far, as bits
+            for i, e in enumerate(ev):
+                if e >= 0:
+                    members |= 1 << e
+                    t_lo[i] = max(t_lo[i], self.floor(members))
         if np.any(t_lo > t_hi * (1 + 1e-12) + 1e-12):
             return None
         t_hi = np.maximum(t_hi, t_lo)

@@ -5,7 +5,8 @@ completion times); instances without coflow dependencies (the heuristic orders a
 local search serve orders). It runs, in this order, each with what is left of its share
 of the time limit ``T`` (the budget rule):
 
-1. the cheap bounds (isolation, per-port, Sincronia's duals: no limit, milliseconds);
+1. the cheap bounds (isolation, per-port, Sincronia's duals, and on at most 16 coflows the
+   bound over completion orders: no limit, milliseconds);
 2. the heuristic orders, each served by the greedy order-preserving allocation and kept
    when it is the best so far: Sincronia's order (always evaluated, however short the
    limit: every run has a schedule), the completion orders of the simulator's online
@@ -87,8 +88,9 @@ BOUND_SHARE = 0.25
 EXACT_SHARE = 0.75
 """Share of the time left after the bounds that the branch and bound gets on small
 instances; the local search gets the rest."""
-EXACT_MAX_COFLOWS = 12
-"""Instances of at most this many coflows are given to the branch and bound."""
+EXACT_MAX_COFLOWS = 16
+"""Instances of at most this many coflows are given to the branch and bound (which proved
+16 coflows over 10 ports in 1-4 minutes: ``benchmarks/results/solvers.md``)."""
 RESERVE_SHARE = 0.03
 """Share of the time limit kept for the returned schedule and its feasibility check."""
 SEARCH_MIN_EVALS = 2.5

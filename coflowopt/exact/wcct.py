@@ -17,7 +17,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from .._budget import now
+from .._budget import TimeBudget, now
+from ..bounds.subsets import subset_table
 from ..instance import Instance
 from ..result import Result, Status
 from ..schedule import Schedule, check_feasible
@@ -277,12 +278,19 @@ def solve_exact(
             _update_horizon(elp, g, best_val)
         return val
 
+    # the bound over completion orders (a table over every set of coflows, when there are
+    # few): the root's bound, each node's (the orders that start with its completions),
+    # and an order that attains it to start from
+    table = subset_table(inst, tu, budget=TimeBudget(max(left(), 0.0)))
+    if table is not None:
+        elp.floor = table.floor  # each completion event no earlier than f of its set
     if inst.has_dependencies:
         # always feasible: every release first, then completions in dependency order
         offer([-(j + 1) for j in range(elp.R)] + [int(k) for k in inst.topological_order],
               first=True)
     else:
-        orders = [*_heuristic_orders(inst), *(np.asarray(o) for o in initial_orders)]
+        orders = [*_heuristic_orders(inst), *(np.asarray(o) for o in initial_orders),
+                  *([] if table is None else [np.asarray(table.order(), np.int64)])]
         for order, comp, first in starting_orders(inst, orders, left):
             gval = float(np.dot(w, comp))
             if greedy is None or gval < greedy[0]:
@@ -300,6 +308,8 @@ def solve_exact(
     from ..bounds.simple import isolation_bound
 
     root_bound = isolation_bound(inst).bound / tu
+    if table is not None:
+        root_bound = max(root_bound, table.bound)
     root = elp.build([])
     # rounding can make even the empty prefix's LP infeasible (extreme numeric ranges): then
     # nothing is proved beyond the isolation bound, and the incumbent stands as found
@@ -317,19 +327,22 @@ def solve_exact(
 
     nodes = 0
     pruned = math.inf  # smallest bound of a node discarded because of the incumbent
-    stack: list[tuple[float, tuple[int, ...]]] = [] if unproven else [(root_bound, ())]
+    # a node: its bound, its events, and (for the table) the set of coflows its events
+    # complete and the table's cost of their order
+    stack: list[tuple[float, tuple[int, ...], int, float]] = (
+        [] if unproven else [(root_bound, (), 0, 0.0)])
     timed_out = False
     while stack:
         if left() <= 0:
             timed_out = True
             break
-        bound, events = stack.pop()
+        bound, events, mask, cost = stack.pop()
         if bound >= best_val - rel_gap * abs(best_val):
             pruned = min(pruned, bound)
             continue
         nodes += 1
         if progress is not None:
-            open_b = min([b for b, _ in stack] + [bound, pruned])
+            open_b = min([b for b, *_ in stack] + [bound, pruned])
             progress(1 - left() / time_limit, best_val * tu, open_b * tu)
         ready, nxt = elp.ready(events)
         kids: list[int] = ([-(nxt + 1)] if nxt is not None else []) + list(ready)
@@ -341,9 +354,16 @@ def solve_exact(
         children = []
         for e in kids:
             child = (*events, e)
+            cmask, ccost = mask, cost
+            if e >= 0 and table is not None:
+                cmask, ccost = mask | 1 << e, cost + table.step(mask, e)
+            tb = bound if table is None else max(bound, table.rest(cmask, ccost))
+            if tb >= best_val - rel_gap * abs(best_val):
+                pruned = min(pruned, tb)  # no order that starts so can beat the incumbent
+                continue
             if left() <= 0:
                 timed_out = True
-                children.append((bound, child))  # unexplored: keeps the parent's bound
+                children.append((tb, child, cmask, ccost))  # unexplored: keeps its bound
                 continue
             node = elp.build(child)
             if node is None:
@@ -361,7 +381,7 @@ def solve_exact(
                     pruned = min(pruned, bound)
                     continue
                 timed_out = timed_out or sol.status == "time_limit"
-                children.append((bound, child))
+                children.append((tb, child, cmask, ccost))
                 continue
             if node.is_leaf:
                 if sol.objective < best_val:
@@ -371,9 +391,9 @@ def solve_exact(
                     _update_horizon(elp, g, best_val)
                 pruned = min(pruned, sol.bound)
                 continue
-            cb = max(sol.bound, bound)
+            cb = max(sol.bound, tb)
             if cb < best_val - rel_gap * abs(best_val):
-                children.append((cb, child))
+                children.append((cb, child, cmask, ccost))
             else:
                 pruned = min(pruned, cb)
         children.sort(key=lambda c: -c[0])
@@ -382,7 +402,7 @@ def solve_exact(
     runtime = now() - start
     # the root LP and every node LP bound only schedules better than the incumbent (their
     # columns end at its horizon), so the incumbent's value caps what they prove
-    lower = root_bound if unproven else min([best_val, pruned, *(b for b, _ in stack)])
+    lower = root_bound if unproven else min([best_val, pruned, *(b for b, *_ in stack)])
     proven = max(min(max(lower, root_bound), best_val), 0.0) * tu
     if best_node is None and greedy is None:
         # no schedule: out of time (honest status) or none found with time left

@@ -111,8 +111,12 @@ def _fix_order(monkeypatch, elp: EventLP, completion: list[int]) -> None:
 
 
 def test_exact_milp_refutes_an_optimal_answer_a_swap_improves(monkeypatch, witness):
+    from coflowopt.exact import certified
+
     inst, elp = witness
     _fix_order(monkeypatch, elp, HIGHS_COMPLETION)  # HiGHS: "optimal" 1884, bound 1884
+    # without the bound over completion orders, which proves this optimum by itself (below)
+    monkeypatch.setattr(certified, "CHEAP_SUBSETS", 0)
     res = solve(inst, method="exact-milp", time_limit=600.0)
     assert res.info["termination"].lower().endswith("optimal")
     assert res.info["refuted_bound"] == pytest.approx(CUT_OFF, rel=1e-6)
@@ -120,6 +124,11 @@ def test_exact_milp_refutes_an_optimal_answer_a_swap_improves(monkeypatch, witne
     assert res.status is Status.FEASIBLE
     assert res.objective == pytest.approx(OPTIMUM, rel=1e-9)
     assert res.bound <= OPTIMUM and check_feasible(inst, res.schedule, 1e-9)
+    # with it, the refuted answer's schedule is proved optimal by that bound
+    monkeypatch.setattr(certified, "CHEAP_SUBSETS", 16)
+    res = solve(inst, method="exact-milp", time_limit=600.0)
+    assert res.status is Status.OPTIMAL and res.info["bound_from"] == "subsets"
+    assert res.objective == pytest.approx(OPTIMUM, rel=1e-9) and res.bound <= OPTIMUM
 
 
 def test_exact_milp_keeps_an_optimal_answer_the_post_check_cannot_improve(monkeypatch,
