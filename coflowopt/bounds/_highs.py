@@ -291,6 +291,21 @@ PRESOLVE_SHARE = 0.25
 solved without presolve (:meth:`LPBuilder.solve`)."""
 
 
+LP_COST_RANGE = 2.0 ** 10
+"""An LP whose largest cost lies outside ``[1 / LP_COST_RANGE, LP_COST_RANGE]`` is passed to
+HiGHS with its costs divided by a power of two near it (exactly, so the duals read back
+are the unscaled LP's up to HiGHS's own rounding). HiGHS's tolerances are absolute and
+it takes costs of 1e20 as infinite: with every weight 1e-8 the LP bounds came out weaker
+(the pairwise LP 9.667 for 10 per unit weight), with every weight 1e19 HiGHS failed."""
+
+
+def lp_cost_scale(top: float) -> float:
+    """The power of two an LP's costs are divided by, given their largest magnitude."""
+    if not (math.isfinite(top) and top > 0) or 1.0 / LP_COST_RANGE <= top <= LP_COST_RANGE:
+        return 1.0
+    return math.ldexp(1.0, math.frexp(top)[1])
+
+
 def run_time(left: float, passing: float) -> float:
     """The time limit to give HiGHS's run with ``left`` seconds left after ``passing``
     seconds spent passing it the model: less its presolve, which cannot be interrupted and
@@ -371,7 +386,7 @@ class LPBuilder:
         self._rhi: list[FloatArray] = []
         self._nrow = 0
         self._highs: highspy.Highs | None = None
-        self._scale = 1.0  # the objective scale of the kept MIP model
+        self._scale = 1.0  # the objective scale of the kept model
         self._solved_rows = 0
         self._matrix: sp.csr_array | None = None
 
@@ -568,9 +583,10 @@ class LPBuilder:
         if self._highs is None or relax:
             # a MIP's objective is scaled to a largest cost of 1: HiGHS's MIP tolerances are
             # absolute, so tiny weights (1e-6) would make its "optimal" and its dual bound
-            # mean nothing (both were seen 12% above the optimum); LPs keep their costs,
-            # their bound is recomputed from the data (safe_dual_bound)
-            scale = self._cost_scale() if mip else 1.0
+            # mean nothing (both were seen 12% above the optimum); an LP's, by a power of two
+            # when its largest cost is far from 1 (:func:`lp_cost_scale`), and its bound is
+            # recomputed from the data (safe_dual_bound)
+            scale = self._cost_scale() if mip else lp_cost_scale(self._cost_scale())
             h = self._build(opts, scale)
             if relax and self.is_mip:
                 n = self._ncol
@@ -672,8 +688,8 @@ class LPBuilder:
         if status != "optimal":
             return LPSolution(status, None, math.nan, math.nan, runtime, None,
                               {"highs_status": name})
-        obj = sign * float(info.objective_function_value)
-        y = np.array(sol.row_dual, dtype=np.float64) if sol.dual_valid else None
+        obj = sign * scale * float(info.objective_function_value)
+        y = np.array(sol.row_dual, dtype=np.float64) * scale if sol.dual_valid else None
         bound = math.nan if y is None else self.bound_at(y)
         return LPSolution(status, x, obj, bound, runtime, y, {"highs_status": name})
 
