@@ -32,7 +32,10 @@ FloatArray = npt.NDArray[np.float64]
 
 
 def _completion(instance: Instance, completion: npt.ArrayLike) -> FloatArray:
-    c = np.asarray(completion, dtype=np.float64)
+    try:
+        c = np.asarray(completion, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise InstanceError(f"completion times must be numbers, got {completion!r:.80}") from None
     if c.shape != (instance.num_coflows,):
         raise InstanceError(f"need one completion time per coflow ({instance.num_coflows}), "
                             f"got shape {c.shape}")

@@ -82,3 +82,16 @@ def test_link_utilization_counts_only_each_links_active_time():
     assert lu.first.tolist() == [10.0, 10.0] and lu.last.tolist() == [12.0, 12.0]
     # Eq. 10 measured from the first release
     assert utilization(inst, [12.0]) == pytest.approx(2 / (2 * 2))
+
+
+def test_completion_times_that_are_not_numbers_are_refused_clearly():
+    import coflowopt as co
+    from coflowopt.errors import InstanceError
+
+    inst = Instance(Fabric.uniform(2), (Coflow.from_flows("a", [(0, 1, 1.0)], weight=2.0),
+                                        Coflow.from_flows("b", [(1, 0, 1.0)])))
+    for fn in (co.summarize, co.cct):
+        with pytest.raises(InstanceError, match="completion times must be numbers"):
+            fn(inst, ["x", "y"])
+    with pytest.raises(InstanceError, match="one completion time per coflow"):
+        co.cct(inst, [1.0])
