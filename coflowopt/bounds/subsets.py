@@ -80,9 +80,10 @@ class SubsetTable:
         """The bound: the least ``sum w_k f(S_k)`` over every order, rounded down."""
         return self.rest(0, 0.0)
 
-    def step(self, mask: int, k: int) -> float:
-        """``w_k f(S + k)``: the least cost of coflow ``k`` completing next after ``mask``."""
-        return float(self.weight[k] * self.f[mask | (1 << k)])
+    def step(self, mask: int, k: int, after: float = 0.0) -> float:
+        """``w_k max(f(S + k), after)``: the least cost of coflow ``k`` completing next after
+        ``mask``, no earlier than ``after`` (a release known to come before it)."""
+        return float(self.weight[k] * max(float(self.f[mask | (1 << k)]), after))
 
     def rest(self, mask: int, cost: float) -> float:
         """The bound of the orders whose first completions are ``mask``, at ``cost`` so far

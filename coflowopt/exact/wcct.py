@@ -352,11 +352,14 @@ def solve_exact(
             pruned = min(pruned, bound)
             continue
         children = []
+        released = elp.R if nxt is None else nxt  # releases in the prefix
+        after = float(elp.rho[released - 1]) if released > 0 else 0.0
         for e in kids:
             child = (*events, e)
             cmask, ccost = mask, cost
             if e >= 0 and table is not None:
-                cmask, ccost = mask | 1 << e, cost + table.step(mask, e)
+                # a completion after a release in the event order is no earlier than it
+                cmask, ccost = mask | 1 << e, cost + table.step(mask, e, after)
             tb = bound if table is None else max(bound, table.rest(cmask, ccost))
             if tb >= best_val - rel_gap * abs(best_val):
                 pruned = min(pruned, tb)  # no order that starts so can beat the incumbent
