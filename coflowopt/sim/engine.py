@@ -262,6 +262,15 @@ may run slower than alone, over a longer time: that of a test's 1e-7-byte flow
 paced by MADD beside a 1e9-byte one is 1e10)."""
 
 
+MIN_TIME = 1e-9
+"""The shortest flow the engine accepts anywhere, in time units: below time 1 its time
+tolerance is an absolute ``1e-12`` (``_TOL * max(1, |t|)``), so a flow of fewer than
+about a thousand such steps would have its events merged with its neighbours' (three
+coflows of 1e-12 units released 1e-12 apart were simulated as if the first came with the
+second). Choose the units so that transfers take longer (bytes and bytes per second: a
+byte at 100 Gbit/s takes 8e-11 s; MB and MB per second)."""
+
+
 class Engine:
     """One simulation of one policy on one instance. Use :func:`coflowopt.sim.simulate`."""
 
@@ -405,6 +414,15 @@ class Engine:
         (checked before the run at the release times and again at each admission: a
         dependency's anchor is admitted only when its predecessors end)."""
         took = self.took[flows]
+        short = np.flatnonzero(took < MIN_TIME)
+        if short.size:
+            f = int(flows[short[np.argmin(took[short])]])
+            k = int(self.fco[f])
+            raise UnresolvableError(
+                f"flow {f - int(self.ptr[k])} of coflow '{self.instance.ids[k]}' takes "
+                f"{float(self.took[f]):.3g} time units alone, shorter than the engine resolves "
+                f"({MIN_TIME:g}); measure time in a smaller unit: divide the capacities, and "
+                "multiply the release times and deadlines, by the same factor")
         due = np.broadcast_to(np.asarray(due, float), took.shape)
         bad = np.flatnonzero(took < RESOLUTION * np.abs(due))
         if bad.size:
@@ -454,8 +472,10 @@ class Engine:
                 f"flow {f - int(self.ptr[k])} of coflow '{self.instance.ids[k]}' ran at time "
                 f"{t:.3g}, where its transfer ({float(self.took[f]):.3g} time units alone) is "
                 f"too short for float64 (spacing {np.spacing(abs(t)):.3g}): its schedule records "
-                f"{float(got[f]):.3g} of its {float(self.size[f]):.3g}; shift the release times "
-                "toward 0 or rescale sizes and capacities")
+                f"{float(got[f]):.3g} of its {float(self.size[f]):.3g}. Rescaling does not help "
+                "(the ratio of its time to the schedule's is what float64 cannot hold): simulate "
+                "without recording the schedule (no --schedule; record=False), or leave out or "
+                "enlarge flows this short")
 
     # ------------------------------------------------------------------ admissions
 

@@ -20,6 +20,7 @@ from coflowopt.sim import (
     make_policy,
     simulate,
 )
+from coflowopt.sim.engine import MIN_TIME
 from coflowopt.sim.policies import Policy
 
 
@@ -298,18 +299,22 @@ def test_a_deadline_coflow_that_stops_being_ready_stops_sending():
     # waits for c0; when c0 ends, the anchor waits for the next batch and c1 is not
     # READY: its flows were left out of the allocation and kept their rates (2000 > 1000
     # on egress 1, PolicyError on both paths)
+    # (found with capacities of 1000, releases at 2 and 3 and batches of 1: its 1e-9 flow
+    # took 1e-12 time units, which the engine now refuses (MIN_TIME); here time is
+    # measured in a unit 1000 times smaller)
     e = 1.000000000001e-06
-    inst = co.Instance(co.Fabric.uniform(2, 1000.0), (
-        co.Coflow.from_flows("c0", [(0, 0, 1e-07), (1, 1, 1e-06), (0, 0, e)], release=3.0,
+    inst = co.Instance(co.Fabric.uniform(2, 1.0), (
+        co.Coflow.from_flows("c0", [(0, 0, 1e-07), (1, 1, 1e-06), (0, 0, e)], release=3000.0,
                              weight=2.0),
-        co.Coflow.from_flows("c1", [(1, 1, e), (1, 1, e), (0, 0, e)], release=3.0,
-                             deadline=3.000001, finishes_before=("c0",)),
-        co.Coflow.from_flows("c2", [(0, 0, e), (0, 0, 1e-06), (1, 0, e), (0, 0, e)], release=2.0),
-        co.Coflow.from_flows("c3", [(0, 0, 1e-09), (0, 1, 1e-07), (0, 0, 1e-06)], release=3.0,
+        co.Coflow.from_flows("c1", [(1, 1, e), (1, 1, e), (0, 0, e)], release=3000.0,
+                             deadline=3000.001, finishes_before=("c0",)),
+        co.Coflow.from_flows("c2", [(0, 0, e), (0, 0, 1e-06), (1, 0, e), (0, 0, e)],
+                             release=2000.0),
+        co.Coflow.from_flows("c3", [(0, 0, 1e-09), (0, 1, 1e-07), (0, 0, 1e-06)], release=3000.0,
                              weight=1e-06)))
     for compiled in (True, False):
         res = simulate(inst, "varys-deadline", {"backfill": "none", "reschedule": "flow"},
-                       batch_interval=1.0, compiled=compiled)
+                       batch_interval=1000.0, compiled=compiled)
         assert co.check_feasible(inst, res.schedule)
 
 
@@ -410,3 +415,24 @@ def test_a_flow_with_nothing_left_at_rate_0_completes(compiled, record):
         assert co.check_feasible(inst, res.schedule).ok
     ref = simulate(inst, Shrinking(co.sim.policies.NoParams()), compiled=False, record=False)
     assert res.completion.tolist() == ref.completion.tolist()
+
+
+def _three_coflows(scale: float) -> co.Instance:
+    F = co.Coflow.from_flows
+    return co.Instance(co.Fabric.uniform(3), (
+        F("a", [(0, 1, 2 * scale), (1, 2, scale)]),
+        F("b", [(0, 2, scale)], release=scale),
+        F("c", [(1, 1, 1.5 * scale), (2, 0, scale)], release=2 * scale)))
+
+
+@pytest.mark.parametrize("name", ["varys", "sincronia", "fair", "pfp", "hug"])
+def test_times_scale_down_to_the_shortest_flow_the_engine_resolves(name):
+    # below time 1 the engine's tolerance is an absolute 1e-12: at a scale of 1e-12 the
+    # three coflows' releases merged (a admitted with b, varys 11 instead of 8.5); such
+    # flows are refused, and down to MIN_TIME the results scale with the unit
+    base = simulate(_three_coflows(1.0), name, record=False)
+    for scale in (1e-3, 1e-6, 2 * MIN_TIME):
+        res = simulate(_three_coflows(scale), name, record=False)
+        np.testing.assert_allclose(res.completion, base.completion * scale, rtol=1e-9)
+    with pytest.raises(co.CoflowoptError, match="shorter than the engine resolves"):
+        simulate(_three_coflows(1e-12), name, record=False)
