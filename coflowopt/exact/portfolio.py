@@ -90,7 +90,7 @@ EXACT_SHARE = 0.75
 instances; the local search gets the rest."""
 EXACT_MAX_COFLOWS = 16
 """Instances of at most this many coflows are given to the branch and bound (which proved
-16 coflows over 10 ports in 1-4 minutes: ``benchmarks/results/solvers.md``)."""
+16 coflows over 10 ports in 10 s to 6 minutes: ``benchmarks/results/solvers.md``)."""
 RESERVE_SHARE = 0.03
 """Share of the time limit kept for the returned schedule and its feasibility check."""
 SEARCH_MIN_EVALS = 2.5
