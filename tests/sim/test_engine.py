@@ -334,18 +334,21 @@ def test_a_dependent_flow_too_short_for_its_admission_time_is_refused(name):
 @pytest.mark.parametrize("name", ["fifo", "static-order", "mcs", "varys-deadline", "aalo"])
 @pytest.mark.parametrize("compiled", [True, False])
 def test_a_flow_held_until_it_is_too_short_to_record_is_an_error(name, compiled):
-    # B (1e-17 s) waits behind A until t = 1, where float64 steps by 2.2e-16: its
+    # B (2e-9 s) waits behind A until t = 1e8, where float64 steps by 1.5e-8: its
     # transfer had no length, the run reported it complete and its schedule failed
-    # check_feasible; the admission-time check cannot see it
-    inst = co.Instance(co.Fabric.uniform(1), (co.Coflow.from_flows("A", [(0, 0, 1.0)]),
-                                              co.Coflow.from_flows("B", [(0, 0, 1e-17)])))
-    params = {"order": ("A", "B")} if name == "static-order" else None
-    with pytest.raises(SimulationError, match=r"flow 0 of coflow 'B' ran at time 1, where its "
-                       r"transfer \(1e-17 time units alone\) is too short for float64"):
+    # check_feasible; the admission-time check cannot see it (found with 1e-17 s at
+    # t = 1, which MIN_TIME now refuses up front; aalo's and mcs's thresholds are raised
+    # so that A is not demoted behind B)
+    inst = co.Instance(co.Fabric.uniform(1), (co.Coflow.from_flows("A", [(0, 0, 1e8)]),
+                                              co.Coflow.from_flows("B", [(0, 0, 2e-9)])))
+    params = {"static-order": {"order": ("A", "B")}, "aalo": {"first_threshold": 1e9},
+              "mcs": {"narrow_thresholds": (1e9,), "wide_thresholds": (1e9,)}}.get(name)
+    with pytest.raises(SimulationError, match=r"flow 0 of coflow 'B' ran at time 1e\+08, where "
+                       r"its transfer \(2e-09 time units alone\) is too short for float64"):
         simulate(inst, name, params, compiled=compiled)
     res = simulate(inst, name, params, compiled=compiled, record=False)  # no schedule to state
-    assert res.completion[1] == 1.0
-    assert res.start[1] == 1.0  # the compiled static-order kernel said inf (no piece, no start)
+    assert res.completion[1] == 1e8
+    assert res.start[1] == 1e8  # the compiled static-order kernel said inf (no piece, no start)
 
 
 def test_wake_ups_closer_than_the_time_resolution_name_the_cause():
