@@ -263,12 +263,15 @@ paced by MADD beside a 1e9-byte one is 1e10)."""
 
 
 MIN_TIME = 1e-9
-"""The shortest flow the engine accepts anywhere, in time units: below time 1 its time
-tolerance is an absolute ``1e-12`` (``_TOL * max(1, |t|)``), so a flow of fewer than
-about a thousand such steps would have its events merged with its neighbours' (three
-coflows of 1e-12 units released 1e-12 apart were simulated as if the first came with the
-second). Choose the units so that transfers take longer (bytes and bytes per second: a
-byte at 100 Gbit/s takes 8e-11 s; MB and MB per second)."""
+"""The shortest time scale the engine accepts: an instance whose every flow takes less than
+this alone (in its time units) is refused. Below time 1 the engine's time tolerance is an
+absolute ``1e-12`` (``_TOL * max(1, |t|)``), so its times are right to about ``1e-12``,
+not to a share of them: three coflows of 1e-12 units released 1e-12 apart were simulated as
+if the first came with the second (29% late), and on instances whose flows take 1e-8 units
+completions came out up to 5e-5 (relative) off. Choose units in which the transfers take
+far longer than 1e-12 (seconds with sizes in bytes and capacities in bytes per second: a
+1 KB flow at 10 Gbit/s takes 8e-7). A tiny flow beside longer ones is accepted: its
+error is the same 1e-12, small beside the others' times."""
 
 
 class Engine:
@@ -406,6 +409,13 @@ class Engine:
         slowest = np.minimum.reduceat(cap[A.indices], A.indptr[:-1]) if A.nnz else cap[:0]
         with np.errstate(divide="ignore"):
             self.took = self.size / slowest  # each flow's isolated transfer time
+        longest = float(self.took.max())
+        if longest < MIN_TIME:
+            raise UnresolvableError(
+                f"every flow takes less than {longest:.3g} time units alone, shorter than the "
+                f"engine resolves ({MIN_TIME:g}: below time 1 it steps by 1e-12); measure time "
+                "in a smaller unit: divide the capacities, and multiply the release times and "
+                "deadlines, by the same factor")
         self._refuse_unresolvable(np.arange(self.F), _ceil_to(self.instance.flow_release,
                                                               self.batch_interval))
 
@@ -414,15 +424,6 @@ class Engine:
         (checked before the run at the release times and again at each admission: a
         dependency's anchor is admitted only when its predecessors end)."""
         took = self.took[flows]
-        short = np.flatnonzero(took < MIN_TIME)
-        if short.size:
-            f = int(flows[short[np.argmin(took[short])]])
-            k = int(self.fco[f])
-            raise UnresolvableError(
-                f"flow {f - int(self.ptr[k])} of coflow '{self.instance.ids[k]}' takes "
-                f"{float(self.took[f]):.3g} time units alone, shorter than the engine resolves "
-                f"({MIN_TIME:g}); measure time in a smaller unit: divide the capacities, and "
-                "multiply the release times and deadlines, by the same factor")
         due = np.broadcast_to(np.asarray(due, float), took.shape)
         bad = np.flatnonzero(took < RESOLUTION * np.abs(due))
         if bad.size:
@@ -433,8 +434,8 @@ class Engine:
                 f"flow {f - int(self.ptr[k])} of coflow '{self.instance.ids[k]}' takes "
                 f"{float(took[i]):.3g} time units alone, too short to resolve at its admission "
                 f"time {at:.3g} (where float64 steps by {np.spacing(at):.3g}; at least "
-                f"{RESOLUTION:g} of the time is needed); shift the release times toward 0 or "
-                "rescale sizes and capacities")
+                f"{RESOLUTION:g} of the time is needed); shift the release times toward 0 (a "
+                "change of units does not help: the ratio is what float64 cannot hold)")
 
     def _recorded_schedule(self) -> Schedule:
         """The recorded pieces as one schedule, a column at a time, each column's chunks

@@ -431,11 +431,25 @@ def _three_coflows(scale: float) -> co.Instance:
 @pytest.mark.parametrize("name", ["varys", "sincronia", "fair", "pfp", "hug"])
 def test_times_scale_down_to_the_shortest_flow_the_engine_resolves(name):
     # below time 1 the engine's tolerance is an absolute 1e-12: at a scale of 1e-12 the
-    # three coflows' releases merged (a admitted with b, varys 11 instead of 8.5); such
-    # flows are refused, and down to MIN_TIME the results scale with the unit
+    # three coflows' releases merged (a admitted with b, varys 11 instead of 8.5); an
+    # instance whose every flow is that short is refused. On this one the results scale
+    # with the unit down to 2 * MIN_TIME (elsewhere they are right to about 1e-12 there)
     base = simulate(_three_coflows(1.0), name, record=False)
     for scale in (1e-3, 1e-6, 2 * MIN_TIME):
         res = simulate(_three_coflows(scale), name, record=False)
         np.testing.assert_allclose(res.completion, base.completion * scale, rtol=1e-9)
     with pytest.raises(co.CoflowoptError, match="shorter than the engine resolves"):
         simulate(_three_coflows(1e-12), name, record=False)
+
+
+def test_a_tiny_flow_beside_longer_ones_is_accepted():
+    # MIN_TIME is about the instance's time scale: a 1e-10 flow beside flows of 2 units is
+    # simulated (its error, 1e-12, is nothing beside them), and the solvers that evaluate
+    # orders with the engine keep working on it
+    F = co.Coflow.from_flows
+    inst = co.Instance(co.Fabric.uniform(2), (F("a", [(0, 1, 2.0), (1, 0, 1e-10)]),
+                                              F("b", [(0, 1, 2.0)], release=1.0)))
+    res = simulate(inst, "varys", record=False)
+    assert res.completion.tolist() == pytest.approx([2.0, 4.0])
+    order = co.solve(inst, method="sincronia")  # (its order, not the optimum, 6)
+    assert order.status.name == "FEASIBLE" and order.objective >= 6.0 * (1 - 1e-9)
