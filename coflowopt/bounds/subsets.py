@@ -40,20 +40,20 @@ import numpy as np
 import numpy.typing as npt
 
 from .._budget import TimeBudget, now
-from ..errors import CoflowoptError
+from ..errors import InstanceError
 from ..instance import Instance
 from ..result import Result, Status
 from ._round import rounded_down
 from .simple import earliest_completion
 
-__all__ = ["MAX_COFLOWS", "MAX_ENTRIES", "SubsetTable", "subset_table", "subsets_bound"]
+__all__ = ["MAX_COFLOWS", "MAX_ENTRIES", "SubsetTable", "fits", "subset_table", "subsets_bound", "work"]
 
 MAX_COFLOWS = 20
 """Most coflows the table is built for (``2^20`` sets)."""
 
-MAX_ENTRIES = 1 << 24
-"""Most (set, link) entries of the work sums held at once (128 MiB): with more links
-the table is not built."""
+MAX_ENTRIES = 1 << 25
+"""Most (set, link) entries of the work sums held at once (256 MiB; 20 coflows over 32
+links): with more the table is not built."""
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -116,8 +116,10 @@ def subsets_bound(inst: Instance, *, time_limit: float | None = None) -> Result:
     at the time limit, status ``TIME_LIMIT`` without a bound."""
     start = now()
     K = inst.num_coflows
+    if K == 0:
+        return Result(Status.BOUND, math.nan, 0.0, 0.0, "subsets")
     if not fits(inst):
-        raise CoflowoptError(
+        raise InstanceError(
             f"the bound over sets of coflows builds all 2^K sets: at most {MAX_COFLOWS} "
             f"coflows and 2^K x links <= {MAX_ENTRIES:,} (this instance: {K} coflows, "
             f"{inst.fabric.num_links} links); use another bound")
@@ -126,6 +128,13 @@ def subsets_bound(inst: Instance, *, time_limit: float | None = None) -> Result:
         return Result(Status.TIME_LIMIT, math.nan, math.nan, now() - start, "subsets")
     return Result(Status.BOUND, math.nan, table.bound, now() - start, "subsets",
                   info={"order": [inst.ids[k] for k in table.order()]})
+
+
+def work(inst: Instance) -> int:
+    """The (set, link) sums :func:`subset_table` takes: ``2^K`` sets times the links, once
+    per distinct flow availability time (its cost grows with this)."""
+    thresholds = int(np.unique(inst.flow_release).size) if inst.num_flows else 0
+    return (1 << inst.num_coflows) * max(inst.fabric.num_links, 1) * max(thresholds, 1)
 
 
 def fits(inst: Instance, max_coflows: int = MAX_COFLOWS) -> bool:

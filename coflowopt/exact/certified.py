@@ -27,12 +27,12 @@ from .._budget import now
 from ..bounds.pairwise import pairwise_lp
 from ..bounds.simple import isolation_bound, port_bound
 from ..bounds.sincronia import sincronia_bound, sincronia_order
-from ..bounds.subsets import fits, subsets_bound
+from ..bounds.subsets import fits, subsets_bound, work
 from ..instance import Instance
 from ..result import Result, Status
 from .permutation import permutation_schedule
 
-__all__ = ["CHEAP_SUBSETS", "cheap_bounds", "pairwise_order", "sincronia_greedy"]
+__all__ = ["CHEAP_SUBSETS", "CHEAP_WORK", "cheap_bounds", "pairwise_order", "sincronia_greedy"]
 
 
 def _certified(inst: Instance, order: np.ndarray, bounds: dict[str, float], method: str,
@@ -55,7 +55,12 @@ def _certified(inst: Instance, order: np.ndarray, bounds: dict[str, float], meth
 
 CHEAP_SUBSETS = 16
 """Instances of at most this many coflows also get the bound over completion orders among
-the cheap bounds (0.12 s on 16 coflows over 20 links; it doubles with each coflow)."""
+the cheap bounds (0.12 s on 16 coflows over 20 links; it doubles with each coflow), when
+its sums number at most :data:`CHEAP_WORK`."""
+CHEAP_WORK = 1 << 25
+"""The most (set, link, availability time) sums of the bound over completion orders among
+the cheap bounds, which have no time limit (about a second; 16 coflows over 200 links with
+640 distinct flow availability times took 10-20 s)."""
 
 
 def cheap_bounds(inst: Instance) -> dict[str, float]:
@@ -64,7 +69,7 @@ def cheap_bounds(inst: Instance) -> dict[str, float]:
     over completion orders (``subsets``)."""
     out = {"isolation": isolation_bound(inst).bound, "port": port_bound(inst).bound,
            "sincronia": sincronia_bound(inst).bound}
-    if inst.num_coflows <= CHEAP_SUBSETS and fits(inst):
+    if inst.num_coflows <= CHEAP_SUBSETS and fits(inst) and work(inst) <= CHEAP_WORK:
         out["subsets"] = subsets_bound(inst).bound
     return out
 

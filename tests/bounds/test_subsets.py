@@ -122,3 +122,21 @@ def test_the_exact_search_starts_from_the_bound():
     assert res.info["root_bound"] >= table.bound
     assert res.objective == pytest.approx(table.bound, rel=1e-9)
     assert res.info["nodes"] == 0
+
+
+def test_refused_above_its_size_with_an_instance_error_and_cheap_only_when_small(monkeypatch):
+    from coflowopt.bounds.subsets import subsets_bound
+    from coflowopt.errors import InstanceError
+    from coflowopt.exact import certified
+
+    many = Instance(Fabric.uniform(1), tuple(Coflow(f"c{k}", [0], [0], [1.0]) for k in range(21)))
+    with pytest.raises(InstanceError, match="at most 20 coflows"):  # the CLI names the file
+        subsets_bound(many)
+    assert subsets_bound(Instance(Fabric.uniform(1), ())).bound == 0.0
+    # the cheap bounds (no time limit) take it only when its sums are few: 16 coflows over
+    # 200 links with 640 distinct availability times took 10-20 s
+    small = Instance(Fabric.uniform(2), tuple(
+        Coflow(f"c{k}", [k % 2], [0], [1.0], release=float(k)) for k in range(6)))
+    assert "subsets" in certified.cheap_bounds(small)
+    monkeypatch.setattr(certified, "CHEAP_WORK", 64 * 4 * 5)  # 2^6 sets, 4 links, 6 times
+    assert "subsets" not in certified.cheap_bounds(small)
