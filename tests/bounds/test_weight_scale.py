@@ -68,3 +68,22 @@ def test_the_exact_search_proves_the_same_optimum_at_any_scale(monkeypatch):
         res = co.solve(_scaled(doc, s), method="exact", time_limit=600)
         assert res.status is Status.OPTIMAL, s
         assert res.objective / s == pytest.approx(base.objective, rel=1e-9)
+
+
+def test_the_event_milp_proves_the_same_optimum_at_any_scale():
+    # its Pyomo objective took the weights as they were: every weight x1e-30 gave
+    # "feasible" 104 against the optimum 98, x1e30 "HiGHS found no solution"
+    F = co.Coflow.from_flows
+
+    def inst(s):
+        return co.Instance(co.Fabric.uniform(3), (
+            F("c0", [(2, 0, 4.0, 2.0)], release=2.0, weight=3.0 * s),
+            F("c1", [(0, 0, 3.0), (1, 0, 4.0)], weight=2.0 * s),
+            F("c2", [(2, 0, 2.0, 0.0), (2, 1, 6.0, 0.0), (0, 1, 1.0, 2.0)], weight=3.0 * s),
+            F("c3", [(0, 0, 5.0), (2, 2, 3.0)], weight=1.0 * s)))
+
+    for s in (1.0, 1e-30, 1e30):
+        res = co.solve(inst(s), method="exact-milp", time_limit=600)
+        assert res.status is Status.OPTIMAL, s
+        assert res.objective / s == pytest.approx(98.0, rel=1e-9)
+        assert res.bound / s == pytest.approx(98.0, rel=1e-6)
