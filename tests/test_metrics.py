@@ -91,7 +91,10 @@ def test_completion_times_that_are_not_numbers_are_refused_clearly():
     inst = Instance(Fabric.uniform(2), (Coflow.from_flows("a", [(0, 1, 1.0)], weight=2.0),
                                         Coflow.from_flows("b", [(1, 0, 1.0)])))
     for fn in (co.summarize, co.cct):
-        with pytest.raises(InstanceError, match="completion times must be numbers"):
-            fn(inst, ["x", "y"])
+        for bad in (["x", "y"], [None, 2.0], [np.nan, 2.0], ["1", "2"], [b"2", 3.0],
+                    [True, False]):
+            with pytest.raises(InstanceError, match="completion times must be numbers"):
+                fn(inst, bad)
+    assert co.cct(inst, [1, np.inf]).tolist() == [1.0, np.inf]
     with pytest.raises(InstanceError, match="one completion time per coflow"):
         co.cct(inst, [1.0])
