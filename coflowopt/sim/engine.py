@@ -412,7 +412,7 @@ class Engine:
         longest = float(self.took.max())
         if longest < MIN_TIME:
             raise UnresolvableError(
-                f"every flow takes less than {longest:.3g} time units alone, shorter than the "
+                f"the longest flow takes {longest:.3g} time units alone, shorter than the "
                 f"engine resolves ({MIN_TIME:g}: below time 1 it steps by 1e-12); measure time "
                 "in a smaller unit: divide the capacities, and multiply the release times and "
                 "deadlines, by the same factor")
