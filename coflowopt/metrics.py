@@ -33,11 +33,10 @@ FloatArray = npt.NDArray[np.float64]
 
 def _completion(instance: Instance, completion: npt.ArrayLike) -> FloatArray:
     raw = np.asarray(completion)
-    if raw.dtype.kind not in "iuf" or np.isnan(raw.astype(np.float64, copy=False)).any():
-        # (strings, bytes, None and booleans are not times; NaN is none)
+    # (strings, bytes, None and booleans are not times; NaN is none)
+    if raw.dtype.kind not in "iuf" or np.isnan(c := raw.astype(np.float64)).any():
         raise InstanceError(f"completion times must be numbers (inf: not completed), got "
                             f"{completion!r:.80}")
-    c = raw.astype(np.float64)
     if c.shape != (instance.num_coflows,):
         raise InstanceError(f"need one completion time per coflow ({instance.num_coflows}), "
                             f"got shape {c.shape}")

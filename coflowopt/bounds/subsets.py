@@ -88,13 +88,15 @@ class SubsetTable:
     def rest(self, mask: int, cost: float) -> float:
         """The bound of the orders whose first completions are ``mask``, at ``cost`` so far
         (the sum of :meth:`step` along them)."""
-        value = cost + float(self.q[mask])
-        return rounded_down(value, value, self.operations)
+        return self._down(cost + float(self.q[mask]))
 
     def floor(self, mask: int) -> float:
         """``f`` of the set ``mask``, rounded down: no schedule completes the last coflow of
         that set earlier."""
-        value = float(self.f[mask])
+        return self._down(float(self.f[mask]))
+
+    def _down(self, value: float) -> float:
+        """A value of the table (a sum of positive terms) less its rounding."""
         return rounded_down(value, value, self.operations)
 
     def order(self) -> list[int]:

@@ -230,8 +230,7 @@ def solve_event_milp(inst: Instance, *, time_limit: float = 60.0, rel_gap: float
             break
         solver.config.time_limit = run_time(left(), 0.0)
     lb = res.best_objective_bound  # (in the model's units: time and weight scaled)
-    scale = tu * lp_cost_scale(float(w.max()))
-    lb = float(lb) * scale if lb is not None and math.isfinite(lb) else math.nan
+    lb = float(lb) * tu * m.weight_scale if lb is not None and math.isfinite(lb) else math.nan
     term = str(res.termination_condition)
     optimal = "optimal" in term.lower()
     has = res.best_feasible_objective is not None and math.isfinite(res.best_feasible_objective)
@@ -381,7 +380,8 @@ def _build_model(pyo: Any, g: Any, elp: Any, M: float, *, expired: Callable[[], 
     m.t[0].fix(0.0)
     m.x = pyo.Var(m.G, m.E, bounds=lambda _m, gg, _e: (0, float(g.size[gg])))
     m.C = pyo.Var(m.K, bounds=lambda _m, k: (float(e_k[k]), M))
-    ws = lp_cost_scale(float(w.max()))  # (every weight 1e30: "no solution"; 1e-30: 6% off)
+    # the weights divided by m.weight_scale (every weight 1e30: "no solution"; 1e-30: 6% off)
+    m.weight_scale = ws = lp_cost_scale(float(w.max()))
     m.obj = pyo.Objective(expr=sum(float(w[k]) / ws * m.C[k] for k in range(K)))
     if expired():
         return None
