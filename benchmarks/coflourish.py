@@ -107,11 +107,17 @@ def main(argv: list[str] | None = None) -> int:
                     "arrival rate, about 1%%)")
     ap.add_argument("--background", choices=("share", "coflows", "bytes"), default="share")
     ap.add_argument("--jobs", type=int, default=2)
+    ap.add_argument("--runs", default=",".join(r[0] for r in RUNS),
+                    help="which runs of each point (default: all); the table leaves the others blank")
     a = ap.parse_args(argv)
     weights = [float(w) for w in a.weights.split(",")]
     seeds = [int(s) for s in a.seeds.split(",")]
-    tasks = [(m, w, s, a.coflows, a.hosts, a.background, a.load, r[0])
-             for m in a.mixes.split(",") for w in weights for s in seeds for r in RUNS]
+    runs = a.runs.split(",")
+    unknown = sorted(set(runs) - {r[0] for r in RUNS})
+    if unknown:
+        ap.error(f"--runs: unknown run {unknown[0]!r} (known: {', '.join(r[0] for r in RUNS)})")
+    tasks = [(m, w, s, a.coflows, a.hosts, a.background, a.load, r)
+             for m in a.mixes.split(",") for w in weights for s in seeds for r in runs]
     print(f"# {platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}; "
           f"load average at start {os.getloadavg()[0]:.2f}; {len(tasks)} runs, {a.jobs} at a time",
           flush=True)
@@ -129,18 +135,24 @@ def main(argv: list[str] | None = None) -> int:
           "| coflourish leaf | coflourish leaf nominal | ideal / varys | coflourish / its nominal "
           "| coflourish leaf / its nominal | coflourish / varys |")
     print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    def cell(x: float | None) -> str:
+        return "" if x is None else f"{x:.3f}"
+
+    def ratio(v: dict, a: str, b: str) -> str:
+        return cell(v[a] / v[b] if v.get(a) is not None and v.get(b) is not None else None)
+
     for m in a.mixes.split(","):
         for w in weights:
             for s in seeds:
-                v = {lab: out[(m, w, s, lab)]["mean_cct"] for lab, *_ in RUNS}
-                b = out[(m, w, s, "varys")]["background_bytes"]
-                print(f"| {m} | {w:.0%} ({b:.1%} of the bytes) | {s} | {v['varys']:.3f} | "
-                      f"{v['varys-ideal']:.3f} | {v['coflourish']:.3f} | {v['coflourish-nominal']:.3f} | "
-                      f"{v['coflourish-leaf']:.3f} | {v['coflourish-leaf-nominal']:.3f} | "
-                      f"{v['varys-ideal'] / v['varys']:.3f} | "
-                      f"{v['coflourish'] / v['coflourish-nominal']:.3f} | "
-                      f"{v['coflourish-leaf'] / v['coflourish-leaf-nominal']:.3f} | "
-                      f"{v['coflourish'] / v['varys']:.3f} |")
+                got = {lab: r for (mm, ww, ss, lab), r in out.items() if (mm, ww, ss) == (m, w, s)}
+                v = {lab: got[lab]["mean_cct"] if lab in got else None for lab, *_ in RUNS}
+                b = next(iter(got.values()))["background_bytes"]
+                print(f"| {m} | {w:.0%} ({b:.1%} of the bytes) | {s} | "
+                      + " | ".join(cell(v[lab]) for lab, *_ in RUNS) + " | "
+                      + " | ".join(ratio(v, x, y) for x, y in (
+                          ("varys-ideal", "varys"), ("coflourish", "coflourish-nominal"),
+                          ("coflourish-leaf", "coflourish-leaf-nominal"), ("coflourish", "varys")))
+                      + " |")
     return 0
 
 

@@ -1,12 +1,19 @@
 """Time to prove optimality: exact branch and bound (and the event-position MILP) on random instances.
 
-The family: ``K`` coflows on a ``P``-port big switch with unit capacities;
-each coflow has 1..8 flows with uniform random ingress and egress ports,
-sizes uniform in [0.5, 5], a release time uniform in [0, 3] and a weight
-uniform in [0.5, 3]. Seeds 0..n-1.
+Two families of ``K`` coflows on a ``P``-port big switch with unit capacities, seeds 0..n-1:
+
+- ``random`` (the default): each coflow has 1..8 flows with uniform random ingress and
+  egress ports, sizes uniform in [0.5, 5], a release time uniform in [0, 3] and a weight
+  uniform in [0.5, 3];
+- ``trace``: ``K`` consecutive arrivals of the Facebook trace (a random window), its
+  racks mapped onto the ports by a random map, a coflow's flows on one port pair merged,
+  sizes scaled so that the largest flow is 5, the window's arrival times stretched to an
+  offered load of 1 (``rescale_load``), weight 1: the trace's heavy tail and wide
+  coflows on a few ports.
 
     python benchmarks/exact_random.py --coflows 8 --ports 4 --seeds 10 --time-limit 60 [--milp]
     python benchmarks/exact_random.py --coflows 16 --ports 10 --seeds 2 --time-limit 600 --no-permutation
+    python benchmarks/exact_random.py --family trace --coflows 16 --ports 10 --seeds 10 --time-limit 600
 
 Prints a Markdown table (one row per instance) and a summary line; wall and
 CPU seconds are both given because the benchmark machine is shared. ``best value`` is the
@@ -25,6 +32,8 @@ import time
 import numpy as np
 
 from coflowopt import Coflow, Fabric, Instance, check_feasible
+from coflowopt.io.generate import rescale_load
+from coflowopt.io.workloads import facebook_trace
 from coflowopt.solvers import solve
 
 
@@ -39,6 +48,29 @@ def family(seed: int, K: int = 8, P: int = 4, max_flows: int = 8, span: float = 
     return Instance(Fabric.uniform(P), tuple(coflows), name=f"random-{K}x{P}-{seed}")
 
 
+def trace_family(seed: int, K: int = 8, P: int = 4) -> Instance:
+    trace = facebook_trace()
+    rng = np.random.default_rng(seed)
+    first = int(rng.integers(0, trace.num_coflows - K))
+    port_of = rng.integers(0, P, trace.num_ports)
+    picked = trace.coflows[first:first + K]
+    merged = []
+    for c in picked:
+        pairs: dict[tuple[int, int], float] = {}
+        for s, d, z in zip(port_of[c.src].tolist(), port_of[c.dst].tolist(), c.sizes.tolist(), strict=True):
+            pairs[(s, d)] = pairs.get((s, d), 0.0) + z
+        merged.append(sorted(pairs.items()))
+    top = max(z for fl in merged for _, z in fl)
+    coflows = tuple(Coflow.from_flows(c.id, [(s, d, 5.0 * z / top) for (s, d), z in fl])
+                    for c, fl in zip(picked, merged, strict=True))
+    arrivals = np.array([c.release for c in picked])
+    inst = Instance(Fabric.uniform(P), coflows, name=f"trace-{K}x{P}-{seed}")
+    return rescale_load(inst.with_releases(arrivals - arrivals[0]), 1.0)
+
+
+FAMILIES = {"random": family, "trace": trace_family}
+
+
 def cpu() -> float:
     r = resource.getrusage(resource.RUSAGE_SELF)
     return r.ru_utime + r.ru_stime
@@ -46,6 +78,7 @@ def cpu() -> float:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--family", choices=sorted(FAMILIES), default="random")
     ap.add_argument("--coflows", type=int, default=8)
     ap.add_argument("--ports", type=int, default=4)
     ap.add_argument("--seeds", type=int, default=10)
@@ -65,7 +98,7 @@ def main() -> None:
     stats: dict[str, list[float]] = {m: [] for m in methods}
     solved = {m: 0 for m in methods}
     for seed in range(args.first_seed, args.first_seed + args.seeds):
-        inst = family(seed, args.coflows, args.ports)
+        inst = FAMILIES[args.family](seed, args.coflows, args.ports)
         cells = [str(seed), str(inst.num_flows)]
         value = low = float("nan")
         for m in methods:

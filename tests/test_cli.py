@@ -298,12 +298,43 @@ def test_an_interrupt_while_the_commands_load_is_one_line(monkeypatch, capsys):
     # an interrupt in a command's first second printed a traceback
     import coflowopt.cli as cli
 
-    def interrupted():
+    def interrupted(command=None):
         raise KeyboardInterrupt
 
     monkeypatch.setattr(cli, "build_parser", interrupted)
     assert main(["info", str(TRACE)]) == 130
     assert capsys.readouterr().err == "coflowopt: interrupted\n"
+
+
+def test_each_command_loads_its_own_module_only():
+    # loading every command's module cost about half a second at every start
+    import argparse
+    import importlib
+
+    import coflowopt.cli as cli
+
+    def commands(parser):
+        sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+        return list(sub.choices)
+
+    for name in cli._command_modules():
+        sub = argparse.ArgumentParser().add_subparsers()
+        importlib.import_module(f"coflowopt.cli.{name}").register(sub)
+        for command in sub.choices:
+            assert cli._MODULE_OF[command] == name
+    assert sorted(commands(cli.build_parser())) == sorted(cli._MODULE_OF)
+    assert commands(cli.build_parser("compare")) == ["simulate", "compare"]
+    assert len(commands(cli.build_parser("no-such-command"))) == len(cli._MODULE_OF)
+    assert cli._command(["bound", "x.json"]) == "bound"
+    assert cli._command(["--version"]) is None
+    assert cli._command([]) is None
+    code = ("import sys; from coflowopt.cli import main; main(['info', '--help'])")
+    out = subprocess.run([sys.executable, "-c", code + "\n"], capture_output=True, text=True)
+    assert out.returncode == 0 and "usage: coflowopt info" in out.stdout
+    code = ("import sys\nfrom coflowopt.cli import build_parser\nbuild_parser('info')\n"
+            "print(sorted(m for m in sys.modules if m.startswith('coflowopt.cli.')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert "coflowopt.cli.solve" not in out.stdout and "coflowopt.cli.info" in out.stdout
 
 
 def test_importing_coflowopt_and_its_command_line_loads_nothing_heavy():
@@ -324,7 +355,7 @@ def test_an_error_that_follows_an_interrupt_is_the_interrupts(monkeypatch, capsy
 
     import coflowopt.cli as cli
 
-    def swallowed():
+    def swallowed(command=None):
         try:
             signal.raise_signal(signal.SIGINT)
         except KeyboardInterrupt:
@@ -336,7 +367,7 @@ def test_an_error_that_follows_an_interrupt_is_the_interrupts(monkeypatch, capsy
     assert capsys.readouterr().err == "coflowopt: interrupted\n"
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
 
-    def failing():
+    def failing(command=None):
         raise RuntimeError("not after an interrupt")
 
     monkeypatch.setattr(cli, "build_parser", failing)
@@ -355,12 +386,12 @@ def test_an_interrupt_swallowed_where_it_landed_still_ends_the_command_with_130(
 
     real = cli.build_parser
 
-    def swallowed():
+    def swallowed(command=None):
         try:
             signal.raise_signal(signal.SIGINT)
         except KeyboardInterrupt:
             pass  # as a ctypes callback does
-        return real()
+        return real(command)
 
     monkeypatch.setattr(cli, "build_parser", swallowed)
     shuffle = ROOT / "instances" / "examples" / "dissertation_3_2_shuffle.json"
@@ -448,7 +479,7 @@ def test_a_second_interrupt_while_the_first_is_reported_only_counts(monkeypatch,
 
     import coflowopt.cli as cli
 
-    def interrupted():
+    def interrupted(command=None):
         signal.raise_signal(signal.SIGINT)  # main's handler raises KeyboardInterrupt
 
     class Stderr:

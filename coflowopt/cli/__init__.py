@@ -24,9 +24,24 @@ __all__ = ["build_parser", "main", "run"]
 _ORDER = ["info", "convert", "generate", "solve", "simulate", "fair", "mcs", "sweep"]
 
 
+_MODULE_OF = {"info": "info", "validate": "info", "convert": "convert", "generate": "generate",
+              "solve": "solve", "bound": "solve", "simulate": "simulate", "compare": "simulate",
+              "fair": "fair", "mcs": "mcs", "sweep": "sweep", "report": "sweep",
+              "compile": "compile", "search": "search"}
+"""The module that registers each command: a command loads its own module only (loading
+them all costs about half a second at every start). The tests check this against what
+the modules register."""
+
+
 def _command_modules() -> list[str]:
     names = [m.name for m in pkgutil.iter_modules(__path__) if not m.name.startswith("_")]
     return sorted(names, key=lambda n: (_ORDER.index(n) if n in _ORDER else len(_ORDER), n))
+
+
+def _command(argv: Sequence[str] | None) -> str | None:
+    """The command named on a command line (its first word, unless that is an option)."""
+    words = sys.argv[1:] if argv is None else argv
+    return words[0] if words and not words[0].startswith("-") else None
 
 
 class _Parser(argparse.ArgumentParser):
@@ -37,7 +52,9 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The command line's parser; with ``command``, one of the commands, it knows that
+    command only (and loads its module only)."""
     from .. import __version__
 
     parser = _Parser(
@@ -50,7 +67,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"coflowopt {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    for name in _command_modules():
+    for name in [_MODULE_OF[command]] if command in _MODULE_OF else _command_modules():
         importlib.import_module(f"{__name__}.{name}").register(sub)
     return parser
 
@@ -160,7 +177,7 @@ def _main(argv: Sequence[str] | None, interrupts: list[int]) -> int:
     # worker processes (--jobs) inherit this: Numba colours its internal error messages with
     # colorama, whose exit handler then writes a terminal reset (ESC[0m) from every worker
     os.environ.setdefault("NUMBA_DISABLE_ERROR_MESSAGE_HIGHLIGHTING", "1")
-    parser = build_parser()
+    parser = build_parser(_command(argv))
     args = parser.parse_args(argv)
     if sys.stdout is None:  # started with standard output closed (`>&-`): results would vanish
         if sys.stderr is not None:
