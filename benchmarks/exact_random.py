@@ -25,6 +25,7 @@ permutation schedule (``method="permutation"``, with the same time limit).
 from __future__ import annotations
 
 import argparse
+import os
 import platform
 import resource
 import time
@@ -88,7 +89,8 @@ def main() -> None:
     ap.add_argument("--no-permutation", action="store_true",
                     help="skip the best permutation schedule (its own time limit)")
     args = ap.parse_args()
-    print(f"machine: {platform.processor() or platform.machine()}, python {platform.python_version()}")
+    print(f"machine: {platform.processor() or platform.machine()}, python {platform.python_version()}; "
+          f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, load average {os.getloadavg()[0]:.2f}")
     methods = ["exact", "exact-milp"] if args.milp else ["exact"]
     header = "| seed | flows | " + " | ".join(
         f"{m} status | {m} wall s | {m} cpu s" for m in methods) + " | best value | bound | gap |" + (
@@ -120,6 +122,7 @@ def main() -> None:
         w = np.array(stats[m])
         print(f"\n{m}: proved optimal {solved[m]}/{w.size}; wall s median {np.median(w):.1f}, "
               f"max {w.max():.1f}")
+    print(f"{time.strftime('%H:%M UTC', time.gmtime())}, load average {os.getloadavg()[0]:.2f}")
 
 
 if __name__ == "__main__":
