@@ -415,12 +415,27 @@ def solve_exact(
     from_order = None if taken is None else [inst.ids[k] for k in taken]
     bound = min(proven, value)
     gap = (value - bound) / value if value > 0 else 0.0
+    stopped = timed_out or left() <= 0  # the search's own end, not the polish's below
+    if gap > rel_gap and not stopped and not inst.has_dependencies:
+        # the search ended, but the schedule of its best order is worse than the value it
+        # scored (an LP solved in floating point, stretched where it met a tiny capacity
+        # only within its tolerance, or a greedy schedule): insert moves over the orders
+        # near this schedule's completion order, with exact rates, close in on that value
+        from .local_search import local_search
+
+        near = local_search(inst, time_limit=left(), starts=(), lp_share=0.0,
+                            initial_orders=[np.argsort(comp, kind="stable")])
+        if near.schedule is not None and near.objective < value:
+            sched, comp, value = near.schedule, near.completion, near.objective
+            from_order = list(near.info["order"])
+            bound = min(proven, value)
+            gap = (value - bound) / value if value > 0 else 0.0
     # optimal only when the bound says so (a search that ran to its end can still leave a
     # gap when the final schedule's LP differs from the one the search scored)
     if gap <= rel_gap:
         status = Status.OPTIMAL
     else:
-        status = Status.TIME_LIMIT if timed_out or left() <= 0 else Status.FEASIBLE
+        status = Status.TIME_LIMIT if stopped else Status.FEASIBLE
     info: dict = {"nodes": nodes, "root_bound": min(root_bound, best_val) * tu,
                   "events": None if best_events is None else _describe(elp, best_events),
                   "cuts": len(elp.pool)}

@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 import math
 
+import numpy as np
 import pytest
 
 from coflowopt import Coflow, CoflowoptError, Fabric, Instance, Status, check_feasible, solve
@@ -375,3 +376,23 @@ def test_the_cheap_bound_closing_the_gap_makes_a_feasible_result_optimal():
     assert kept.status is Status.FEASIBLE and kept.bound == value
     no_schedule = dataclasses.replace(at_bound, schedule=None, status=Status.TIME_LIMIT)
     assert _with_cheap_bound(SPREAD_PORTS, no_schedule, 1e-9).status is Status.TIME_LIMIT
+
+
+def test_a_schedule_worse_than_its_search_is_improved_by_nearby_orders():
+    # capacities from 1e-3 to 1e3: the best event order's LP schedule, stretched where the
+    # LP met the 1e-3 links only within its tolerance, and its greedy permutation schedule
+    # were 3.4 units worse than the best permutation schedule, and exact returned them
+    ingress, egress = [1e-3, 1.0, 1e3], [1e3, 1.0, 1e-3]
+    flows = {
+        "c0": (0.0, [(1, 2, 0.5427351523734667), (2, 0, 0.7318071592364644), (1, 2, 4.066489488489509)]),
+        "c1": (1.0, [(0, 0, 1.4044598890714337), (2, 0, 3.669388455201489), (1, 0, 3.3909821985849855)]),
+        "c2": (0.0, [(0, 1, 2.494202744729337), (1, 2, 2.7284416104243414), (2, 2, 1.5016616494648503)]),
+        "c3": (1.0, [(0, 1, 4.129904521292084), (2, 1, 3.9409381381482946), (2, 1, 3.3546491565901206)]),
+        "c4": (0.0, [(1, 0, 2.4719713977139053), (0, 2, 3.0697976884752234), (1, 0, 3.812442767268356)]),
+    }
+    inst = Instance(Fabric(np.array(ingress), np.array(egress)),
+                    tuple(C(k, fl, release=r) for k, (r, fl) in flows.items()))
+    perm = solve(inst, method="permutation", time_limit=60)
+    res = solve(inst, method="exact", time_limit=60)
+    honest(inst, res, perm.objective)
+    assert res.objective <= perm.objective * (1 + 1e-9)
