@@ -8,6 +8,9 @@ deadline or the health check on slow data generation: both measure the machine's
 that hour, and the tests must pass on a busy machine. A failure prints the example and
 its reproduction blob either way.
 
+A shell that starts the suite in the background (``pytest ... &`` in a script) hands it
+SIGINT ignored; the tests of interrupts need Python's own handler, which is put back.
+
 The tests marked ``slow`` are collected first, so that ``-n auto`` (pytest-xdist, as the
 README's test command runs them) starts the long ones while the short ones still wait:
 otherwise one worker would finish a trace-scale check alone at the end of the run.
@@ -16,6 +19,8 @@ otherwise one worker would finish a trace-scale check alone at the end of the ru
 from __future__ import annotations
 
 import os
+import signal
+import threading
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -29,6 +34,11 @@ settings.load_profile("ci" if _ci else "dev")
 # the tests exercise the kernels' machine code; interpreted and adaptive runs have their own
 # tests (tests/sim/test_jit.py), which give the same numbers bit for bit
 os.environ.setdefault("COFLOWOPT_JIT", "compile")
+
+
+if (threading.current_thread() is threading.main_thread()
+        and signal.getsignal(signal.SIGINT) is signal.SIG_IGN):
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

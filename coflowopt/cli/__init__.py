@@ -101,7 +101,7 @@ class _CompileNotice:
                 where = (f"once: they are cached in {_jit.cache_dir()}" if _jit.cache_usable()
                          else f"in every process: {_jit.cache_dir()} cannot be written")
                 notice(f"coflowopt: compiling the simulator's kernels for their first use "
-                       f"(5-25 s a scheduler, {where})")
+                       f"(5-25 s a scheduler on a quiet machine, more under load; {where})")
 
 
 def main(argv: Sequence[str] | None = None) -> int:

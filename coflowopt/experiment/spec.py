@@ -356,9 +356,9 @@ class InstanceSpec:
             return None
         if "file" in self.params:
             return str(self.params["file"])
-        from ..io.workloads import FB2010_TRACE
+        from ..io.workloads import fb2010_trace_path
 
-        return str(FB2010_TRACE)
+        return str(fb2010_trace_path())
 
     def source(self) -> dict[str, Any] | None:
         """What the file is (its digest, format and port rate), if the spec reads one."""

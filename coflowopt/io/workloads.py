@@ -43,25 +43,36 @@ __all__ = [
     "creek",
     "creek_groups",
     "facebook_trace",
+    "fb2010_trace_path",
     "trace_rate",
 ]
 
 GB = 1024 * MB
 TB = 1024 * GB
 
-FB2010_TRACE = Path(__file__).resolve().parents[2] / "instances" / "fb2010" / "FB2010-1Hr-150-0.txt"
-"""The bundled Facebook trace (a source checkout's ``instances/fb2010``)."""
+FB2010_NAME = Path("instances") / "fb2010" / "FB2010-1Hr-150-0.txt"
+FB2010_TRACE = Path(__file__).resolve().parents[2] / FB2010_NAME
+"""The bundled Facebook trace in the source checkout this module comes from."""
+
+
+def fb2010_trace_path() -> Path:
+    """Where the bundled Facebook trace is: beside this module's source checkout (an
+    editable install, or the source tree itself), else under the current directory (an
+    installed copy run from the checkout, as the README's commands are)."""
+    for path in (FB2010_TRACE, Path.cwd() / FB2010_NAME):
+        if path.is_file():
+            return path
+    raise InputError(
+        f"the bundled Facebook trace is not at {FB2010_TRACE} nor at ./{FB2010_NAME.as_posix()} "
+        "(it comes with a source checkout: run from there, or name the trace's file: --trace "
+        "FILE; in a sweep, file = ...)")
 
 
 def facebook_trace() -> Instance:
     """The bundled Facebook trace: 526 coflows on 150 racks over one hour (1 Gbit/s ports)."""
     from .benchmark import read
 
-    if not FB2010_TRACE.is_file():
-        raise InputError(
-            f"the bundled Facebook trace is not at {FB2010_TRACE} (it comes with a source "
-            "checkout); pass the trace (--trace FILE)")
-    return read(FB2010_TRACE)
+    return read(fb2010_trace_path())
 
 
 def trace_rate(trace: Instance) -> float:

@@ -208,9 +208,19 @@ def test_tao_needs_hosts_whatever_the_seed():
 def test_the_bundled_trace_is_found_or_named(monkeypatch, tmp_path):
     assert wl.facebook_trace() == fb()
     assert wl.creek("tao", num_coflows=3) == wl.creek("tao", trace=fb(), num_coflows=3)
+    # an installed copy (its module far from the checkout) run from the checkout finds it
+    # there: after `pip install .` every default that reads the trace failed
     monkeypatch.setattr(wl, "FB2010_TRACE", tmp_path / "none.txt")
-    with pytest.raises(InputError, match=r"the bundled Facebook trace is not at .*none\.txt"):
+    monkeypatch.chdir(wl.Path(__file__).resolve().parents[2])
+    assert wl.facebook_trace() == fb()
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(InputError, match=r"the bundled Facebook trace is not at .*none\.txt nor "
+                                         r"at \./instances/fb2010/FB2010-1Hr-150-0\.txt"):
         wl.creek("tao")
+    from coflowopt.experiment.spec import InstanceSpec
+
+    with pytest.raises(InputError, match="--trace FILE"):
+        InstanceSpec("trace", {}).path()
 
 
 @settings(max_examples=40, deadline=None)
