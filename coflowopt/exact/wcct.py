@@ -424,8 +424,8 @@ def solve_exact(
         from .local_search import local_search
 
         near = local_search(inst, time_limit=left(), starts=(), lp_share=0.0,
-                            initial_orders=[np.argsort(comp, kind="stable")])
-        if near.schedule is not None and near.objective < value:
+                            initial_orders=[np.argsort(comp, kind="stable").tolist()])
+        if near.schedule is not None and near.completion is not None and near.objective < value:
             sched, comp, value = near.schedule, near.completion, near.objective
             from_order = list(near.info["order"])
             bound = min(proven, value)
