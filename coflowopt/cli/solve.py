@@ -62,7 +62,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "kernel compiling for the first time finishes first: see coflowopt "
                         "compile)")
     p.add_argument("--param", action="append", metavar="KEY=VALUE",
-                   help="solver option (repeatable), e.g. step=0.5, weighted=true")
+                   help="solver option (repeatable), e.g. step=0.5 (time-indexed), weighted=true "
+                   "(--objective deadlines)")
     p.add_argument("--schedule", metavar="OUT",
                    help="write the schedule: OUT.json (coflowopt-schedule/1) or OUT.npz (binary)")
     add_json_argument(p)
