@@ -2,6 +2,7 @@
 
     python benchmarks/coflourish.py [--coflows 100] [--hosts 300] [--weights 0.1,0.9]
         [--mixes regular,large] [--seeds 1] [--load X] [--background share] [--jobs 2]
+        [--runs varys,varys-ideal,...]
 
 The paper (§II, §IV-A): 1,000 coflows among 3,000 hosts, 50 a leaf, 10:1
 oversubscription; a weight of the generated load (10% to 90%) is stripped of its coflow
@@ -32,8 +33,8 @@ Each point runs:
 
 It prints the mean CCT of each and the paper's ratios: ideal / Varys (Fig. 2) and
 Coflourish / Varys (Fig. 4b), Varys read both ways (ours, and Coflourish's rules on the
-fabric's capacities). Each run is a separate process
-(``--jobs`` at a time); wall and CPU times are each run's own.
+fabric's capacities). The runs go to a pool of ``--jobs`` worker processes; wall and
+CPU times are each run's own. ``--runs`` chooses which of them each point makes.
 """
 
 from __future__ import annotations
@@ -131,7 +132,7 @@ def main(argv: list[str] | None = None) -> int:
                   f"bytes), {r['wall']:.1f} s wall, "
                   f"{r['cpu']:.1f} s CPU, feasible {r['feasible']}", file=sys.stderr, flush=True)
     print(f"# load average at end {os.getloadavg()[0]:.2f}")
-    print("| load | background | seed | varys | varys ideal | coflourish | coflourish nominal "
+    print("| mix | background | seed | varys | varys ideal | coflourish | coflourish nominal "
           "| coflourish leaf | coflourish leaf nominal | ideal / varys | coflourish / its nominal "
           "| coflourish leaf / its nominal | coflourish / varys |")
     print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")

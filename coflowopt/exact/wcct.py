@@ -415,7 +415,7 @@ def solve_exact(
     from_order = None if taken is None else [inst.ids[k] for k in taken]
     bound = min(proven, value)
     gap = (value - bound) / value if value > 0 else 0.0
-    stopped = timed_out or left() <= 0  # the search's own end, not the polish's below
+    stopped = timed_out or left() <= 0
     if gap > rel_gap and not stopped and not inst.has_dependencies:
         # the search ended, but the schedule of its best order is worse than the value it
         # scored (an LP solved in floating point, stretched where it met a tiny capacity
@@ -425,6 +425,7 @@ def solve_exact(
 
         near = local_search(inst, time_limit=left(), starts=(), lp_share=0.0,
                             initial_orders=[np.argsort(comp, kind="stable").tolist()])
+        stopped = near.status is Status.TIME_LIMIT  # the clock stopped the local search
         if near.schedule is not None and near.completion is not None and near.objective < value:
             sched, comp, value = near.schedule, near.completion, near.objective
             from_order = list(near.info["order"])

@@ -378,7 +378,7 @@ def test_the_cheap_bound_closing_the_gap_makes_a_feasible_result_optimal():
     assert _with_cheap_bound(SPREAD_PORTS, no_schedule, 1e-9).status is Status.TIME_LIMIT
 
 
-def test_a_schedule_worse_than_its_search_is_improved_by_nearby_orders():
+def test_a_schedule_worse_than_its_search_is_improved_by_nearby_orders(monkeypatch):
     # capacities from 1e-3 to 1e3: the best event order's LP schedule, stretched where the
     # LP met the 1e-3 links only within its tolerance, and its greedy permutation schedule
     # were 3.4 units worse than the best permutation schedule, and exact returned them
@@ -396,3 +396,17 @@ def test_a_schedule_worse_than_its_search_is_improved_by_nearby_orders():
     res = solve(inst, method="exact", time_limit=60)
     honest(inst, res, perm.objective)
     assert res.objective <= perm.objective * (1 + 1e-9)
+    assert res.status is Status.FEASIBLE  # the local search ended by itself
+    # and when the clock stops that local search, the status says so
+    from coflowopt.exact import local_search as ls
+
+    real = ls.local_search
+
+    def stopped(*args, **kwargs):
+        found = real(*args, **kwargs)
+        return dataclasses.replace(found, status=Status.TIME_LIMIT)
+
+    monkeypatch.setattr(ls, "local_search", stopped)
+    res = solve(inst, method="exact", time_limit=60)
+    honest(inst, res, perm.objective)
+    assert res.status is Status.TIME_LIMIT
