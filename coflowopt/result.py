@@ -44,8 +44,10 @@ class Result(Frozen):
 
     ``objective`` is the value of the returned schedule (``nan`` if none),
     ``bound`` a proven bound on the optimum (lower for minimisation, upper for
-    maximisation; ``nan`` if none). ``completion`` holds absolute completion
-    times ``C_k`` per coflow.
+    maximisation; ``nan`` if none) of the class of schedules the method searches: all
+    schedules, except where ``info["class"]`` names a smaller one (``method="permutation"``:
+    the best permutation schedule, which can lie above the optimum). ``completion`` holds
+    absolute completion times ``C_k`` per coflow.
     """
 
     status: Status
