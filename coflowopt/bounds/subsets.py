@@ -164,15 +164,15 @@ def subset_table(inst: Instance, time_unit: float = 1.0, *, max_coflows: int = M
     rel = inst.flow_release[flow] / time_unit
     time_on = inst.flow_size[flow] * A.data / inst.fabric.capacity[link] / time_unit
     co = inst.flow_coflow[flow]
-    work = np.empty((N, L))
+    sums = np.empty((N, L))  # each set's work on each link available at or after rho
     for rho in np.unique(rel):
         late = rel >= rho
         load = np.zeros((K, L))
         np.add.at(load, (co[late], link[late]), time_on[late])
-        work[0] = 0.0
+        sums[0] = 0.0
         for k in range(K):
-            np.add(work[: 1 << k], load[k], out=work[1 << k: 2 << k])
-        most = work.max(axis=1)
+            np.add(sums[: 1 << k], load[k], out=sums[1 << k: 2 << k])
+        most = sums.max(axis=1)
         np.maximum(f, np.where(most > 0.0, rho + most, 0.0), out=f)
         if budget is not None and budget.expired():
             return None

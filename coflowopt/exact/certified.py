@@ -69,7 +69,7 @@ def cheap_bounds(inst: Instance) -> dict[str, float]:
     over completion orders (``subsets``)."""
     out = {"isolation": isolation_bound(inst).bound, "port": port_bound(inst).bound,
            "sincronia": sincronia_bound(inst).bound}
-    if inst.num_coflows <= CHEAP_SUBSETS and fits(inst) and work(inst) <= CHEAP_WORK:
+    if fits(inst, CHEAP_SUBSETS) and work(inst) <= CHEAP_WORK:
         out["subsets"] = subsets_bound(inst).bound
     return out
 
