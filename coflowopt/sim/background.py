@@ -14,7 +14,8 @@ whose capacities are what it *knows* (``knowledge``):
 The network then enforces the true capacities: the rates the policy asks for are caps,
 and the capacity each link has left after the inelastic background is shared max-min
 among the capped coflow flows and the (uncapped) background flows. Where the caps fit,
-every coflow flow gets exactly what it asked for. A priority order is turned into the
+every coflow flow gets exactly what it asked for (caps that exceed a link's capacity by
+rounding alone, :data:`~coflowopt.sim.kernels.capped.FIT`, fit it). A priority order is turned into the
 greedy rates on the capacities the policy knows, then capped the same way. The rates are
 recomputed at every event: arrivals and completions of coflow flows and of background
 flows, the breakpoints of a background load, and the policy's own wake-ups; the policy is
@@ -61,7 +62,7 @@ from ..fabric.background import Background, poisson_routes
 from ..fabric.feedback import FeedbackReport, SwitchFeedback, dre_advance
 from ..schedule import LinkLoad
 from .engine import Allocation, Engine, PolicyError, SimView, joined, time_resolution
-from .kernels.capped import capped_share
+from .kernels.capped import FIT, capped_share
 from .policies._base import NoParams, Policy
 
 __all__ = ["KNOWLEDGE", "SEEN_FLOOR", "UnderBackground"]
@@ -245,7 +246,14 @@ class UnderBackground(Policy):
         dt = t - self.t_prev
         if dt > 0 and self.load_prev.any():
             on = np.flatnonzero(self.load_prev)
-            self.pieces.append((on, self.t_prev, t, self.load_prev[on]))
+            last = self.pieces[-1] if self.pieces else None
+            if (last is not None and last[2] == self.t_prev and np.array_equal(last[0], on)
+                    and np.array_equal(last[3], self.load_prev[on])):
+                # the same load as over the last piece (a constant share between changes
+                # of the background's flows): one piece, not one per event and link
+                self.pieces[-1] = (last[0], last[1], t, last[3])
+            else:
+                self.pieces.append((on, self.t_prev, t, self.load_prev[on]))
         if dt > 0 and self.fb is not None:
             self._registers(t)
         if self.bg_left.size:
@@ -431,17 +439,23 @@ class UnderBackground(Policy):
 
     def _with_background(self, usage: sp.csr_array, avail: FloatArray, caps: FloatArray) -> FloatArray:
         """Max-min rates of the coflow flows of ``usage`` (capped at ``caps``), then of the
-        background flows (uncapped), sharing ``avail`` (the reference path)."""
-        if not self.bg_left.size and caps.size and np.all(np.isfinite(caps)) and np.all(
-                usage.T @ caps <= avail):
-            # the caps fit: max-min gives every flow its cap (progressive filling freezes
-            # each at its bound, to the bit unless a link is filled exactly, where its level
-            # arithmetic can differ by an ulp: tests/fabric/test_background.py); a policy
-            # that plans on the true capacities asks for rates that fit
-            return caps.copy()
+        background flows (uncapped), sharing ``avail`` (the reference path).
+
+        Links whose caps fit (their sum within :data:`~coflowopt.sim.kernels.capped.FIT`
+        of what the link has left; never a link that a background flow or a flow without a
+        cap crosses) cut no rate: they enter the filling without a capacity."""
         rows = sp.vstack([usage, self.bg_rows], format="csr")
+        if not rows.shape[0]:
+            return np.zeros(0)
         upper = np.concatenate([caps, np.full(self.bg_left.size, np.inf)])
-        return max_min(rows, avail, upper=upper) if rows.shape[0] else np.zeros(0)
+        free = np.isinf(upper)
+        ask = rows.T @ np.where(free, 0.0, np.maximum(upper, 0.0))
+        fits = (ask <= avail * (1.0 + FIT)) & ~(rows.T @ free.astype(np.float64) > 0)
+        if fits.all():
+            # max-min gives every flow its cap (progressive filling freezes each at its
+            # bound); a policy that plans on the true capacities asks for rates that fit
+            return np.maximum(caps, 0.0)
+        return max_min(rows, np.where(fits, np.inf, avail), upper=upper)
 
     def finish(self, view: SimView) -> dict[str, Any]:
         self._advance(view.t)

@@ -24,6 +24,7 @@ from coflowopt.fabric import (
     background_from_json,
     coflows_to_background,
     load_cdf,
+    place,
 )
 from coflowopt.sim import POLICIES, simulate
 from tests.strategies import OWN_ESTIMATE, instances, network_instances, policy_runs_on
@@ -501,3 +502,21 @@ def test_a_poisson_load_that_a_link_cannot_carry_is_refused(fabric, share):
         with pytest.raises(InputError, match="pile up without end"):
             simulate(inst, "varys", background=Background(
                 share=share, poisson=PoissonFlows(min(limit * 1.01, 0.99 - share), load_cdf("web-search"))))
+
+
+@pytest.mark.parametrize("name, knowledge", [("varys", "nominal"), ("varys", "ideal"), ("fair", "nominal")])
+def test_a_constant_share_is_recorded_as_one_piece_per_link(name, knowledge):
+    """Without background flows the load a constant share puts on the links does not
+    change from event to event, and the result records it once per link (not once per
+    event and link: an hour of a trace has millions of events)."""
+    from coflowopt.io.generate import synthetic
+
+    inst = place(synthetic(num_coflows=6, num_ports=4, seed=3), "spine-leaf", {"spines": 2, "oversub": 2})
+    res = simulate(inst, name, background=Background(share=0.3), knowledge=knowledge)
+    bg = res.background
+    cap = inst.fabric.capacity
+    assert sorted(bg.link.tolist()) == list(range(cap.size))
+    assert np.unique(bg.t0).size == 1 and np.unique(bg.t1).size == 1
+    assert bg.t0[0] == inst.release.min() and bg.t1[0] == pytest.approx(res.completion.max(), rel=1e-12)
+    np.testing.assert_allclose(bg.load, 0.3 * cap[bg.link], rtol=1e-15)
+    assert check_feasible(inst, res.schedule, background=bg).ok

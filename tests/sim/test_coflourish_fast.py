@@ -17,21 +17,27 @@ from coflowopt.fabric import FatTree, Network, SpineLeaf
 from coflowopt.fabric.background import Background, PoissonFlows, load_cdf
 from coflowopt.kernels.maxmin import max_min_rows
 from coflowopt.sim import simulate
-from coflowopt.sim.kernels.capped import capped_share
+from coflowopt.sim.kernels.capped import FIT, capped_share
 
 from ..strategies import network_instances
 
 
 def _reference(A, flows, caps, B, avail):
     """The reference: progressive filling over the stacked rows, caps as upper bounds (the
-    background uncapped), as ``UnderBackground`` runs it with ``compiled=False`` (where
+    background uncapped), on the links the caps overload by more than ``FIT`` (the others
+    without a capacity), as ``UnderBackground`` runs it with ``compiled=False`` (where
     every row crosses two links, :func:`coflowopt.alloc.max_min` takes the big switch's
     method instead, and so does ``UnderBackground`` without the kernel)."""
     rows = sp.vstack([A[flows], B], format="csr")
     n = rows.shape[0]
     upper = np.concatenate([caps, np.full(B.shape[0], np.inf)])
+    ask = np.zeros(avail.size)
+    for p in range(n):
+        for e in range(rows.indptr[p], rows.indptr[p + 1]):
+            ask[rows.indices[e]] += rows.data[e] * max(upper[p], 0.0)
+    cap = np.where(ask <= avail * (1 + FIT), np.inf, avail)
     x = max_min_rows(rows.indptr.astype(np.int64), rows.indices.astype(np.int64), rows.data,
-                     np.arange(n, dtype=np.int64), avail, np.ones(n), upper)
+                     np.arange(n, dtype=np.int64), cap, np.ones(n), upper)
     n = flows.size
     free = np.where(np.isinf(caps), x[:n], 0.0)
     return x, B.T @ x[n:], A[flows].T @ free
@@ -103,6 +109,36 @@ def test_caps_over_a_link_are_cut_to_max_min_with_the_background_by_hand():
     # caps that fit are what every flow gets
     x, _, _ = _kernel(A, np.arange(2), np.array([0.5, 1.0]), A[[]], avail)
     assert x.tolist() == [0.5, 1.0]
+
+
+@pytest.mark.parametrize("bump, cut", [(0.0, False), (1e-11, False), (5e-11, False),
+                                       (4e-10, True), (1e-7, True)])
+def test_caps_above_a_link_by_rounding_alone_fit_it(bump, cut):
+    """Caps whose sum exceeds a link's available capacity by at most ``FIT`` (relative)
+    are what every flow gets, in the kernel and in the reference path; beyond that the
+    link is shared max-min. Here 100 flows cross the 4.0 leaf-spine link, 99 capped at
+    0.04 and one at ``0.04 (1 + bump)``: the link is over by ``bump / 100``, and a filling
+    over it would cut the last flow by ``bump`` (relative), far above its slack."""
+    from types import SimpleNamespace
+
+    from coflowopt.sim.background import UnderBackground
+
+    path = ("h0", "leaf0", "spine0", "leaf1", "h2")
+    net = Network(SpineLeaf(2, 1, 2, 10.0, 4.0), "given", paths={"a": (path,) * 100})
+    inst = Instance(net, (Coflow.from_flows("a", [(0, 2, 1.0)] * 100),))
+    A = inst.routes.tocsr()
+    avail = np.asarray(inst.fabric.capacity, float)
+    caps = np.full(100, 0.04)
+    caps[-1] *= 1 + bump
+    none = sp.csr_array((0, A.shape[1]))
+    x, _, _ = _kernel(A, np.arange(100), caps, none, avail)
+    ref = UnderBackground._with_background(
+        SimpleNamespace(bg_rows=none, bg_left=np.zeros(0)), A, avail, caps)
+    np.testing.assert_array_equal(x, ref)
+    if cut:
+        assert x.sum() <= 4.0 * (1 + 1e-15) and x[-1] < caps[-1] and np.array_equal(x[:-1], caps[:-1])
+    else:
+        np.testing.assert_array_equal(x, caps)
 
 
 # --------------------------------------------------------------------------- whole runs

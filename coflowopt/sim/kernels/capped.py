@@ -7,8 +7,9 @@ background flows. Progressive filling over every active flow is the reference
 (:func:`coflowopt.alloc.max_min` on the stacked incidence). Most of it is wasted: a link
 whose flows' caps sum to no more than its capacity never saturates before each of its
 flows has frozen at its cap, so it never decides a rate. :func:`capped_share` keeps only
-the *binding* links (caps above the capacity; every link a background flow or a flow
-without a cap crosses is one), gives a flow that crosses none of them its cap, and runs
+the *binding* links (caps above the capacity by more than :data:`FIT`; every link a
+background flow or a flow without a cap crosses is one), gives a flow that crosses none of
+them its cap, and runs
 :func:`coflowopt.kernels.maxmin.progressive_filling` on the other flows' entries on
 binding links.
 
@@ -32,7 +33,16 @@ import numpy as np
 from ..._jit import njit
 from ...kernels.maxmin import progressive_filling
 
-__all__ = ["capped_share"]
+__all__ = ["FIT", "capped_share"]
+
+FIT = 1e-12
+"""Caps whose sum on a link exceeds the link's available capacity by at most this much
+(relative) fit it: that excess is the rounding of a policy that fills the link exactly
+(Varys's MADD and backfilling, with the capacities it knows), not a request the network
+must cut. Every flow on such links gets its cap, and the link carries at most this
+fraction above its capacity (the engine accepts ``1e-9``, ``check_feasible`` ``1e-6``).
+Without it, a policy that plans on the true capacities sends every flow of its filled
+links through the filling at every event, to move each rate by an ulp."""
 
 
 @njit
@@ -66,7 +76,7 @@ def capped_share(indptr, indices, data, flows, caps, bptr, bidx, bval, avail):  
                 ask[bidx[e]] = np.inf
     binding = np.zeros(L, np.bool_)
     for k in range(L):
-        binding[k] = not ask[k] <= avail[k]
+        binding[k] = not ask[k] <= avail[k] * (1.0 + FIT)
     # the rows that cross a binding link, with their entries on binding links only
     keep = np.zeros(n + m, np.bool_)
     nr = 0
