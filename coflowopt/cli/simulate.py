@@ -74,7 +74,8 @@ MAX_JSON_PIECES = 100_000_000
 
 
 def _policy_help() -> str:
-    lines = ["schedulers and their parameters (defaults from the papers):"]
+    lines = ["schedulers and their parameters (defaults: the paper's value where it gives one,",
+             "else the policy's own choice, stated in its docstring):"]
     for name in sorted(POLICIES):
         spec = POLICIES[name]
         lines.append(f"  {name}: {spec.summary}")

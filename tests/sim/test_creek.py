@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -51,6 +53,44 @@ def test_a_completed_sub_coflow_places_its_coflow_by_the_estimated_size():
     kw = {"first_threshold": 1.0, "wait_threshold": None}
     assert simulate(inst, "creek", condition=True, **kw).completion[1] == pytest.approx(8.5, rel=1e-12)
     assert simulate(inst, "creek", condition=False, **kw).completion[1] == pytest.approx(28 / 3, rel=1e-12)
+
+
+def test_sub_coflows_done_before_the_last_wave_count_once_the_coflow_is_admitted():
+    # A: 0->0 (1, done at 1) and a second wave 1->1 (4, delay 2); B: 1->1 (1) at 2. At 2 A
+    # is fully admitted, its receiver-0 sub-coflow complete: estimate 1 x 2 receivers = 2
+    # >= 1.5, so A goes to queue 1 and B runs alone on port 1 (done at 3, not 3.5)
+    A = Coflow.from_flows("A", [(0, 0, 1.0, 0.0), (1, 1, 4.0, 2.0)])
+    B = Coflow.from_flows("B", [(1, 1, 1.0)], release=2.0)
+    inst = Instance(Fabric.uniform(2, 1.0), (A, B))
+    res = simulate(inst, "creek", num_queues=3, first_threshold=1.5, wait_threshold=None)
+    assert res.completion.tolist() == pytest.approx([7.0, 3.0], rel=1e-12)
+    res = simulate(inst, "creek", num_queues=3, first_threshold=1.5, wait_threshold=None,
+                   condition=False)
+    assert res.completion.tolist() == pytest.approx([7.0, 3.5], rel=1e-12)
+
+
+def test_a_smaller_estimate_later_does_not_promote_a_coflow():
+    # uplinks 1, 0.1, 0.2, 1. A: 0->0 (1), 1->1 (0.2), 2->2 (10); D: 2->3 (1.5) at 1. At 1
+    # A's first sub-coflow is done: estimate 1 x 3 = 3 >= 2, A drops to queue 1 (bytes
+    # 1.3) and D takes uplink 2 alone (0.2). At 2 the estimate falls to 1.2 / 2 x 3 = 1.8:
+    # A stays in queue 1, and D ends at 1 + 1.5 / 0.2 = 8.5
+    A = Coflow.from_flows("A", [(0, 0, 1.0), (1, 1, 0.2), (2, 2, 10.0)])
+    D = Coflow.from_flows("D", [(2, 3, 1.5)], release=1.0)
+    inst = Instance(Fabric(np.array([1, 0.1, 0.2, 1.0]), np.ones(4)), (A, D))
+    res = simulate(inst, "creek", num_queues=3, first_threshold=2.0, wait_threshold=None)
+    assert res.completion[1] == pytest.approx(8.5, rel=1e-12)
+    assert check_feasible(inst, res.schedule).ok
+
+
+def test_thresholds_beyond_the_largest_float_are_never_reached_silently():
+    inst = Instance(Fabric.uniform(2, 1.0), (Coflow.from_flows("A", [(0, 0, 3.0)]),
+                                             Coflow.from_flows("B", [(1, 0, 1.0)])))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for name, want in (("creek", [4.0, 2.0]), ("aalo", [3.0, 4.0])):  # (aalo: FIFO)
+            for first in (1e300, 1e308):
+                res = simulate(inst, name, first_threshold=first, multiplier=1e10)
+                assert res.completion.tolist() == pytest.approx(want, rel=1e-12)
 
 
 def test_a_starving_flow_raises_its_coflow_after_the_waiting_threshold():

@@ -116,7 +116,14 @@ class AaloParams(Params):
 
     def thresholds(self) -> np.ndarray:
         """Upper thresholds Q_1^hi .. Q_{K-1}^hi (Q_K has none)."""
-        return self.first_threshold * self.multiplier ** np.arange(self.num_queues - 1)
+        return ladder(self.first_threshold, self.multiplier, self.num_queues)
+
+
+def ladder(first: float, multiplier: float, num_queues: int) -> np.ndarray:
+    """The ``num_queues - 1`` thresholds ``first * multiplier^k`` between consecutive
+    queues; a threshold beyond the largest float is ``inf`` (never reached)."""
+    with np.errstate(over="ignore"):
+        return first * multiplier ** np.arange(num_queues - 1, dtype=np.float64)
 
 
 def check_num_queues(k: int) -> None:
@@ -278,7 +285,7 @@ def demotion_wake(t: float, sent: float, rate: float, threshold: float) -> float
     """When a coflow sending at ``rate`` reaches ``threshold`` (``inf`` if never)."""
     if rate <= 0 or not math.isfinite(threshold):
         return math.inf
-    return t + max(threshold - sent, 0.0) / rate
+    return t + max(float(threshold) - float(sent), 0.0) / float(rate)
 
 
 @register

@@ -18,7 +18,9 @@ Creek (§IV-B) schedules at the receivers, without a central coordinator:
   receivers seen so far, and the coflow is placed by the larger of that estimate and
   its bytes received (``condition=False``: by its bytes received alone, as Aalo does).
   So a coflow whose finished sub-coflows were large leaves the high queues before its
-  bytes say so; the estimate never promotes.
+  bytes say so. A coflow's queue never rises but by starvation mitigation (below): when
+  a smaller sub-coflow completes later and the estimate falls, the coflow stays where it
+  is (the paper's priorities are "dynamically demoted").
 - **Within a queue** flows share by per-flow max-min (TCP, as the paper's simulations
   "implement rate limiters that act like TCP"); queues are strict priorities in every
   switch, so queue by queue, each takes max-min what the queues above left on every
@@ -55,7 +57,7 @@ from . import register
 from ._base import Params, Policy, check_bool, check_positive
 from ._common import RouteClasses
 from ._queues import strict_rates
-from .aalo import REACH_TOL, check_ladder, demotion_wake
+from .aalo import REACH_TOL, check_ladder, demotion_wake, ladder
 
 __all__ = ["Creek", "CreekParams"]
 
@@ -83,7 +85,7 @@ class CreekParams(Params):
 
     def thresholds(self) -> np.ndarray:
         """The thresholds between consecutive queues (K - 1 of them)."""
-        return self.first_threshold * self.multiplier ** np.arange(self.num_queues - 1)
+        return ladder(self.first_threshold, self.multiplier, self.num_queues)
 
 
 @register
@@ -128,14 +130,16 @@ class Creek(Policy):
             np.subtract.at(self.sub_open, s, 1)
             np.add.at(self.sub_bytes, s, view.sent(done))
             self.waiting[done] = np.inf
-            # a sub-coflow is complete when its receiver has every flow the coflow sends it;
-            # the policy cannot count flows not yet admitted, so it waits for the whole coflow
-            # to be admitted (multi-wave coflows) before it calls a sub-coflow complete
-            for k in np.unique(view.flow_coflow[done]).tolist():
-                if view.fully_admitted(k):
-                    lo, hi = int(self.sub_ptr[k]), int(self.sub_ptr[k + 1])
-                    ks = np.flatnonzero(self.sub_seen[lo:hi] & ~self.sub_done[lo:hi]) + lo
-                    self.sub_done[ks[self.sub_open[ks] == 0]] = True
+        # a sub-coflow is complete when its receiver has every flow the coflow sends it;
+        # the policy cannot count flows not yet admitted, so it waits for the whole coflow
+        # to be admitted (multi-wave coflows) before it calls a sub-coflow complete: checked
+        # where flows completed, and where flows arrived (the coflow's last wave may find
+        # sub-coflows of its first waves complete)
+        for k in np.unique(view.flow_coflow[np.concatenate([new, done])]).tolist():
+            if view.fully_admitted(k):
+                lo, hi = int(self.sub_ptr[k]), int(self.sub_ptr[k + 1])
+                ks = np.flatnonzero(self.sub_seen[lo:hi] & ~self.sub_done[lo:hi]) + lo
+                self.sub_done[ks[self.sub_open[ks] == 0]] = True
 
     def _size(self, view: SimView, sent: np.ndarray) -> np.ndarray:
         """What each active coflow is placed by: bytes received, or the estimate if larger."""
@@ -165,7 +169,9 @@ class Creek(Policy):
         base = np.searchsorted(self.tau, size[ks] * (1 + REACH_TOL), side="right")
         lower = base > self.base[ks]
         self.raised[ks[lower]] = 0  # demoted below where it was: the raise is over
-        self.base[ks] = base
+        # a later, smaller estimate (a smaller sub-coflow completed) leaves the coflow where
+        # it is: priorities only fall, but by starvation mitigation
+        self.base[ks[lower]] = base[lower]
         flows = view.active_flows()
         if p.wait_threshold is not None and flows.size:
             # a flow that waited wait_threshold raises its coflow one queue, and waits anew
