@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["FeedbackReport", "SwitchFeedback", "dre_advance"]
+__all__ = ["FeedbackReport", "SwitchFeedback", "dre_advance", "steady_ratio"]
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -68,7 +68,7 @@ def dre_advance(x: FloatArray, t0: float, t1: float, rate: FloatArray, alpha: fl
     Registers are read before a tick's decrease (so the ticks in ``[t0, t1)`` apply). With
     ``m`` ticks, the first at ``a`` and the last at ``b``, this is exactly
     ``x' = q^m (x + r (a - t0)) + r tick q (1 - q^(m-1)) / (1 - q) + r (t1 - b)``; under a
-    constant rate ``r`` a register settles at ``r tick / alpha``.
+    constant rate ``r`` a register read at ``t`` settles at ``r steady_ratio(t, alpha, tick)``.
     """
     if t1 <= t0:
         return x
@@ -81,3 +81,16 @@ def dre_advance(x: FloatArray, t0: float, t1: float, rate: FloatArray, alpha: fl
     if m > 1:
         out = out + rate * (tick * q * (1.0 - q ** (m - 1)) / alpha)
     return out + rate * max(t1 - kb * tick, 0.0)
+
+
+def steady_ratio(t: float, alpha: float, tick: float) -> float:
+    """A register's ratio to its link's constant rate, read at ``t`` once settled.
+
+    Just before a tick it holds ``rate tick / alpha``, just after ``rate tick (1 - alpha)
+    / alpha``, and it grows by ``rate`` per unit of time in between: read ``phase`` after
+    the last tick before ``t`` (``0 < phase <= tick``; a read at a tick comes before its
+    decrease), ``tick (1 - alpha) / alpha + phase``. That is ``tick / alpha`` only when
+    ``t`` falls on a tick, as every report does when ``T_FB`` is a multiple of ``T_dre``
+    (the paper's settings)."""
+    phase = t - (_ticks(t, tick) - 1) * tick
+    return tick * (1.0 - alpha) / alpha + phase

@@ -229,6 +229,8 @@ class UnderBackground(Policy):
         # coflow, if earlier) until the first coflow: its inelastic load from the start, so
         # that the switches' registers and reports count it before the first decision
         self.t_prev = min(self.arrivals.next_time(), view.t, 0.0)
+        # the last report made (none at the start instant itself)
+        self.reported = self.fb.reports_until(self.t_prev) if self.fb is not None else 0
         self.running = False  # coflow flows were admitted at the last decision
         self._share(np.zeros(0), np.zeros(0, np.int64), self._available(self.t_prev))
         self._catch_up(view.t)
@@ -299,7 +301,10 @@ class UnderBackground(Policy):
         t0, load = self.t_prev, self.unseen_prev
         m = fb.reports_until(t)
         at = min(m * fb.period, t)
-        if at > t0:
+        # (once each: an event at a multiple of the period that rounds below m * period
+        # makes report m at the event, and the next event must not make it again)
+        if m > self.reported and at > t0:
+            self.reported = m
             self.registers = dre_advance(self.registers, t0, at, load, fb.alpha, fb.tick)
             self.report = FeedbackReport(at, self.registers.copy(), load.copy())
             t0 = at

@@ -12,9 +12,9 @@ from hypothesis import strategies as st
 
 from coflowopt import MB, Coflow, Fabric, Instance, check_feasible, read
 from coflowopt.errors import CoflowoptError, InstanceError
-from coflowopt.fabric import FatTree, Network, SpineLeaf
+from coflowopt.fabric import FatTree, Network, SpineLeaf, place
 from coflowopt.fabric.background import Background
-from coflowopt.fabric.feedback import dre_advance
+from coflowopt.fabric.feedback import dre_advance, steady_ratio
 from coflowopt.sim import make_policy, simulate
 
 DATA = Path(__file__).resolve().parents[1] / "data"
@@ -55,6 +55,58 @@ def test_registers_in_closed_form_are_estcong_tick_by_tick(segments, alpha, tick
 def test_a_steady_register_is_the_rate_times_tick_over_alpha():
     x = dre_advance(np.zeros(2), 0.0, 10.0, np.array([3.0, 0.0]), 0.5, 0.25e-3)
     assert x.tolist() == pytest.approx([3.0 * 0.25e-3 / 0.5, 0.0], rel=1e-12)
+
+
+@given(t=st.floats(200.0, 201.0), alpha=st.sampled_from([0.1, 0.5, 0.9]),
+       tick=st.sampled_from([0.02, 0.25, 0.4]))
+@settings(max_examples=60, deadline=None)
+def test_a_steady_register_read_anywhere_is_the_rate_times_its_steady_ratio(t, alpha, tick):
+    x = dre_advance(np.zeros(1), 0.0, t, np.array([3.0]), alpha, tick)
+    want = _tick_by_tick([(t, 3.0)], alpha, tick)
+    assert x[0] == pytest.approx(want, rel=1e-9)
+    assert x[0] == pytest.approx(3.0 * steady_ratio(t, alpha, tick), rel=1e-9)
+    if abs(t / tick - round(t / tick)) < 1e-12:
+        assert steady_ratio(t, alpha, tick) == pytest.approx(tick / alpha, rel=1e-9)
+
+
+@pytest.mark.parametrize("period, dre", [(0.2, 0.00025), (0.025, 0.01), (0.025, 0.02), (0.03, 0.02)])
+def test_an_uncalibrated_host_reads_a_steady_hidden_load_at_any_report_phase(period, dre):
+    # 2 leaves of 1 host, 1 spine, every link 100 MB/s; a hidden 60 MB/s on leaf 0's
+    # uplink and nothing on the host links (no host can calibrate its beta): leaf 0's
+    # uplink has 40 MB/s left, whether or not the reports fall on the decrease ticks
+    C = 100 * MB
+    base = Instance(Fabric.uniform(2, C), (Coflow.from_flows("a", [(0, 1, 300 * MB)], release=1.0),))
+    inst = place(base, "spine-leaf", {"hosts_per_leaf": 1, "spines": 1, "spine_rate": C})
+    load = np.zeros((1, inst.fabric.capacity.size))
+    load[0, 4] = 60 * MB  # leaf0 -> spine0
+    pol = make_policy("coflourish", {"feedback_period": period, "dre_period": dre})
+    seen = []
+    estimate = pol._estimate
+    pol._estimate = lambda rep: seen.append((rep.time, estimate(rep)[2] / MB)) or estimate(rep)
+    simulate(inst, pol, background=Background(times=[0.0, 1000.0], load=load))
+    late = [v for t, v in seen if t >= 1.0]
+    assert late and late == pytest.approx([40.0] * len(late), rel=1e-9)
+
+
+@pytest.mark.parametrize("release", [0.6, 0.6 + 1e-9])
+def test_one_report_each_period_when_an_event_falls_on_its_instant(release):
+    # 3 * 0.2 is 0.6000000000000001: an event at 0.6 makes report 3 there, with the load
+    # just before 0.6 (the small unscheduled flow not in it), and the next event (at
+    # 0.65) must not make report 3 again with the load after 0.6
+    C = 100 * MB
+    inst = Instance(Fabric.uniform(6, C), (
+        Coflow.from_flows("A", [(0, 1, 200 * MB)]), Coflow.from_flows("B", [(2, 1, 300 * MB)]),
+        Coflow.from_flows("small", [(0, 3, 20 * MB)], release=release),
+        Coflow.from_flows("other", [(4, 5, 1 * MB)], release=0.65)))
+    pol = make_policy("coflourish", {})
+    reports = []
+    estimate = pol._estimate
+    pol._estimate = lambda rep: reports.append(rep) or estimate(rep)
+    res = simulate(inst, pol)
+    m = [round(r.time / 0.2) for r in reports]
+    assert m == sorted(set(m))
+    assert [float(r.load[0]) for r in reports if r.time < 0.7] == [0.0] * 3
+    assert res.cct.tolist() == pytest.approx([2.5, 5.1, 0.4, 0.01], rel=1e-9)
 
 
 def _leaf_fabric():
@@ -254,7 +306,8 @@ def test_a_run_that_would_wake_too_often_is_refused_before_it_starts():
     # once, naming the period and what to do, rather than running for days
     inst = Instance(Fabric.uniform(2, rate=1e-3), (
         Coflow.from_flows("big", [(0, 1, 1e10)]), Coflow.from_flows("small", [(1, 0, 1.0)])))
-    with pytest.raises(CoflowoptError, match=r"coflourish would wake every 0.2 \(parameter "
+    # (an InstanceError: the instance's time unit; the command line names its file)
+    with pytest.raises(InstanceError, match=r"coflourish would wake every 0.2 \(parameter "
                        r"feedback_period, .*\) until at least 1e\+13, .*: more than 10,000,000 "
                        r"times\. Give the instance's times in seconds or scale the periods"):
         simulate(inst, "coflourish", record=False)

@@ -48,8 +48,9 @@ Readings where the paper is silent or cannot be taken literally, stated here:
   and the unscheduled coflows, and the table estimates the bandwidth they leave, which is
   what the ideal framework of §II is shown.
 - ``beta`` cannot be calibrated while the host's downlink carries none of that traffic
-  (``C - DL_i = 0``); it is then ``dre_period / alpha``, a register's steady ratio to its
-  link's rate.
+  (``C - DL_i = 0``); it is then a register's steady ratio to its link's rate at the
+  report's time (:func:`~coflowopt.fabric.feedback.steady_ratio`: ``dre_period / alpha``
+  when reports fall on the decrease ticks, as with the paper's periods).
 - The table is per host, as the hosts report it (Table II): a flow's rate is taken from
   its own hosts' entries only, not from the entries of other hosts under the same leaf,
   although they share the leaf's spine links (the network then shares them max-min).
@@ -96,7 +97,7 @@ import scipy.sparse as sp
 
 from ... import alloc
 from ...errors import InstanceError
-from ...fabric.feedback import FeedbackReport, SwitchFeedback
+from ...fabric.feedback import FeedbackReport, SwitchFeedback, steady_ratio
 from ...fabric.network import Network
 from ...fabric.topology import SpineLeaf
 from ...instance import MB, Fabric
@@ -183,7 +184,7 @@ class Coflourish(Policy):
         name = min(wakers, key=lambda n: getattr(p, n))
         period = getattr(p, name)
         if (end - view.t) * sum(1.0 / getattr(p, n) for n in wakers) > MAX_WAKES:
-            raise SimulationError(
+            raise InstanceError(  # the instance's time unit: the command line names its file
                 f"coflourish would wake every {period:g} (parameter {name}, in the instance's "
                 f"time unit, seconds by the paper) until at least {end:.6g}, when the last coflow "
                 f"can end: more than {MAX_WAKES:,} times. Give the instance's times in seconds "
@@ -264,7 +265,7 @@ class Coflourish(Policy):
             used = u[H:2 * H]
             fL = g[H:2 * H]
             calibrated = used > FLOOR * self.c_dn
-            beta = np.full(H, p.dre_period / p.alpha)
+            beta = np.full(H, steady_ratio(rep.time, p.alpha, p.dre_period))
             beta[calibrated] = fL[calibrated] / used[calibrated]
             beta = np.maximum(beta, 1e-300)
             tS = g[self.up_links].sum(axis=1)
