@@ -17,6 +17,8 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
+from ..errors import InputError
+
 __all__ = ["FeedbackReport", "SwitchFeedback", "dre_advance", "steady_ratio"]
 
 FloatArray = npt.NDArray[np.float64]
@@ -92,5 +94,8 @@ def steady_ratio(t: float, alpha: float, tick: float) -> float:
     decrease), ``tick (1 - alpha) / alpha + phase``. That is ``tick / alpha`` only when
     ``t`` falls on a tick, as every report does when ``T_FB`` is a multiple of ``T_dre``
     (the paper's settings)."""
+    if not (0.0 < alpha < 1.0 and 0.0 < tick < math.inf and math.isfinite(t)):
+        raise InputError(f"steady_ratio needs 0 < alpha < 1, a tick above 0 and a finite time, "
+                         f"got alpha={alpha!r}, tick={tick!r}, t={t!r}")
     phase = t - (_ticks(t, tick) - 1) * tick
     return tick * (1.0 - alpha) / alpha + phase

@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from coflowopt import MB, Coflow, Fabric, Instance, check_feasible, read
-from coflowopt.errors import CoflowoptError, InstanceError
+from coflowopt.errors import CoflowoptError, InputError, InstanceError
 from coflowopt.fabric import FatTree, Network, SpineLeaf, place
 from coflowopt.fabric.background import Background
 from coflowopt.fabric.feedback import dre_advance, steady_ratio
@@ -67,6 +67,13 @@ def test_a_steady_register_read_anywhere_is_the_rate_times_its_steady_ratio(t, a
     assert x[0] == pytest.approx(3.0 * steady_ratio(t, alpha, tick), rel=1e-9)
     if abs(t / tick - round(t / tick)) < 1e-12:
         assert steady_ratio(t, alpha, tick) == pytest.approx(tick / alpha, rel=1e-9)
+
+
+@pytest.mark.parametrize("t, alpha, tick", [(1.0, 0.0, 0.1), (1.0, 1.5, 0.1), (1.0, 0.5, 0.0),
+                                           (math.nan, 0.5, 0.1), (math.inf, 0.5, 0.1)])
+def test_steady_ratio_refuses_what_has_no_steady_state(t, alpha, tick):
+    with pytest.raises(InputError, match="steady_ratio needs 0 < alpha < 1"):
+        steady_ratio(t, alpha, tick)
 
 
 @pytest.mark.parametrize("period, dre", [(0.2, 0.00025), (0.025, 0.01), (0.025, 0.02), (0.03, 0.02)])

@@ -93,6 +93,20 @@ def test_thresholds_beyond_the_largest_float_are_never_reached_silently():
                 assert res.completion.tolist() == pytest.approx(want, rel=1e-12)
 
 
+def test_thresholds_whose_power_alone_overflows_stay_finite():
+    from coflowopt.sim.policies.aalo import ladder
+
+    assert ladder(1e-300, 1e100, 6).tolist() == [1e-300, 1e-200, 1e-100, 1.0, 1e100]
+    assert ladder(1e300, 1e10, 3).tolist() == [1e300, np.inf]
+    assert ladder(10 * 2**20, 10.0, 8).tolist() == [10 * 2**20 * 10.0**k for k in range(7)]
+    # A's bytes pass the last threshold (1e100) at 1, so B (from 2) runs alone on the port
+    inst = Instance(Fabric.uniform(2, 1e100), (Coflow.from_flows("A", [(0, 0, 3e100)]),
+                                               Coflow.from_flows("B", [(1, 0, 1e100)], release=2.0)))
+    res = simulate(inst, "creek", num_queues=6, first_threshold=1e-300, multiplier=1e100,
+                   wait_threshold=None, condition=False)
+    assert res.completion.tolist() == pytest.approx([4.0, 3.0], rel=1e-12)
+
+
 def test_a_starving_flow_raises_its_coflow_after_the_waiting_threshold():
     # A (10) is in the second queue from t = 1; B (5) arrives at 1.5 in the first and takes the
     # link. Without mitigation A gets nothing until B's bytes reach 1 at 2.5; with a waiting

@@ -121,9 +121,16 @@ class AaloParams(Params):
 
 def ladder(first: float, multiplier: float, num_queues: int) -> np.ndarray:
     """The ``num_queues - 1`` thresholds ``first * multiplier^k`` between consecutive
-    queues; a threshold beyond the largest float is ``inf`` (never reached)."""
+    queues; a threshold beyond the largest float is ``inf`` (never reached).
+
+    Where ``multiplier^k`` alone is beyond the largest float, the threshold is the one
+    before it times ``multiplier`` (finite if the product is)."""
     with np.errstate(over="ignore"):
-        return first * multiplier ** np.arange(num_queues - 1, dtype=np.float64)
+        power = multiplier ** np.arange(num_queues - 1, dtype=np.float64)
+        out = first * power
+        for k in np.flatnonzero(np.isinf(power)).tolist():
+            out[k] = out[k - 1] * multiplier
+    return out
 
 
 def check_num_queues(k: int) -> None:
