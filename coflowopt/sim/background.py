@@ -15,12 +15,12 @@ The network then enforces the true capacities: the rates the policy asks for are
 and the capacity each link has left after the inelastic background is shared max-min
 among the capped coflow flows and the (uncapped) background flows. Where the caps fit,
 every coflow flow gets exactly what it asked for (caps that exceed a link's capacity by
-rounding alone, :data:`~coflowopt.sim.kernels.capped.FIT`, fit it). A priority order is turned into the
-greedy rates on the capacities the policy knows, then capped the same way. The rates are
-recomputed at every event: arrivals and completions of coflow flows and of background
-flows, the breakpoints of a background load, and the policy's own wake-ups; the policy is
-asked again only where it would be without a background (and, ``ideal``, at every change
-of the background).
+rounding alone, :data:`~coflowopt.sim.kernels.capped.FIT`, fit it). A priority order is
+turned into the greedy rates on the capacities the policy knows, then capped the same way.
+The rates are recomputed at every event: arrivals and completions of coflow flows and of
+background flows, the breakpoints of a background load, and the policy's own wake-ups;
+the policy is asked again only where it would be without a background (and, ``ideal``,
+at every change of the background).
 On multi-hop fabrics the sharing is compiled (:mod:`coflowopt.sim.kernels.capped`: the
 progressive filling on the links that the caps overload, step for step the one over every
 flow); ``simulate(..., compiled=False)`` runs the max-min over every flow.
