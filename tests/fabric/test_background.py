@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import json
 import math
-import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -434,15 +432,16 @@ def test_bad_backgrounds_name_the_json_path_and_value():
         Background(share=0.5, poisson=PoissonFlows(0.5, load_cdf("web-search")))
 
 
-def test_the_cli_runs_under_background_and_refuses_bad_ones(tmp_path):
+def test_the_cli_runs_under_background_and_refuses_bad_ones(tmp_path, capsys):
+    from coflowopt.cli import main
+
     inst = tmp_path / "i.json"
-    subprocess.run([sys.executable, "-m", "coflowopt", "generate", "synthetic", "--coflows", "4",
-                    "--ports", "4", "--max-width", "8", "--seed", "1", "-o", str(inst)], check=True,
-                   capture_output=True)
-    run = subprocess.run([sys.executable, "-m", "coflowopt", "simulate", str(inst), "-s", "varys",
-                          "--background", "share:0.5", "--knowledge", "ideal", "--json"],
-                         capture_output=True, text=True, check=True)
-    out = json.loads(run.stdout)
+    assert main(["generate", "synthetic", "--coflows", "4", "--ports", "4", "--max-width", "8",
+                 "--seed", "1", "-o", str(inst)]) == 0
+    capsys.readouterr()
+    assert main(["simulate", str(inst), "-s", "varys", "--background", "share:0.5",
+                 "--knowledge", "ideal", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
     assert out["background"]["knowledge"] == "ideal"
     assert out["background"]["background"] == "0.5 of every link"
     bad = tmp_path / "bg.json"
@@ -453,10 +452,10 @@ def test_the_cli_runs_under_background_and_refuses_bad_ones(tmp_path):
         (["--background", "poisson:rate=3"], "unknown option 'rate=3'"),
         (["--knowledge", "ideal"], "--knowledge goes with --background"),
     ):
-        run = subprocess.run([sys.executable, "-m", "coflowopt", "compare", str(inst), *extra],
-                             capture_output=True, text=True)
-        assert run.returncode == 2, run.stderr
-        assert message in run.stderr and "Traceback" not in run.stderr
+        code = main(["compare", str(inst), *extra])
+        err = capsys.readouterr().err
+        assert code == 2, err
+        assert message in err and "Traceback" not in err
 
 
 @pytest.mark.parametrize("fabric", [

@@ -147,7 +147,9 @@ def test_trace_prefix_on_spine_leaf_is_the_reference_greedy(name):
     later than the reference, with 35 more events.)"""
     from coflowopt.fabric import place
 
-    inst = place(_trace().subset(range(16)), "spine-leaf", {"spines": "4", "oversub": "10"})
+    # 12 coflows (26,499 flows) still catch that restart (measured: 19,315 events against
+    # the reference's 19,320); 10 (6,212 flows) do not
+    inst = place(_trace().subset(range(12)), "spine-leaf", {"spines": "4", "oversub": "10"})
     b = simulate(inst, name, compiled=False, record=False)
     for record in (False, True):
         a = simulate(inst, name, record=record)
